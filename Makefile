@@ -1,0 +1,40 @@
+# bloomidx: PGXS build.  `make`, `make install`, `make installcheck`
+# (pg_regress against a running server), `make unittest` (the C++ core on
+# its own, no PostgreSQL needed).  test/run-tests.sh runs every suite.
+
+EXTENSION = bloomidx
+MODULE_big = bloomidx
+DATA = sql/bloomidx--1.0.sql
+PGFILEDESC = "bloomidx - Bloom signature index access method"
+
+CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o
+GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
+	src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/alter_notice.o
+OBJS = $(CORE_OBJS) $(GLUE_OBJS)
+SHLIB_LINK = -lstdc++
+
+# pg_regress: inputs in sql/, expected outputs in expected/.
+REGRESS = basics options nulls maintenance unlogged opclass randomized
+REGRESS_OPTS = --load-extension=bloomidx
+
+PG_CONFIG ?= pg_config
+PG_CXXFLAGS = -std=c++17 -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions
+PG_CPPFLAGS = -I$(srcdir)/src
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+COMPILE.cxx.bc += $(PG_CXXFLAGS)
+
+$(GLUE_OBJS): src/bloomidx.h src/pg.h src/core/page_layout.hpp src/core/signature.hpp
+$(CORE_OBJS) $(GLUE_OBJS): $(wildcard src/core/*.hpp)
+
+# C++ unit tests of the core (GoogleTest).
+UNIT_SRCS = $(wildcard test/unit/*.cpp)
+CORE_SRCS = $(CORE_OBJS:.o=.cpp)
+test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lgtest -lgtest_main -pthread
+
+.PHONY: unittest
+unittest: test/unit/core_tests
+	test/unit/core_tests
+
+EXTRA_CLEAN = test/unit/core_tests results regression.diffs regression.out

@@ -1,0 +1,138 @@
+/*
+ * bloomidx glue: what the files of src/ share.  The page layout itself is
+ * in core/page_layout.hpp; this header only ties it to PostgreSQL.
+ */
+#ifndef BLOOMIDX_H
+#define BLOOMIDX_H
+
+#include "pg.h"
+
+#include <cstddef>
+
+#include "core/page_layout.hpp"
+#include "core/signature.hpp"
+
+/* The core describes pages without PostgreSQL's headers: hold it to them. */
+static_assert(BLCKSZ == bloomidx::kBlockSize, "bloomidx needs 8 kB blocks");
+static_assert(SizeOfPageHeaderData == bloomidx::kPageHeaderSize, "page header size");
+static_assert(offsetof(PageHeaderData, pd_lower) == bloomidx::kPdLowerOffset, "pd_lower");
+static_assert(offsetof(PageHeaderData, pd_upper) == bloomidx::kPdUpperOffset, "pd_upper");
+static_assert(offsetof(PageHeaderData, pd_special) == bloomidx::kPdSpecialOffset, "pd_special");
+static_assert(sizeof(ItemPointerData) == bloomidx::kTidSize, "heap TID size");
+static_assert(INDEX_MAX_KEYS == bloomidx::kMaxColumns, "one column_bits slot per key");
+static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpaque),
+			  "special space needs no padding");
+
+#define BLOOMIDX_HASH_PROC 1	/* support function 1: (type, int8) -> int8 */
+#define BLOOMIDX_NPROC 1
+#define BLOOMIDX_EQUAL_STRATEGY 1
+#define BLOOMIDX_NSTRATEGIES 1
+
+#define BLOOMIDX_DEFAULT_LENGTH 80
+#define BLOOMIDX_DEFAULT_BITS 2
+
+/* Reloptions as parsed (varlena, as build_reloptions makes them). */
+typedef struct BloomidxOptions
+{
+	int32		vl_len_;
+	int			length;
+	int			column_bits[INDEX_MAX_KEYS];
+} BloomidxOptions;
+
+/* How a column's values become 64-bit hashes. */
+typedef enum ValueHashKind
+{
+	VALUE_INT2,					/* widened to int64, XXH3 */
+	VALUE_INT4,
+	VALUE_INT8,
+	VALUE_TEXT_BYTES,			/* deterministic collation: XXH3 of the bytes */
+	VALUE_HASH_FUNCTION				/* the opclass's extended hash, then XXH3 */
+} ValueHashKind;
+
+/* Turns values of one type, in one index column, into 64-bit hashes. */
+typedef struct ValueHasher
+{
+	ValueHashKind kind;
+	Oid			collation;
+	uint64		seed;			/* the column's: core/hash.hpp */
+	FmgrInfo	proc;			/* the opclass's extended hash function */
+} ValueHasher;
+
+/* Everything needed to make signatures for one index. */
+typedef struct BloomidxState
+{
+	bloomidx::MetaPageData meta;	/* options frozen at build */
+	bloomidx::RowPageGeometry geometry;
+	int			ncolumns;
+	ValueHasher hasher[INDEX_MAX_KEYS];
+} BloomidxState;
+
+/* handler.cpp */
+extern "C" {
+PGDLLEXPORT void _PG_init(void);
+PGDLLEXPORT Datum bloomidx_handler(PG_FUNCTION_ARGS);
+}
+
+/* options.cpp */
+void		bloomidx_register_options(void);
+extern "C" bytea *bloomidx_options(Datum reloptions, bool validate);
+void		bloomidx_options_for_build(Relation index, uint16 *signature_bits,
+									   uint16 *column_bits);
+
+/* page.cpp */
+void		bloomidx_init_page(Page page, uint16 flags);
+void		bloomidx_init_data_page(Page page, const bloomidx::RowPageGeometry *geometry);
+void		bloomidx_fill_metapage(Relation index, Page page);
+const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
+BlockNumber bloomidx_insert_block(Relation index);
+void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
+void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
+									 const bloomidx::RowPageGeometry *geometry);
+
+/* state.cpp */
+void		bloomidx_init_state(BloomidxState *state, Relation index);
+void		bloomidx_init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation,
+								 int column);
+uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
+void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
+									const bool *isnull, uint8 *signature);
+
+/* build.cpp */
+extern "C" IndexBuildResult *bloomidx_build(Relation heap, Relation index,
+											IndexInfo *indexInfo);
+extern "C" void bloomidx_buildempty(Relation index);
+
+/* insert.cpp */
+extern "C" bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
+								ItemPointer ht_ctid, Relation heapRel,
+								IndexUniqueCheck checkUnique, bool indexUnchanged,
+								IndexInfo *indexInfo);
+
+/* scan.cpp */
+extern "C" IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);
+extern "C" void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+								ScanKey orderbys, int norderbys);
+extern "C" int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern "C" void bloomidx_endscan(IndexScanDesc scan);
+
+/* vacuum.cpp */
+extern "C" IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
+													   IndexBulkDeleteResult *stats,
+													   IndexBulkDeleteCallback callback,
+													   void *callback_state);
+extern "C" IndexBulkDeleteResult *bloomidx_vacuumcleanup(IndexVacuumInfo *info,
+														  IndexBulkDeleteResult *stats);
+
+/* cost.cpp */
+extern "C" void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
+									  double loop_count, Cost *indexStartupCost,
+									  Cost *indexTotalCost, Selectivity *indexSelectivity,
+									  double *indexCorrelation, double *indexPages);
+
+/* validate.cpp */
+extern "C" bool bloomidx_validate(Oid opclassoid);
+
+/* alter_notice.cpp */
+void		bloomidx_install_alter_notice(void);
+
+#endif							/* BLOOMIDX_H */

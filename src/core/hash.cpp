@@ -1,0 +1,32 @@
+#include "hash.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+uint64_t column_seed(int column) noexcept
+{
+    // Distinct, well-spread seeds; XXH3 mixes the seed into every lane.
+    return 0x6a09e667f3bcc908ULL + static_cast<uint64_t>(column + 1) * 0x9e3779b97f4a7c15ULL;
+}
+
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed) noexcept
+{
+    return XXH3_64bits_withSeed(data, len, seed);
+}
+
+uint64_t hash_int(int64_t value, uint64_t seed) noexcept
+{
+    // Little-endian bytes of the value, so the hash is the same on every
+    // platform that reads the index.
+    unsigned char bytes[8];
+    uint64_t v = static_cast<uint64_t>(value);
+    for (int i = 0; i < 8; i++)
+        bytes[i] = static_cast<unsigned char>(v >> (8 * i));
+    return XXH3_64bits_withSeed(bytes, sizeof bytes, seed);
+}
+
+} // namespace bloomidx

@@ -1,0 +1,122 @@
+#include "page_layout.hpp"
+
+#include "signature.hpp"
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+namespace {
+
+inline uint16_t read_u16(const uint8_t *p) noexcept
+{
+    uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+PageProblem check_bounds(const uint8_t *page) noexcept
+{
+    uint16_t lower = read_u16(page + kPdLowerOffset);
+    uint16_t upper = read_u16(page + kPdUpperOffset);
+    uint16_t special = read_u16(page + kPdSpecialOffset);
+    if (special != kSpecialOffset)
+        return PageProblem::NotBloomidx;
+    if (lower < kPageHeaderSize || lower > upper || upper > special)
+        return PageProblem::BadBounds;
+    if (page_opaque(page)->page_id != kPageId)
+        return PageProblem::NotBloomidx;
+    return PageProblem::None;
+}
+
+} // namespace
+
+void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
+               const uint16_t *column_bits) noexcept
+{
+    std::memset(meta, 0, sizeof *meta);
+    meta->magic = kMetaMagic;
+    meta->version = kMetaVersion;
+    meta->format = kFormatRowWise;
+    meta->hash_version = kHashXxh3V1;
+    meta->signature_bits = signature_bits;
+    meta->signature_bytes = static_cast<uint16_t>(signature_bytes(signature_bits));
+    meta->ncolumns = ncolumns;
+    meta->capacity = static_cast<uint16_t>(row_page_geometry(meta->signature_bytes).capacity);
+    meta->insert_block = 0; // none yet: block 0 is the metapage itself
+    for (uint16_t i = 0; i < ncolumns; i++)
+        meta->column_bits[i] = column_bits[i];
+}
+
+void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
+                     const uint8_t *tid) noexcept
+{
+    PageOpaque *op = page_opaque(page);
+    std::memcpy(row_signature(page, g, op->count), signature, g.signature_bytes);
+    std::memcpy(row_tid(page, g, op->count), tid, kTidSize);
+    op->count++;
+}
+
+void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept
+{
+    std::memcpy(row_signature(page, g, to), row_signature(page, g, from), g.signature_bytes);
+    std::memcpy(row_tid(page, g, to), row_tid(page, g, from), kTidSize);
+}
+
+PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexcept
+{
+    PageProblem p = check_bounds(page);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
+    if (op->flags != kPageData)
+        return PageProblem::WrongKind;
+    if (op->format != kFormatRowWise)
+        return PageProblem::BadFormat;
+    if (op->count > g.capacity)
+        return PageProblem::BadCount;
+    return PageProblem::None;
+}
+
+PageProblem check_meta_page(const uint8_t *page) noexcept
+{
+    PageProblem p = check_bounds(page);
+    if (p != PageProblem::None)
+        return p;
+    if (page_opaque(page)->flags != kPageMeta)
+        return PageProblem::WrongKind;
+    const MetaPageData *meta = meta_data(page);
+    if (meta->magic != kMetaMagic)
+        return PageProblem::BadMagic;
+    if (meta->version != kMetaVersion || meta->hash_version != kHashXxh3V1)
+        return PageProblem::BadVersion;
+    if (meta->format != kFormatRowWise)
+        return PageProblem::BadFormat;
+    if (meta->signature_bits < 1 || meta->signature_bits > kMaxSignatureBits ||
+        meta->signature_bytes != signature_bytes(meta->signature_bits) ||
+        meta->ncolumns < 1 || meta->ncolumns > kMaxColumns ||
+        meta->capacity != row_page_geometry(meta->signature_bytes).capacity)
+        return PageProblem::BadOptions;
+    for (int i = 0; i < meta->ncolumns; i++)
+        if (meta->column_bits[i] < 1 || meta->column_bits[i] > meta->signature_bits)
+            return PageProblem::BadOptions;
+    return PageProblem::None;
+}
+
+const char *page_problem_text(PageProblem problem) noexcept
+{
+    switch (problem) {
+    case PageProblem::None: return "no problem";
+    case PageProblem::NotBloomidx: return "not a bloomidx page";
+    case PageProblem::WrongKind: return "unexpected page kind";
+    case PageProblem::BadFormat: return "unknown storage format";
+    case PageProblem::BadCount: return "entry count exceeds page capacity";
+    case PageProblem::BadBounds: return "page header bounds out of place";
+    case PageProblem::BadMagic: return "bad metapage magic number";
+    case PageProblem::BadVersion: return "unsupported metapage version";
+    case PageProblem::BadOptions: return "metapage options out of range";
+    }
+    return "unknown problem";
+}
+
+} // namespace bloomidx

@@ -1,0 +1,158 @@
+// The on-disk format of a bloomidx index: every byte of every page is
+// described here, and only here.
+//
+// Block 0 is the metapage; every other block is a data page.  All pages
+// are standard PostgreSQL pages (24-byte header, special space at the end)
+// so the buffer manager, checksums and Generic WAL handle them.  The glue
+// static_asserts that the PostgreSQL constants agree with these.
+//
+// Row-wise data page (format 1), for signatures of S bytes:
+//
+//   [page header, 24 B][sig 0][sig 1]...[sig C-1][tid 0]...[tid C-1][hole][special, 8 B]
+//
+// Signatures are stored back to back, apart from the 6-byte heap TIDs, so
+// a scan tests them in one tight loop (signature.hpp).  C, the capacity,
+// is fixed by S: as many (S + 6)-byte entries as fit in the 8,160 payload
+// bytes, which is exactly contrib/bloom's tuples per page.  Entries
+// [0, count) are live; vacuum compacts them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace bloomidx {
+
+constexpr uint32_t kBlockSize = 8192;
+constexpr uint32_t kPageHeaderSize = 24; // SizeOfPageHeaderData
+constexpr uint32_t kTidSize = 6;         // sizeof(ItemPointerData)
+constexpr uint32_t kMetaBlock = 0;
+
+// Offsets of PageHeaderData fields the core reads (checked by the glue).
+constexpr uint32_t kPdLowerOffset = 12;
+constexpr uint32_t kPdUpperOffset = 14;
+constexpr uint32_t kPdSpecialOffset = 16;
+
+// Special space of every bloomidx page.
+struct PageOpaque {
+    uint16_t count;   // data page: live entries; metapage: 0
+    uint16_t flags;   // kPageMeta or kPageData
+    uint16_t format;  // storage format of a data page (kFormatRowWise)
+    uint16_t page_id; // kPageId: tells a bloomidx page from any other
+};
+static_assert(sizeof(PageOpaque) == 8, "special space is 8 bytes");
+
+constexpr uint16_t kPageMeta = 1;
+constexpr uint16_t kPageData = 2;
+constexpr uint16_t kPageId = 0xB1D5;
+constexpr uint32_t kSpecialOffset = kBlockSize - sizeof(PageOpaque);
+constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,160
+
+// Metapage, right after the page header of block 0.
+constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
+constexpr uint16_t kMetaVersion = 1;        // bump on any change to this file
+constexpr uint16_t kFormatRowWise = 1;      // the only storage format so far
+constexpr uint16_t kHashXxh3V1 = 1;         // hash.cpp + positions.cpp, version 1
+
+struct MetaPageData {
+    uint32_t magic;           // kMetaMagic
+    uint16_t version;         // kMetaVersion
+    uint16_t format;          // storage format of the data pages
+    uint16_t hash_version;    // how values become bit positions
+    uint16_t signature_bits;  // m: positions fall in [0, m)
+    uint16_t signature_bytes; // stored bytes per signature
+    uint16_t ncolumns;        // indexed columns
+    uint16_t capacity;        // entries per data page
+    uint16_t reserved;
+    uint32_t insert_block;    // data page inserts try first (a hint)
+    uint16_t column_bits[32]; // bits each column's value sets
+};
+static_assert(sizeof(MetaPageData) == 88, "metapage layout is fixed");
+
+struct RowPageGeometry {
+    uint32_t signature_bytes;
+    uint32_t capacity;
+    uint32_t tid_offset; // where the TID array starts
+};
+
+constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes)
+{
+    uint32_t capacity = kPayloadBytes / (signature_bytes + kTidSize);
+    return RowPageGeometry{signature_bytes, capacity,
+                           kPageHeaderSize + capacity * signature_bytes};
+}
+
+inline PageOpaque *page_opaque(uint8_t *page) noexcept
+{
+    return reinterpret_cast<PageOpaque *>(page + kSpecialOffset);
+}
+inline const PageOpaque *page_opaque(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const PageOpaque *>(page + kSpecialOffset);
+}
+inline MetaPageData *meta_data(uint8_t *page) noexcept
+{
+    return reinterpret_cast<MetaPageData *>(page + kPageHeaderSize);
+}
+inline const MetaPageData *meta_data(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const MetaPageData *>(page + kPageHeaderSize);
+}
+inline uint8_t *row_signature(uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
+{
+    return page + kPageHeaderSize + i * g.signature_bytes;
+}
+inline const uint8_t *row_signatures(const uint8_t *page) noexcept
+{
+    return page + kPageHeaderSize;
+}
+inline uint8_t *row_tid(uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
+{
+    return page + g.tid_offset + i * kTidSize;
+}
+inline const uint8_t *row_tid(const uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
+{
+    return page + g.tid_offset + i * kTidSize;
+}
+
+// Free bytes a data page reports to the free space map.
+inline uint32_t row_page_free_bytes(const RowPageGeometry &g, uint32_t count) noexcept
+{
+    return (g.capacity - count) * (g.signature_bytes + kTidSize);
+}
+
+// Fills in a fresh metapage's contents (the page itself is initialised
+// by the glue, which owns PageInit).
+void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
+               const uint16_t *column_bits) noexcept;
+
+// Appends one entry to a row-wise data page with room for it.
+void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
+                     const uint8_t *tid) noexcept;
+
+// Moves entry `from` to slot `to` (to < from), as vacuum compacts a page.
+void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept;
+
+// What is wrong with a page, if anything.
+enum class PageProblem {
+    None,
+    NotBloomidx,   // special space missing or page_id wrong
+    WrongKind,     // a metapage where a data page belongs, or the reverse
+    BadFormat,     // a storage format this build does not know
+    BadCount,      // more entries than the page can hold
+    BadBounds,     // pd_lower / pd_upper / pd_special out of place
+    BadMagic,      // metapage magic number wrong
+    BadVersion,    // metapage written by another format version
+    BadOptions,    // metapage options out of range or inconsistent
+};
+
+// Checks a data page against the geometry the metapage promises.
+PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexcept;
+
+// Checks a metapage.
+PageProblem check_meta_page(const uint8_t *page) noexcept;
+
+// Words for error messages.
+const char *page_problem_text(PageProblem problem) noexcept;
+
+} // namespace bloomidx

@@ -1,0 +1,59 @@
+#include "positions.hpp"
+
+#include "signature.hpp"
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+namespace {
+
+// Knuth's MMIX LCG: full period 2^64, so the walk below reaches every
+// position in [0, m) and the rejection loop always ends.
+inline uint32_t next_position(uint64_t &state, uint32_t m) noexcept
+{
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint32_t r = static_cast<uint32_t>(state >> 32);
+    return static_cast<uint32_t>((static_cast<uint64_t>(r) * m) >> 32);
+}
+
+// Draws `count` distinct positions of [0, m), marking them in `chosen`
+// (zeroed here) and handing each to on_pick.
+template <class OnPick>
+inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *chosen,
+                          OnPick on_pick) noexcept
+{
+    for (uint32_t w = 0; w < (m + 63) / 64; w++)
+        chosen[w] = 0;
+    uint64_t state = hash;
+    for (uint32_t n = 0; n < count;) {
+        uint32_t pos = next_position(state, m);
+        uint64_t bit = 1ULL << (pos & 63);
+        if (chosen[pos >> 6] & bit)
+            continue;
+        chosen[pos >> 6] |= bit;
+        on_pick(pos);
+        n++;
+    }
+}
+
+} // namespace
+
+void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noexcept
+{
+    uint64_t chosen[kMaxSignatureBits / 64];
+    if (2 * bits <= length) {
+        // The usual case, few bits: set them as they are drawn.
+        draw_distinct(length, bits, hash, chosen,
+                      [sig](uint32_t pos) { signature_set_bit(sig, pos); });
+        return;
+    }
+    // More than half the positions: drawing the ones left out keeps the
+    // rejection loop short.
+    draw_distinct(length, length - bits, hash, chosen, [](uint32_t) {});
+    for (uint32_t pos = 0; pos < length; pos++)
+        if (!((chosen[pos >> 6] >> (pos & 63)) & 1))
+            signature_set_bit(sig, pos);
+}
+
+} // namespace bloomidx

@@ -1,0 +1,114 @@
+// Signatures: a row's Bloom filter, stored as a byte string of
+// signature_bytes(bits) bytes, bit i at byte i/8, position i%8.
+//
+// A query is checked with 64-bit loads.  The bytes of a signature are
+// covered by 8-byte words at offsets 0, 8, 16, ... and one last word that
+// ends exactly at the signature's end (it may overlap the one before it:
+// testing a bit twice is harmless).  So no load ever reads past the
+// signature, no padding is stored, and only the query's non-zero words are
+// tested, cheapest first out.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace bloomidx {
+
+constexpr int kMaxSignatureBits = 4096;
+constexpr int kMaxSignatureBytes = kMaxSignatureBits / 8;
+constexpr int kMaxColumnBits = 4095;
+constexpr int kMaxColumns = 32;
+
+// Storage rounds the asked number of bits up to the next 16 bits, as
+// contrib/bloom does, so an index is never larger than contrib/bloom's.
+// Bit positions always stay below the asked number of bits.
+constexpr int signature_bytes(int bits) { return ((bits + 15) / 16) * 2; }
+
+inline void signature_set_bit(uint8_t *sig, uint32_t pos) noexcept
+{
+    sig[pos >> 3] = static_cast<uint8_t>(sig[pos >> 3] | (1u << (pos & 7)));
+}
+
+inline bool signature_test_bit(const uint8_t *sig, uint32_t pos) noexcept
+{
+    return (sig[pos >> 3] >> (pos & 7)) & 1u;
+}
+
+inline uint64_t load_u64(const uint8_t *p) noexcept
+{
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v); // one unaligned load on x86-64
+    return v;
+}
+
+// The query bits of one scan, prepared for fast subset tests.
+class SignatureMask {
+public:
+    // Takes a query signature of nbytes bytes (2 <= nbytes <= 512).
+    void build(const uint8_t *query, int nbytes) noexcept
+    {
+        nbytes_ = nbytes;
+        nwords_ = 0;
+        if (nbytes < 8) {
+            uint64_t w = 0;
+            std::memcpy(&w, query, static_cast<size_t>(nbytes));
+            short_ = true;
+            if (w != 0)
+                add(0, w);
+            return;
+        }
+        short_ = false;
+        int last = nbytes - 8;
+        for (int off = 0; off < last; off += 8)
+            add(off, load_u64(query + off));
+        add(last, load_u64(query + last));
+    }
+
+    // True when every query bit is set in sig: (sig & q) == q.
+    bool matches(const uint8_t *sig) const noexcept
+    {
+        if (short_) {
+            if (nwords_ == 0)
+                return true;
+            uint64_t w = 0;
+            std::memcpy(&w, sig, static_cast<size_t>(nbytes_));
+            return (w & word_[0]) == word_[0];
+        }
+        for (int i = 0; i < nwords_; i++)
+            if ((load_u64(sig + offset_[i]) & word_[i]) != word_[i])
+                return false;
+        return true;
+    }
+
+    // Checks count signatures stored back to back; writes the indexes of
+    // the matching ones to out (room for count) and returns how many.
+    int match_array(const uint8_t *sigs, int count, uint16_t *out) const noexcept
+    {
+        int n = 0;
+        const uint8_t *sig = sigs;
+        for (int i = 0; i < count; i++, sig += nbytes_)
+            if (matches(sig))
+                out[n++] = static_cast<uint16_t>(i);
+        return n;
+    }
+
+    bool empty() const noexcept { return nwords_ == 0; }
+
+private:
+    void add(int off, uint64_t w) noexcept
+    {
+        if (w == 0)
+            return;
+        offset_[nwords_] = static_cast<uint16_t>(off);
+        word_[nwords_] = w;
+        nwords_++;
+    }
+
+    int nbytes_ = 0;
+    int nwords_ = 0;
+    bool short_ = false;
+    uint16_t offset_[kMaxSignatureBytes / 8 + 1] = {};
+    uint64_t word_[kMaxSignatureBytes / 8 + 1] = {};
+};
+
+} // namespace bloomidx

@@ -1,0 +1,69 @@
+/*
+ * handler.cpp: the access method's entry point, telling PostgreSQL what
+ * bloomidx can do and which callbacks do it.
+ */
+#include "bloomidx.h"
+
+extern "C" {
+PG_MODULE_MAGIC;
+PG_FUNCTION_INFO_V1(bloomidx_handler);
+}
+
+void
+_PG_init(void)
+{
+	bloomidx_register_options();
+	bloomidx_install_alter_notice();
+}
+
+Datum
+bloomidx_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+
+	am->amstrategies = BLOOMIDX_NSTRATEGIES;
+	am->amsupport = BLOOMIDX_NPROC;
+	am->amoptsprocnum = 0;
+	am->amcanorder = false;
+	am->amcanorderbyop = false;
+	am->amcanbackward = false;
+	am->amcanunique = false;
+	am->amcanmulticol = true;
+	am->amoptionalkey = true;
+	am->amsearcharray = false;
+	am->amsearchnulls = false;
+	am->amstorage = false;
+	am->amclusterable = false;
+	am->ampredlocks = false;
+	am->amcanparallel = false;
+	am->amcaninclude = false;
+	am->amusemaintenanceworkmem = false;
+	am->amparallelvacuumoptions =
+		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	am->amkeytype = InvalidOid;
+
+	am->ambuild = bloomidx_build;
+	am->ambuildempty = bloomidx_buildempty;
+	am->aminsert = bloomidx_insert;
+	am->ambulkdelete = bloomidx_bulkdelete;
+	am->amvacuumcleanup = bloomidx_vacuumcleanup;
+	am->amcanreturn = NULL;
+	am->amcostestimate = bloomidx_costestimate;
+	am->amoptions = bloomidx_options;
+	am->amproperty = NULL;
+	am->ambuildphasename = NULL;
+	am->amvalidate = bloomidx_validate;
+	am->amadjustmembers = NULL;
+	am->ambeginscan = bloomidx_beginscan;
+	am->amrescan = bloomidx_rescan;
+	am->amgettuple = NULL;
+	am->amgetbitmap = bloomidx_getbitmap;
+	am->amendscan = bloomidx_endscan;
+	am->ammarkpos = NULL;
+	am->amrestrpos = NULL;
+	am->amestimateparallelscan = NULL;
+	am->aminitparallelscan = NULL;
+	am->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(am);
+}

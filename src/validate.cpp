@@ -1,0 +1,136 @@
+/*
+ * validate.cpp: amvalidate, run by the opclass checks (and by users who
+ * write their own opclass): strategy 1 is "=", support function 1 is a
+ * 64-bit hash (type, int8) -> int8 for each type of the family.
+ */
+#include "bloomidx.h"
+
+static bool
+check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_hash)
+{
+	bool		ok = true;
+
+	for (int i = 0; i < procs->n_members; i++)
+	{
+		Form_pg_amproc proc = (Form_pg_amproc) GETSTRUCT(&procs->members[i]->tuple);
+
+		if (proc->amprocnum != BLOOMIDX_HASH_PROC)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains function %s with invalid support number %d",
+							family, format_procedure(proc->amproc), proc->amprocnum)));
+			ok = false;
+			continue;
+		}
+		if (proc->amproclefttype != proc->amprocrighttype ||
+			!check_amproc_signature(proc->amproc, INT8OID, false, 2, 2,
+									proc->amproclefttype, INT8OID))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains function %s with wrong signature for support number %d",
+							family, format_procedure(proc->amproc), proc->amprocnum),
+					 errhint("Support function 1 takes (type, int8) and returns int8, like hashint4extended.")));
+			ok = false;
+			continue;
+		}
+		if (proc->amproclefttype == opcintype)
+			*has_hash = true;
+	}
+	return ok;
+}
+
+static bool
+check_operators(CatCList *operators, const char *family, Oid opcintype, bool *has_equal)
+{
+	bool		ok = true;
+
+	for (int i = 0; i < operators->n_members; i++)
+	{
+		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&operators->members[i]->tuple);
+
+		if (op->amopstrategy != BLOOMIDX_EQUAL_STRATEGY)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains operator %s with invalid strategy number %d",
+							family, format_operator(op->amopopr), op->amopstrategy)));
+			ok = false;
+		}
+		else if (op->amoppurpose != AMOP_SEARCH || OidIsValid(op->amopsortfamily))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains invalid ORDER BY specification for operator %s",
+							family, format_operator(op->amopopr))));
+			ok = false;
+		}
+		else if (!check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype, op->amoprighttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains operator %s with wrong signature",
+							family, format_operator(op->amopopr))));
+			ok = false;
+		}
+		else if (op->amoplefttype == opcintype && op->amoprighttype == opcintype)
+			*has_equal = true;
+	}
+	return ok;
+}
+
+static char *
+family_name(Oid family_oid)
+{
+	HeapTuple	tuple = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(family_oid));
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for operator family %u", family_oid);
+	char	   *name = pstrdup(NameStr(((Form_pg_opfamily) GETSTRUCT(tuple))->opfname));
+
+	ReleaseSysCache(tuple);
+	return name;
+}
+
+bool
+bloomidx_validate(Oid opclassoid)
+{
+	HeapTuple	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	Form_pg_opclass opclass = (Form_pg_opclass) GETSTRUCT(classtup);
+	Oid			family_oid = opclass->opcfamily;
+	Oid			opcintype = opclass->opcintype;
+	const char *opclass_name = NameStr(opclass->opcname);
+	const char *family = family_name(family_oid);
+	CatCList   *operators = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(family_oid));
+	CatCList   *procs = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(family_oid));
+	bool		has_hash = false;
+	bool		has_equal = false;
+	bool		ok = check_procedures(procs, family, opcintype, &has_hash);
+
+	ok = check_operators(operators, family, opcintype, &has_equal) && ok;
+	if (!has_equal)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator class \"%s\" is missing the = operator for its type %s",
+						opclass_name, format_type_be(opcintype))));
+		ok = false;
+	}
+	if (!has_hash)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator class \"%s\" is missing support function 1 (a 64-bit hash of %s)",
+						opclass_name, format_type_be(opcintype))));
+		ok = false;
+	}
+
+	ReleaseCatCacheList(procs);
+	ReleaseCatCacheList(operators);
+	ReleaseSysCache(classtup);
+	return ok;
+}
