@@ -13,21 +13,46 @@
 
 static object_access_hook_type previous_hook = NULL;
 
-static bool
-options_differ(Relation index)
+/* The signature length and bits the index's reloptions ask for. */
+typedef struct AskedOptions
 {
-	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	uint16		signature_bits;
 	uint16		column_bits[INDEX_MAX_KEYS];
+} AskedOptions;
+
+static bool
+is_bloomidx_index(Relation rel)
+{
+	return rel->rd_rel->relkind == RELKIND_INDEX && rel->rd_indam != NULL &&
+		rel->rd_indam->ambuild == bloomidx_build;
+}
+
+/* Reads rel's options; false when rel is not a bloomidx index. */
+static bool
+asked_options(Oid relid, AskedOptions *asked)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+
+	if (!RelationIsValid(rel))
+		return false;
+	bool		ours = is_bloomidx_index(rel);
 
 	/* Also rejects a new colN larger than the new length. */
-	bloomidx_options_for_build(index, &signature_bits, column_bits);
-	if (signature_bits != meta->signature_bits)
-		return true;
-	for (int i = 0; i < meta->ncolumns; i++)
-		if (column_bits[i] != meta->column_bits[i])
-			return true;
-	return false;
+	if (ours)
+		bloomidx_options_for_build(rel, &asked->signature_bits, asked->column_bits);
+	RelationClose(rel);
+	return ours;
+}
+
+static bool
+same_options(const AskedOptions *a, const AskedOptions *b, int ncolumns)
+{
+	if (a->signature_bits != b->signature_bits)
+		return false;
+	for (int i = 0; i < ncolumns; i++)
+		if (a->column_bits[i] != b->column_bits[i])
+			return false;
+	return true;
 }
 
 static void
@@ -38,17 +63,25 @@ alter_notice_hook(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	if (access != OAT_POST_ALTER || classId != RelationRelationId || subId != 0)
 		return;
 
-	/* Make the new pg_class row (and its reloptions) visible. */
+	/* The relcache still has the options from before this command... */
+	AskedOptions before;
+	AskedOptions after;
+
+	if (!asked_options(objectId, &before))
+		return;
+	/* ... until the new pg_class row is made visible. */
 	CommandCounterIncrement();
+	if (!asked_options(objectId, &after))
+		return;
 
 	Relation	rel = RelationIdGetRelation(objectId);
+	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(rel);
+	AskedOptions built;
 
-	if (!RelationIsValid(rel))
-		return;
-	bool		ours = rel->rd_rel->relkind == RELKIND_INDEX &&
-		rel->rd_indam != NULL && rel->rd_indam->ambuild == bloomidx_build;
-
-	if (ours && options_differ(rel))
+	built.signature_bits = meta->signature_bits;
+	memcpy(built.column_bits, meta->column_bits, sizeof(built.column_bits));
+	if (!same_options(&before, &after, meta->ncolumns) &&
+		!same_options(&after, &built, meta->ncolumns))
 		ereport(NOTICE,
 				(errmsg("new options of bloomidx index \"%s\" take effect at its next REINDEX",
 						RelationGetRelationName(rel)),

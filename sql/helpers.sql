@@ -1,0 +1,64 @@
+--
+-- Helpers shared by the regression tests (run first).
+--
+-- index_vs_seqscan(query) runs query twice: once forced through a bitmap
+-- scan (and checks that the plan really uses a bloomidx index), once as a
+-- sequential scan, and compares the two results row by row.
+--
+CREATE FUNCTION plan_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    plan text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN plan;
+END
+$$;
+
+CREATE FUNCTION rows_of(query text) RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    result text[];
+BEGIN
+    EXECUTE format('SELECT coalesce(array_agg(r::text ORDER BY r::text), ''{}'') FROM (%s) r', query)
+        INTO result;
+    RETURN result;
+END
+$$;
+
+CREATE FUNCTION index_vs_seqscan(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    via_index text[];
+    via_seqscan text[];
+    plan text;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    plan := plan_of(query);
+    IF plan NOT LIKE '%Bitmap Index Scan on%' THEN
+        RETURN 'INDEX NOT USED: ' || plan;
+    END IF;
+    via_index := rows_of(query);
+
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    plan := plan_of(query);
+    IF plan LIKE '%Index%' THEN
+        RETURN 'SEQSCAN NOT USED: ' || plan;
+    END IF;
+    via_seqscan := rows_of(query);
+
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    IF via_index = via_seqscan THEN
+        RETURN format('same %s rows', cardinality(via_index));
+    END IF;
+    RETURN format('DIFFERENT: %s rows through the index, %s by seqscan',
+                  cardinality(via_index), cardinality(via_seqscan));
+END
+$$;

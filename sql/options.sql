@@ -1,0 +1,64 @@
+--
+-- Options: contrib/bloom's names, defaults and bounds; anything outside
+-- them is an ERROR naming the option.
+--
+CREATE TABLE topt (a int4, b int4, c text);
+INSERT INTO topt SELECT i % 20, i % 30, 'c' || (i % 40) FROM generate_series(1, 3000) i;
+
+-- Bounds, at and past them.
+CREATE INDEX ON topt USING bloomidx (a) WITH (length = 0);
+CREATE INDEX ON topt USING bloomidx (a) WITH (length = 4097);
+CREATE INDEX ON topt USING bloomidx (a) WITH (length = -5);
+CREATE INDEX ON topt USING bloomidx (a) WITH (length = 'long');
+CREATE INDEX ON topt USING bloomidx (a) WITH (col1 = 0);
+CREATE INDEX ON topt USING bloomidx (a) WITH (col1 = 4096);
+CREATE INDEX ON topt USING bloomidx (a) WITH (col33 = 2);
+CREATE INDEX ON topt USING bloomidx (a) WITH (fillfactor = 50);
+-- A column cannot set more distinct bits than the signature has.
+CREATE INDEX ON topt USING bloomidx (a, b) WITH (length = 16, col2 = 17);
+
+-- At the bounds it works.
+CREATE INDEX topt_min ON topt USING bloomidx (a) WITH (length = 1, col1 = 1);
+SELECT index_vs_seqscan('SELECT a FROM topt WHERE a = 3');
+DROP INDEX topt_min;
+CREATE INDEX topt_max ON topt USING bloomidx (a, b, c) WITH (length = 4096, col1 = 4095, col2 = 1, col3 = 2048);
+SELECT index_vs_seqscan('SELECT a FROM topt WHERE a = 3 AND c = ''c3''');
+DROP INDEX topt_max;
+-- Odd lengths (not a multiple of 16): bits stay within the asked length.
+CREATE INDEX topt_odd ON topt USING bloomidx (a, b, c) WITH (length = 17, col1 = 5, col2 = 5, col3 = 17);
+SELECT index_vs_seqscan('SELECT a FROM topt WHERE b = 7 AND c = ''c7''');
+DROP INDEX topt_odd;
+
+-- Defaults (80 bits, 2 per column): no larger than contrib/bloom's index.
+CREATE INDEX topt_def ON topt USING bloomidx (a, b, c);
+SELECT reloptions FROM pg_class WHERE oid = 'topt_def'::regclass;
+SELECT pg_relation_size('topt_def') / current_setting('block_size')::int AS blocks;
+
+-- Unsupported types and operators.
+CREATE TABLE tbad (f float8, p point, a int4);
+CREATE INDEX ON tbad USING bloomidx (f);
+CREATE INDEX ON tbad USING bloomidx (p);
+CREATE INDEX ON tbad USING bloomidx (a int4_ops, f);
+-- 33 columns are more than PostgreSQL allows in any index.
+DO $$
+BEGIN
+    EXECUTE 'CREATE TABLE t33 (' ||
+        (SELECT string_agg('c' || i || ' int4', ', ') FROM generate_series(1, 33) i) || ')';
+    EXECUTE 'CREATE INDEX ON t33 USING bloomidx (' ||
+        (SELECT string_agg('c' || i, ', ') FROM generate_series(1, 33) i) || ')';
+END
+$$;
+-- 32 columns work.
+CREATE TABLE t32 AS SELECT i AS c1, i % 2 AS c2, i % 3 AS c3, i % 4 AS c4, i % 5 AS c5,
+    i % 6 AS c6, i % 7 AS c7, i % 8 AS c8, i % 9 AS c9, i % 10 AS c10, i % 11 AS c11,
+    i % 12 AS c12, i % 13 AS c13, i % 14 AS c14, i % 15 AS c15, i % 16 AS c16,
+    i % 17 AS c17, i % 18 AS c18, i % 19 AS c19, i % 20 AS c20, i % 21 AS c21,
+    i % 22 AS c22, i % 23 AS c23, i % 24 AS c24, i % 25 AS c25, i % 26 AS c26,
+    i % 27 AS c27, i % 28 AS c28, i % 29 AS c29, i % 30 AS c30, i % 31 AS c31,
+    i % 32 AS c32
+FROM generate_series(1, 2000) i;
+CREATE INDEX t32_bl ON t32 USING bloomidx (c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11,
+    c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28,
+    c29, c30, c31, c32) WITH (length = 256, col32 = 7);
+SELECT cols, index_vs_seqscan('SELECT c1 FROM t32 WHERE ' || cols)
+FROM (VALUES ('c1 = 77'), ('c32 = 5'), ('c31 = 3 AND c32 = 4'), ('c2 = 1 AND c17 = 3 AND c29 = 5')) AS q(cols);
