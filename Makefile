@@ -37,4 +37,8 @@ test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
 unittest: test/unit/core_tests
 	test/unit/core_tests
 
-EXTRA_CLEAN = test/unit/core_tests results regression.diffs regression.out
+EXTRA_CLEAN = test/unit/core_tests test/bench/fpr_formula results regression.diffs regression.out
+
+# Benchmark helper: the predicted false-positive rate, from the core.
+test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/fpr_formula.cpp $(CORE_SRCS)

@@ -1,0 +1,145 @@
+# shellcheck shell=bash
+# Shared helpers for test/run-tests.sh and test/demo.sh.  Source it, do not
+# run it.  It defines functions and a few variables; it runs nothing else.
+#
+# Settings (environment, all optional):
+#   PG_MAJOR        PostgreSQL major version to build against (default 15)
+#   PG_CONFIG       pg_config to build with (default /usr/lib/postgresql/$PG_MAJOR/bin/pg_config)
+#   BLOOMIDX_TMPDIR where throwaway folders go (default /tmp; must be usable by
+#                   the postgres OS user)
+#   BLOOMIDX_SKIP_APT=1  never call apt-get (fail if something is missing)
+
+if [[ -n "${_BLOOMIDX_COMMON_SH:-}" ]]; then return 0; fi
+_BLOOMIDX_COMMON_SH=1
+
+PG_MAJOR="${PG_MAJOR:-15}"
+PG_CONFIG="${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}"
+BLOOMIDX_TMPDIR="${BLOOMIDX_TMPDIR:-/tmp}"
+# The repository root (this file is test/lib/common.sh).
+BLOOMIDX_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# Debian packages the build, the unit tests, pg_regress and the TAP tests need.
+# contrib/bloom (used by the demo) ships inside postgresql-$PG_MAJOR on
+# Debian 12.  postgresql-server-dev-$PG_MAJOR pulls in clang-14 and
+# llvm-14-dev, which PGXS needs for the JIT bitcode (with_llvm=yes).
+BLOOMIDX_APT_PACKAGES=(
+	"postgresql-$PG_MAJOR"
+	"postgresql-server-dev-$PG_MAJOR"
+	libxxhash-dev
+	libgtest-dev
+	libipc-run-perl
+	build-essential
+)
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+warn() { printf '[%s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() {
+	printf '[%s] ERROR: %s\n' "$(date +%H:%M:%S)" "$*" >&2
+	exit 1
+}
+
+is_root() { [[ "$(id -u)" -eq 0 ]]; }
+
+# Run a command as root: directly when we are root, else through sudo.
+as_root() {
+	if is_root; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "need root (or sudo) for: $*"
+	fi
+}
+
+# The OS user that owns the throwaway clusters.  PostgreSQL refuses to run as
+# root, so as root we use the 'postgres' user of the Debian package; as any
+# other user we simply run as ourselves.
+pg_os_user() {
+	if is_root; then echo postgres; else id -un; fi
+}
+
+# Command prefix that runs a program as the cluster owner (for use with
+# `timeout` and the like, which cannot run shell functions).
+if is_root; then AS_PG=(runuser -u postgres --); else AS_PG=(); fi
+
+# Run a command as the cluster owner.  The caller must cd somewhere that user
+# can read first (the checkout may not be).
+as_pg() {
+	"${AS_PG[@]}" "$@"
+}
+
+# Make a throwaway folder owned by the cluster owner; prints its path.
+make_pg_tmpdir() {
+	local prefix="$1" dir
+	dir="$(mktemp -d "$BLOOMIDX_TMPDIR/$prefix.XXXXXX")"
+	if is_root; then chown postgres: "$dir"; fi
+	chmod 700 "$dir"
+	echo "$dir"
+}
+
+pkg_installed() {
+	[[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
+}
+
+# Install whatever is missing with apt-get.  'apt-get update' runs only when
+# something is missing.  When it does, the whole list is passed to apt-get so
+# that postgresql-$PG_MAJOR is brought to the same minor version as the
+# server-dev package (the machine image may carry an older minor release).
+deps_install() {
+	local missing=() p
+	for p in "${BLOOMIDX_APT_PACKAGES[@]}"; do
+		pkg_installed "$p" || missing+=("$p")
+	done
+	if ((${#missing[@]} == 0)); then
+		log "deps: all packages present (${BLOOMIDX_APT_PACKAGES[*]})"
+	else
+		[[ "${BLOOMIDX_SKIP_APT:-}" == 1 ]] && die "missing packages: ${missing[*]} (BLOOMIDX_SKIP_APT=1)"
+		command -v apt-get >/dev/null 2>&1 || die "missing packages: ${missing[*]} and no apt-get"
+		log "deps: missing ${missing[*]}; installing with apt-get"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null ||
+			die "apt-get update failed"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends -o Dpkg::Options::=--force-confdef \
+			-o Dpkg::Options::=--force-confold "${BLOOMIDX_APT_PACKAGES[@]}" </dev/null ||
+			die "apt-get install failed"
+		for p in "${BLOOMIDX_APT_PACKAGES[@]}"; do
+			pkg_installed "$p" || die "package $p still missing after apt-get install"
+		done
+	fi
+	pg_env_init
+	if is_root; then
+		id postgres >/dev/null 2>&1 || die "no 'postgres' OS user (postgresql-$PG_MAJOR should create it)"
+	fi
+}
+
+# Fill PG_BINDIR / PGXS_ROOT from pg_config.
+pg_env_init() {
+	[[ -x "$PG_CONFIG" ]] || die "pg_config not found at $PG_CONFIG (is postgresql-server-dev-$PG_MAJOR installed?)"
+	PG_BINDIR="$("$PG_CONFIG" --bindir)"
+	local pgxs
+	pgxs="$("$PG_CONFIG" --pgxs)"
+	PGXS_ROOT="${pgxs%/src/makefiles/pgxs.mk}"
+	export PG_CONFIG PG_BINDIR PGXS_ROOT
+}
+
+# Build and install the extension (make -j2 && make install) from the
+# repository root.  Output goes to the terminal.
+build_and_install() {
+	(
+		set -e
+		cd "$BLOOMIDX_REPO" || exit 1
+		log "build: make -j2 PG_CONFIG=$PG_CONFIG"
+		make -j2 PG_CONFIG="$PG_CONFIG"
+		log "build: make install"
+		as_root make install PG_CONFIG="$PG_CONFIG"
+	)
+}
+
+# Print a file with a header, at most $2 (default 400) last lines.
+print_file() {
+	local f="$1" n="${2:-400}"
+	[[ -f "$f" ]] || return 0
+	echo "----- $f (last $n lines) -----"
+	tail -n "$n" "$f" || true
+	echo "----- end of $f -----"
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# bloomidx: run every test suite.
+#
+#   bash test/run-tests.sh
+#
+# Installs what is missing (apt-get, as root), builds and installs the
+# extension, then runs the suites:
+#   build        make -j2 && make install
+#   unit         make unittest (C++ core, GoogleTest)
+#   regress      make installcheck (pg_regress) against a throwaway cluster
+#   tap          prove test/t/*.pl (crash recovery, streaming replica)
+# Each suite runs even if an earlier one failed (except that regress and tap
+# need the build).  Ends with "N passed, N failed" (N = suites) and exits
+# non-zero if any suite failed.  Runs as root (clusters run as the postgres
+# OS user) or as an ordinary user (clusters run as that user).
+#
+# Settings (environment):
+#   BLOOMIDX_REGRESS_PORT  port of the pg_regress cluster (default 5491)
+#   BLOOMIDX_TAP_PORT      PGPORT given to prove (default 5493; the TAP
+#                          framework picks free ports for its nodes itself)
+#   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all)
+#   PROVE_FLAGS            extra prove flags, e.g. --verbose
+#   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
+#   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 900)
+#   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...).
+
+set -euo pipefail
+
+# shellcheck source=SCRIPTDIR/lib/cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
+cd "$BLOOMIDX_REPO"
+
+REGRESS_PORT="${BLOOMIDX_REGRESS_PORT:-5491}"
+TAP_PORT="${BLOOMIDX_TAP_PORT:-5493}"
+SUITES="${BLOOMIDX_SUITES:-build unit regress tap}"
+SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-900}"
+
+# ---------------------------------------------------------------- suites
+# Each runs in a subshell with `set -e` in force (see run_suite).
+
+suite_build() {
+	build_and_install
+}
+
+suite_unit() {
+	timeout -k 10 "$SUITE_TIMEOUT" make unittest PG_CONFIG="$PG_CONFIG"
+}
+
+suite_regress() {
+	cluster_trap
+	cluster_start "$REGRESS_PORT" bloomidx-regress
+	rm -f regression.diffs regression.out
+	local rc=0
+	# pg_regress is only a client here: it may run as root against the
+	# server that runs as postgres.
+	timeout -k 10 "$SUITE_TIMEOUT" make installcheck PG_CONFIG="$PG_CONFIG" \
+		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" || rc=$?
+	if ((rc != 0)); then
+		warn "pg_regress failed (exit $rc)"
+		if [[ -f regression.diffs ]]; then
+			echo "----- regression.diffs -----"
+			cat regression.diffs
+			echo "----- end of regression.diffs -----"
+		fi
+		cluster_print_logs
+		return "$rc"
+	fi
+}
+
+suite_tap() {
+	local tapdir rc=0
+	tapdir="$(make_pg_tmpdir bloomidx-tap)"
+	# Whoever runs the tests (postgres) may not be able to read the checkout:
+	# work on a copy.
+	cp -r test/t "$tapdir/t"
+	if is_root; then chown -R postgres: "$tapdir"; fi
+	local tests=() f
+	for f in "$tapdir"/t/*.pl; do
+		[[ -f "$f" ]] && tests+=("t/${f##*/}")
+	done
+	((${#tests[@]} > 0)) || {
+		warn "no TAP tests in test/t"
+		return 1
+	}
+	log "tap: running ${#tests[@]} test file(s) in $tapdir as $(pg_os_user)"
+	# The environment of PGXS's prove_installcheck (Makefile.global).
+	# shellcheck disable=SC2086
+	(cd "$tapdir" && timeout -k 10 "$SUITE_TIMEOUT" "${AS_PG[@]}" env \
+		PATH="$PG_BINDIR:$tapdir:/usr/local/bin:/usr/bin:/bin" \
+		TESTDIR="$tapdir" \
+		PGPORT="$TAP_PORT" \
+		PG_REGRESS="$PGXS_ROOT/src/test/regress/pg_regress" \
+		TMPDIR="$BLOOMIDX_TMPDIR" \
+		${BLOOMIDX_TAP_SEED:+BLOOMIDX_TAP_SEED="$BLOOMIDX_TAP_SEED"} \
+		/usr/bin/prove -I "$PGXS_ROOT/src/test/perl/" -I "$tapdir/t" \
+		${PROVE_FLAGS:-} "${tests[@]}") || rc=$?
+	if ((rc != 0)); then
+		# Servers a killed or crashed test left running.
+		local pidfile
+		while IFS= read -r pidfile; do
+			warn "stopping leftover server in ${pidfile%/postmaster.pid}"
+			(cd "$tapdir" && "${AS_PG[@]}" "$PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
+				-m immediate -w -t 30 stop) || true
+		done < <(find "$tapdir" -name postmaster.pid 2>/dev/null)
+		warn "TAP tests failed (exit $rc); logs of $tapdir/tmp_check/log:"
+		for f in "$tapdir"/tmp_check/log/*; do
+			[[ -f "$f" ]] && print_file "$f" 400
+		done
+		warn "kept $tapdir for inspection"
+		return "$rc"
+	fi
+	rm -rf "$tapdir"
+}
+
+# ---------------------------------------------------------------- driver
+
+declare -a SUMMARY=()
+PASSED=0
+FAILED=0
+BUILD_OK=1
+
+# run_suite NAME [need_build]: runs suite_NAME in a subshell with errexit in
+# force, records the result and sets LAST_RC.  It always returns 0 and must
+# never be called in an `if`/`||`/`&&` context: there bash ignores `set -e`
+# in everything the call runs, subshells included.
+run_suite() {
+	local name="$1" start=$SECONDS rc=0 need_build="${2:-}"
+	echo
+	echo "======================================================================"
+	log "suite $name: start"
+	echo "======================================================================"
+	if [[ -n "$need_build" && "$BUILD_OK" != 1 ]]; then
+		warn "suite $name: not run, the build failed"
+		rc=1
+	else
+		set +e
+		(
+			set -euo pipefail
+			"suite_$name"
+		)
+		rc=$?
+		set -e
+	fi
+	local secs=$((SECONDS - start)) status
+	if ((rc == 0)); then
+		status=PASS
+		PASSED=$((PASSED + 1))
+	else
+		status=FAIL
+		FAILED=$((FAILED + 1))
+	fi
+	SUMMARY+=("$(printf '  %-8s %s  %4ds' "$name" "$status" "$secs")")
+	log "suite $name: $status (${secs}s)"
+	LAST_RC=$rc
+}
+
+wants() { [[ " $SUITES " == *" $1 "* ]]; }
+
+TOTAL_START=$SECONDS
+# Anything missing here (no PostgreSQL, no compiler) fails the whole run.
+deps_install
+log "PostgreSQL: $("$PG_CONFIG" --version), bindir $PG_BINDIR"
+
+LAST_RC=0
+if wants build; then
+	run_suite build
+	((LAST_RC == 0)) || BUILD_OK=0
+fi
+if wants unit; then run_suite unit; fi
+if wants regress; then run_suite regress need_build; fi
+if wants tap; then run_suite tap need_build; fi
+
+echo
+echo "======================================================================"
+echo "suites (total $((SECONDS - TOTAL_START))s):"
+printf '%s\n' "${SUMMARY[@]}"
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0 && PASSED > 0))

@@ -1,0 +1,128 @@
+
+# bloomidx on a streaming standby: the index in the base backup, the index
+# writes of a workload on the primary (inserts, updates of indexed columns,
+# deletes, VACUUM, inserts into freed space) and whole index builds
+# (CREATE INDEX, REINDEX) after the backup all reach the standby through
+# WAL.  For many random queries the standby's index (forced Bitmap Index
+# Scan, checked with EXPLAIN) finds exactly what a sequential scan finds on
+# the primary.  wal_consistency_checking makes the standby compare every
+# replayed page with the primary's image.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use BloomidxTAP;
+
+init_seed();
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', q{
+shared_buffers = 32MB
+max_connections = 20
+autovacuum = off
+log_statement = mod
+max_wal_size = 1GB
+wal_consistency_checking = 'all'
+});
+$primary->start;
+
+$primary->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+install_helpers($primary);
+create_test_table($primary, 't');
+load_rows($primary, 't', 1, 4000);
+$primary->safe_psql('postgres',
+	'CREATE INDEX t_bloomidx ON t USING bloomidx (a, b, c, d)');
+
+$primary->backup('b1');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b1', has_streaming => 1);
+$standby->append_conf(
+	'postgresql.conf', q{
+shared_buffers = 32MB
+max_connections = 20
+max_standby_streaming_delay = -1
+});
+$standby->start;
+
+# Workload after the backup.
+load_rows($primary, 't', 4001, 9000);
+$primary->safe_psql('postgres', 'UPDATE t SET a = a + 1000 WHERE id % 7 = 0');
+$primary->safe_psql('postgres',
+	q{UPDATE t SET c = c || '-u' WHERE id % 11 = 0});
+$primary->safe_psql('postgres', 'DELETE FROM t WHERE id % 5 = 0');
+$primary->safe_psql('postgres', 'VACUUM t');
+load_rows($primary, 't', 9001, 12000);
+
+create_test_table($primary, 'u');
+load_rows($primary, 'u', 1, 3000);
+$primary->safe_psql('postgres',
+	'CREATE INDEX u_bloomidx ON u USING bloomidx (d, c, b, a)');
+load_rows($primary, 'u', 3001, 3500);
+$primary->safe_psql('postgres', 'REINDEX INDEX u_bloomidx');
+load_rows($primary, 'u', 3501, 4000);
+
+$primary->wait_for_catchup($standby);
+
+sub check_standby
+{
+	my ($phase, $nqueries) = @_;
+	is( $standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
+		't', "$phase: standby is in recovery");
+	is(table_digest($standby, 't'), table_digest($primary, 't'),
+		"$phase: standby heap of t equals primary");
+
+	my $plan = $standby->safe_psql('postgres',
+		"$BloomidxTAP::INDEX_GUCS EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE b = 10000000007::int8"
+	);
+	like($plan, qr/Bitmap Index Scan on t_bloomidx/,
+		"$phase: standby planner uses t_bloomidx");
+
+	my $rows = fetch_rows($primary, 't');
+	compare_index_to_seqscan(
+		idx_node => $standby,
+		seq_node => $primary,
+		table    => 't',
+		index    => 't_bloomidx',
+		conds    => [ @{ combo_conditions($rows) }, @{ random_conditions($rows, $nqueries) } ],
+		label    => "$phase t (standby index vs primary seqscan)");
+	check_every_row_found($standby, 't', 't_bloomidx',
+		[ ['c'], [ 'a', 'd' ], [ 'a', 'b', 'c', 'd' ] ], "$phase t on standby");
+
+	my $urows = fetch_rows($primary, 'u');
+	compare_index_to_seqscan(
+		idx_node => $standby,
+		seq_node => $primary,
+		table    => 'u',
+		index    => 'u_bloomidx',
+		conds    => random_conditions($urows, int($nqueries / 2)),
+		label    => "$phase u (standby index vs primary seqscan)");
+	check_every_row_found($standby, 'u', 'u_bloomidx', [ ['b'] ],
+		"$phase u on standby");
+	return;
+}
+
+check_standby('after workload', 400);
+
+# A second round: the standby's index, already replayed into, takes more.
+$primary->safe_psql('postgres', 'DELETE FROM t WHERE id % 3 = 0 AND id > 6000');
+$primary->safe_psql('postgres', 'VACUUM t');
+load_rows($primary, 't', 12001, 14000);
+$primary->safe_psql('postgres', 'UPDATE t SET b = b + 1 WHERE id % 13 = 0');
+$primary->safe_psql('postgres', 'DELETE FROM u WHERE id % 2 = 0');
+$primary->safe_psql('postgres', 'VACUUM u');
+load_rows($primary, 'u', 4001, 5000);
+$primary->wait_for_catchup($standby);
+
+check_standby('after second workload', 200);
+
+my $log = slurp_file($standby->logfile);
+unlike($log, qr/inconsistent page found/,
+	'no WAL consistency failure on the standby');
+
+$standby->stop;
+$primary->stop;
+done_testing();
