@@ -41,6 +41,11 @@ inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *c
 
 void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noexcept
 {
+    // Out of contract; never loop forever or write out of bounds over it.
+    if (length == 0 || length > kMaxSignatureBits)
+        return;
+    if (bits > length)
+        bits = length;
     uint64_t chosen[kMaxSignatureBits / 64];
     if (2 * bits <= length) {
         // The usual case, few bits: set them as they are drawn.

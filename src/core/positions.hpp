@@ -14,7 +14,8 @@ namespace bloomidx {
 
 // Sets `bits` distinct bits chosen by `hash` in sig, a signature of at
 // least `length` bits.  Needs 1 <= bits <= length <= kMaxSignatureBits.
-// Bits that other values set are left as they are.
+// Bits that other values set are left as they are.  Out of contract,
+// bits > length sets all length bits and length outside 1..4096 nothing.
 void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noexcept;
 
 } // namespace bloomidx

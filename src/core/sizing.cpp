@@ -42,6 +42,8 @@ double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t quer
 {
     if (m < 1 || m > kMaxM || ncols < 1 || ncols > kMaxColumns)
         return -1.0;
+    if (ncols < kMaxColumns && (query_columns >> ncols) != 0)
+        return -1.0; // a column the index does not have
     int query_bits = 0;
     bool any = false;
     for (int i = 0; i < ncols; i++) {
@@ -60,7 +62,9 @@ double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t quer
     for (int i = 0; i < ncols; i++)
         terms += static_cast<double>(smax + 1) * (bits[i] + 1) * 2;
     if (terms > kMaxDpTerms) {
-        // Each bit is set with probability d; S has at least smax bits.
+        // Each bit is set with probability d, as if independently; S is
+        // taken at its largest size.  Only extreme settings (bits adding
+        // up to about m) come here, where the rate is tiny anyway.
         double empty = 1.0;
         for (int i = 0; i < ncols; i++)
             empty *= 1.0 - static_cast<double>(bits[i]) / m;

@@ -20,7 +20,7 @@ namespace bloomidx {
 // (bit i = column i), for a signature of m bits whose ncols columns set
 // bits[0..ncols) bits each.  Returns 1 when no column is tested and -1 for
 // arguments out of range (m outside 1..4096, a column's bits outside
-// 1..m, ncols outside 1..32).
+// 1..m, ncols outside 1..32, a query column at or past ncols).
 double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t query_columns) noexcept;
 
 } // namespace bloomidx

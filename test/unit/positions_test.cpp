@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "core/hash.hpp"
 #include "core/positions.hpp"
 #include "core/signature.hpp"
 
@@ -30,7 +31,35 @@ std::vector<uint8_t> value_bits(uint32_t m, uint32_t b, uint64_t hash)
     return sig;
 }
 
+std::vector<uint32_t> set_positions(uint32_t m, uint32_t b, uint64_t hash)
+{
+    std::vector<uint8_t> sig = value_bits(m, b, hash);
+    std::vector<uint32_t> pos;
+    for (uint32_t i = 0; i < static_cast<uint32_t>(sig.size()) * 8; i++)
+        if (signature_test_bit(sig.data(), i))
+            pos.push_back(i);
+    return pos;
+}
+
 } // namespace
+
+TEST(Positions, KnownAnswers)
+{
+    // Which bits a hash sets is part of the on-disk format, like the hash
+    // itself (kHashXxh3V1 covers hash.cpp + positions.cpp): an index built
+    // with other positions gives false negatives.  If this test fails, do
+    // not update the constants; keep the old walk for old indexes and bump
+    // kHashXxh3V1 for the new one.
+    using P = std::vector<uint32_t>;
+    EXPECT_EQ(set_positions(80, 3, hash_int(42, column_seed(0))), (P{56, 65, 70}));
+    EXPECT_EQ(set_positions(80, 9, hash_bytes("abc", 3, column_seed(2))),
+              (P{0, 17, 28, 40, 41, 42, 62, 65, 68}));
+    // More than half the positions: the complement is drawn.
+    EXPECT_EQ(set_positions(17, 12, 0x0123456789abcdefULL),
+              (P{1, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 16}));
+    EXPECT_EQ(set_positions(4096, 5, 0xfedcba9876543210ULL), (P{25, 2383, 2605, 2637, 3840}));
+    EXPECT_EQ(set_positions(64, 4, 0), (P{5, 6, 25, 38}));
+}
 
 TEST(Positions, StayBelowLengthAndInsideTheSignature)
 {
@@ -184,4 +213,24 @@ TEST(Positions, EveryPositionEquallyLikely)
             EXPECT_NEAR(hits[pos], expect, 5.5 * sd)
                 << "m " << c.m << " b " << c.b << " position " << pos;
     }
+}
+
+// Out of contract: never an endless loop or a write past the signature.
+TEST(Positions, OutOfContractArgumentsAreHarmless)
+{
+    uint8_t sig[bloomidx::kMaxSignatureBytes + 8];
+    std::memset(sig, 0, sizeof sig);
+    bloomidx::add_value(sig, 20, 50, 12345); // bits > length: all 20 bits
+    int set = 0;
+    for (uint32_t i = 0; i < 8 * sizeof sig; i++)
+        set += bloomidx::signature_test_bit(sig, i);
+    EXPECT_EQ(set, 20);
+    for (uint32_t i = 0; i < 20; i++)
+        EXPECT_TRUE(bloomidx::signature_test_bit(sig, i));
+
+    std::memset(sig, 0, sizeof sig);
+    bloomidx::add_value(sig, 0, 3, 1);
+    bloomidx::add_value(sig, bloomidx::kMaxSignatureBits + 1, 3, 1);
+    for (uint8_t byte : sig)
+        EXPECT_EQ(byte, 0);
 }

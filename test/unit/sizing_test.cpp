@@ -347,3 +347,13 @@ TEST(FalsePositiveRate, MatchesSimulatedScans)
         expect_close_to_model("scans, mixed bits", 100, mixed, q,
                               simulate_pairs(100, mixed, q, 4000, 12000, 77 + q));
 }
+
+TEST(FalsePositiveRate, RejectsQueryColumnsTheIndexDoesNotHave)
+{
+    std::vector<uint16_t> bits = same_bits(3, 4);
+    EXPECT_GT(bloomidx::false_positive_rate(64, bits.data(), 3, 0x4), 0.0);
+    EXPECT_EQ(bloomidx::false_positive_rate(64, bits.data(), 3, 0x8), -1.0);
+    EXPECT_EQ(bloomidx::false_positive_rate(64, bits.data(), 3, 0x9), -1.0);
+    std::vector<uint16_t> all = same_bits(32, 2);
+    EXPECT_GT(bloomidx::false_positive_rate(4096, all.data(), 32, 0x80000000u), 0.0);
+}
