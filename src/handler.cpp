@@ -30,8 +30,8 @@ bloomidx_handler(PG_FUNCTION_ARGS)
 	am->amcanunique = false;
 	am->amcanmulticol = true;
 	am->amoptionalkey = true;
-	am->amsearcharray = false;
-	am->amsearchnulls = false;
+	am->amsearcharray = true;
+	am->amsearchnulls = true;
 	am->amstorage = false;
 	am->amclusterable = false;
 	am->ampredlocks = false;

@@ -1,11 +1,15 @@
 /*
- * scan.cpp: bitmap scans.  The query's equalities become one query
- * signature; every data page is read once, in order, through a bulk-read
- * ring, and the TIDs of the signatures holding all query bits go to the
+ * scan.cpp: bitmap scans.  The query's keys become one base mask (every
+ * equality and IS NULL) and one group of masks per IN list (= ANY), each
+ * element tested on its own; every data page is read once, in order,
+ * through a bulk-read ring, and the TIDs of matching signatures go to the
  * bitmap marked recheck (a Bloom filter only says "maybe").
  */
 #include "bloomidx.h"
 
+#include <new>
+
+#include "core/hash.hpp"
 #include "core/positions.hpp"
 
 /* More entries than any page can hold (2-byte signatures: 1020). */
@@ -14,9 +18,12 @@
 typedef struct ScanOpaque
 {
 	BloomidxState state;
+	MemoryContext query_cxt;	/* the masks of the current keys */
+	bloomidx::SignatureMask base;
+	bloomidx::MaskGroup *groups;	/* one per IN list */
+	int			ngroups;
 	uint16		matches[MAX_PAGE_ENTRIES];
 	ItemPointerData tids[MAX_PAGE_ENTRIES];
-	bloomidx::SignatureMask mask;
 } ScanOpaque;
 
 IndexScanDesc
@@ -26,6 +33,10 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 	ScanOpaque *so = (ScanOpaque *) palloc(sizeof(ScanOpaque));
 
 	bloomidx_init_state(&so->state, index);
+	so->query_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx scan query",
+										  ALLOCSET_SMALL_SIZES);
+	so->groups = NULL;
+	so->ngroups = 0;
 	scan->opaque = so;
 	return scan;
 }
@@ -41,22 +52,22 @@ bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 void
 bloomidx_endscan(IndexScanDesc scan)
 {
-	pfree(scan->opaque);
+	ScanOpaque *so = (ScanOpaque *) scan->opaque;
+
+	MemoryContextDelete(so->query_cxt);
+	pfree(so);
 }
 
 /*
- * The hash of a scan key's value.  A cross-type key (int8col = 5) hashes
- * with its own type's function of the column's operator family, which
- * agrees with the column type's on equal values.
+ * The hash of a value compared with an index column.  A cross-type key
+ * (int8col = 5) hashes with its own type's function from the column's
+ * operator family, which agrees with the column type's on equal values.
  */
 static uint64
-key_hash(IndexScanDesc scan, const BloomidxState *state, ScanKey key, int column)
+key_hash(Relation index, const BloomidxState *state, Oid key_type, int column, Datum value)
 {
-	Relation	index = scan->indexRelation;
-	Oid			key_type = key->sk_subtype;
-
 	if (!OidIsValid(key_type) || key_type == index->rd_opcintype[column])
-		return bloomidx_hash_value(&state->hasher[column], key->sk_argument);
+		return bloomidx_hash_value(&state->hasher[column], value);
 
 	Oid			proc = get_opfamily_proc(index->rd_opfamily[column], key_type, key_type,
 										 BLOOMIDX_HASH_PROC);
@@ -68,37 +79,121 @@ key_hash(IndexScanDesc scan, const BloomidxState *state, ScanKey key, int column
 				 errmsg("operator family of column %d of index \"%s\" has no hash function for type %s",
 						column + 1, RelationGetRelationName(index), format_type_be(key_type))));
 	bloomidx_init_hasher(&hasher, proc, state->hasher[column].collation, column);
-	return bloomidx_hash_value(&hasher, key->sk_argument);
+	return bloomidx_hash_value(&hasher, value);
+}
+
+/* The non-NULL elements of an = ANY key's array; returns how many. */
+static int
+array_elements(ScanKey key, Datum **elements)
+{
+	ArrayType  *array = DatumGetArrayTypeP(key->sk_argument);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	bool	   *nulls;
+	int			n;
+	int			kept = 0;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(array), &typlen, &typbyval, &typalign);
+	deconstruct_array(array, ARR_ELEMTYPE(array), typlen, typbyval, typalign,
+					  elements, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			(*elements)[kept++] = (*elements)[i];
+	return kept;
 }
 
 /*
- * Builds the query signature from the scan keys; false when no row can
- * match (an equality with NULL).
+ * Builds the masks from the scan keys, in the current memory context;
+ * false when no row can match (an equality with NULL, an IN list of NULLs
+ * or of nothing).
  */
+static bool
+add_keys(IndexScanDesc scan, ScanOpaque *so)
+{
+	const BloomidxState *state = &so->state;
+	Relation	index = scan->indexRelation;
+	uint32		m = state->meta.signature_bits;
+	int			nbytes = state->meta.signature_bytes;
+	uint8		query[bloomidx::kMaxSignatureBytes];
+	uint8		element[bloomidx::kMaxSignatureBytes];
+
+	so->groups = (bloomidx::MaskGroup *)
+		palloc(Max(scan->numberOfKeys, 1) * sizeof(bloomidx::MaskGroup));
+	so->ngroups = 0;
+	memset(query, 0, sizeof(query));
+
+	for (int k = 0; k < scan->numberOfKeys; k++)
+	{
+		ScanKey		key = &scan->keyData[k];
+		int			column = key->sk_attno - 1;
+		uint32		bits;
+
+		if (column < 0 || column >= state->ncolumns)
+			elog(ERROR, "bloomidx: scan key on column %d of a %d-column index",
+				 key->sk_attno, state->ncolumns);
+		bits = state->meta.column_bits[column];
+
+		if (key->sk_flags & SK_ISNULL)
+		{
+			if (key->sk_flags & SK_SEARCHNULL)
+				bloomidx::add_value(query, m, bits, bloomidx::null_hash(column));
+			else if (!(key->sk_flags & SK_SEARCHNOTNULL))
+				return false;	/* "col = NULL" is never true */
+			/* IS NOT NULL: no bits to test; the recheck decides */
+			continue;
+		}
+		if (key->sk_strategy != BLOOMIDX_EQUAL_STRATEGY)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("bloomidx supports only equality, IN lists and IS NULL")));
+
+		if (!(key->sk_flags & SK_SEARCHARRAY))
+		{
+			bloomidx::add_value(query, m, bits,
+								key_hash(index, state, key->sk_subtype, column, key->sk_argument));
+			continue;
+		}
+
+		Datum	   *elements;
+		int			n = array_elements(key, &elements);
+
+		if (n == 0)
+			return false;		/* IN () or IN (NULL): nothing matches */
+		if (n == 1)
+		{
+			bloomidx::add_value(query, m, bits,
+								key_hash(index, state, key->sk_subtype, column, elements[0]));
+			continue;
+		}
+		bloomidx::SignatureMask *masks = (bloomidx::SignatureMask *)
+			palloc(n * sizeof(bloomidx::SignatureMask));
+
+		for (int i = 0; i < n; i++)
+		{
+			memset(element, 0, nbytes);
+			bloomidx::add_value(element, m, bits,
+								key_hash(index, state, key->sk_subtype, column, elements[i]));
+			new (&masks[i]) bloomidx::SignatureMask();
+			masks[i].build(element, nbytes);
+		}
+		so->groups[so->ngroups].masks = masks;
+		so->groups[so->ngroups].count = n;
+		so->ngroups++;
+	}
+	so->base.build(query, nbytes);
+	return true;
+}
+
 static bool
 build_query(IndexScanDesc scan, ScanOpaque *so)
 {
-	const BloomidxState *state = &so->state;
-	uint8		query[bloomidx::kMaxSignatureBytes];
+	MemoryContextReset(so->query_cxt);
+	MemoryContext old = MemoryContextSwitchTo(so->query_cxt);
+	bool		possible = add_keys(scan, so);
 
-	memset(query, 0, sizeof(query));
-	for (int i = 0; i < scan->numberOfKeys; i++)
-	{
-		ScanKey		key = &scan->keyData[i];
-		int			column = key->sk_attno - 1;
-
-		if (key->sk_flags & SK_ISNULL)
-			return false;		/* "col = NULL" is never true */
-		if (key->sk_strategy != BLOOMIDX_EQUAL_STRATEGY || column < 0 ||
-			column >= state->ncolumns)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("bloomidx supports only equality on indexed columns")));
-		bloomidx::add_value(query, state->meta.signature_bits, state->meta.column_bits[column],
-							key_hash(scan, state, key, column));
-	}
-	so->mask.build(query, state->meta.signature_bytes);
-	return true;
+	MemoryContextSwitchTo(old);
+	return possible;
 }
 
 int64
@@ -112,6 +207,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!build_query(scan, so))
 		return 0;
 
+	bloomidx::QueryMatcher matcher(so->base, so->groups, so->ngroups);
 	BufferAccessStrategy bas = GetAccessStrategy(BAS_BULKREAD);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
@@ -126,9 +222,9 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		{
 			bloomidx_check_data_page(index, blkno, page, g);
 			const uint8 *raw = (const uint8 *) page;
-			int			n = so->mask.match_array(bloomidx::row_signatures(raw),
-												 bloomidx::page_opaque(raw)->count,
-												 so->matches);
+			int			n = matcher.match_array(bloomidx::row_signatures(raw),
+												bloomidx::page_opaque(raw)->count,
+												so->matches);
 
 			for (int i = 0; i < n; i++)
 				memcpy(&so->tids[i], bloomidx::row_tid(raw, *g, so->matches[i]),

@@ -99,10 +99,11 @@ bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 	memset(signature, 0, state->meta.signature_bytes);
 	for (int i = 0; i < state->ncolumns; i++)
 	{
-		if (isnull[i])
-			continue;			/* a NULL sets no bits */
+		/* A NULL sets bits of its own, so that IS NULL can be searched. */
+		uint64		h = isnull[i] ? bloomidx::null_hash(i)
+			: bloomidx_hash_value(&state->hasher[i], values[i]);
+
 		bloomidx::add_value(signature, state->meta.signature_bits,
-							state->meta.column_bits[i],
-							bloomidx_hash_value(&state->hasher[i], values[i]));
+							state->meta.column_bits[i], h);
 	}
 }

@@ -29,4 +29,12 @@ uint64_t hash_int(int64_t value, uint64_t seed) noexcept
     return XXH3_64bits_withSeed(bytes, sizeof bytes, seed);
 }
 
+uint64_t null_hash(int column) noexcept
+{
+    // A tag no value hashes through: values go through hash_bytes or
+    // hash_int with the plain column seed, NULL with a seed of its own.
+    static const char tag[] = "bloomidx:NULL";
+    return XXH3_64bits_withSeed(tag, sizeof tag - 1, ~column_seed(column));
+}
+
 } // namespace bloomidx

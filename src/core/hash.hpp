@@ -18,4 +18,8 @@ uint64_t hash_bytes(const void *data, size_t len, uint64_t seed) noexcept;
 // that equal int2, int4 and int8 values hash alike (cross-type equality).
 uint64_t hash_int(int64_t value, uint64_t seed) noexcept;
 
+// The hash a NULL in column `column` stands for: a NULL sets bits like a
+// value of its own, so "col IS NULL" can be searched.
+uint64_t null_hash(int column) noexcept;
+
 } // namespace bloomidx

@@ -93,6 +93,7 @@ public:
     }
 
     bool empty() const noexcept { return nwords_ == 0; }
+    int bytes() const noexcept { return nbytes_; }
 
 private:
     void add(int off, uint64_t w) noexcept
@@ -109,6 +110,56 @@ private:
     bool short_ = false;
     uint16_t offset_[kMaxSignatureBytes / 8 + 1] = {};
     uint64_t word_[kMaxSignatureBytes / 8 + 1] = {};
+};
+
+// Masks of which at least one must match: the elements of an IN list.
+// OR-ing their signatures into one mask would be wrong (a row could hold
+// half the bits of one element and half of another): each is tested alone.
+struct MaskGroup {
+    const SignatureMask *masks;
+    int count;
+};
+
+// A whole scan's test: every bit of base, and one mask of each group.
+class QueryMatcher {
+public:
+    QueryMatcher(const SignatureMask &base, const MaskGroup *groups, int ngroups) noexcept
+        : base_(base), groups_(groups), ngroups_(ngroups)
+    {
+    }
+
+    bool matches(const uint8_t *sig) const noexcept
+    {
+        if (!base_.matches(sig))
+            return false;
+        for (int g = 0; g < ngroups_; g++) {
+            const MaskGroup &group = groups_[g];
+            int i = 0;
+            while (i < group.count && !group.masks[i].matches(sig))
+                i++;
+            if (i == group.count)
+                return false;
+        }
+        return true;
+    }
+
+    // As SignatureMask::match_array, for the whole query.
+    int match_array(const uint8_t *sigs, int count, uint16_t *out) const noexcept
+    {
+        if (ngroups_ == 0)
+            return base_.match_array(sigs, count, out);
+        int n = 0;
+        const uint8_t *sig = sigs;
+        for (int i = 0; i < count; i++, sig += base_.bytes())
+            if (matches(sig))
+                out[n++] = static_cast<uint16_t>(i);
+        return n;
+    }
+
+private:
+    const SignatureMask &base_;
+    const MaskGroup *groups_;
+    int ngroups_;
 };
 
 } // namespace bloomidx
