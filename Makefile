@@ -14,7 +14,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 SHLIB_LINK = -lstdc++
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers basics nulls search maintenance unlogged options validate randomized
+REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps randomized
 REGRESS_OPTS = --load-extension=bloomidx
 
 PG_CONFIG ?= pg_config

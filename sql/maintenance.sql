@@ -75,5 +75,5 @@ SELECT index_vs_seqscan('SELECT id FROM tp WHERE status = ''open'' AND a = 4');
 REINDEX INDEX tp_bl;
 SELECT index_vs_seqscan('SELECT id FROM tp WHERE status = ''open'' AND a = 4');
 ALTER INDEX tp_bl RESET (length);
-ALTER INDEX tp_bl SET (col1 = 200);
+ALTER INDEX tp_bl SET (length = 64, col1 = 200);
 ALTER INDEX tp_bl RENAME TO tp_bl_renamed;

@@ -29,13 +29,38 @@ CREATE INDEX topt_odd ON topt USING bloomidx (a, b, c) WITH (length = 17, col1 =
 SELECT index_vs_seqscan('SELECT a FROM topt WHERE b = 7 AND c = ''c7''');
 DROP INDEX topt_odd;
 
--- Defaults (80 bits, 2 per column): no larger than contrib/bloom's index.
+-- contrib/bloom's defaults (80 bits, 2 per column): the same size as its index.
+CREATE INDEX topt_contrib ON topt USING bloomidx (a, b, c) WITH (length = 80, col1 = 2, col2 = 2, col3 = 2);
+SELECT pg_relation_size('topt_contrib') / current_setting('block_size')::int AS blocks;
+DROP INDEX topt_contrib;
+
+-- Sizing by target false-positive rate.  DEBUG1 shows what was chosen.
+CREATE INDEX ON topt USING bloomidx (a) WITH (false_positive_rate = 0);
+CREATE INDEX ON topt USING bloomidx (a) WITH (false_positive_rate = 0.0000009);
+CREATE INDEX ON topt USING bloomidx (a) WITH (false_positive_rate = 0.51);
+CREATE INDEX ON topt USING bloomidx (a) WITH (false_positive_rate = 'often');
+SET client_min_messages = debug1;
+-- No options: at most 0.1% on any one column.
 CREATE INDEX topt_def ON topt USING bloomidx (a, b, c);
 SELECT reloptions FROM pg_class WHERE oid = 'topt_def'::regclass;
 SELECT pg_relation_size('topt_def') / current_setting('block_size')::int AS blocks;
+CREATE INDEX topt_r1 ON topt USING bloomidx (a, b, c) WITH (false_positive_rate = 0.01);
+CREATE INDEX topt_r2 ON topt USING bloomidx (a, b, c) WITH (false_positive_rate = 0.000001);
+CREATE INDEX topt_r3 ON topt USING bloomidx (a, b, c) WITH (false_positive_rate = 0.5);
+-- Given options win; the rest is chosen around them.
+CREATE INDEX topt_r4 ON topt USING bloomidx (a, b, c) WITH (length = 128);
+CREATE INDEX topt_r5 ON topt USING bloomidx (a, b, c) WITH (col1 = 3, false_positive_rate = 0.01);
+CREATE INDEX topt_r6 ON topt USING bloomidx (a, b, c) WITH (length = 64, col2 = 4, false_positive_rate = 0.05);
+CREATE INDEX topt_r7 ON topt USING bloomidx (a, b, c) WITH (length = 64, col1 = 8, col2 = 8, col3 = 8, false_positive_rate = 0.05);
+-- Impossible or contradictory combinations say why.
+CREATE INDEX ON topt USING bloomidx (a, b, c) WITH (length = 16, false_positive_rate = 0.0001);
+CREATE INDEX ON topt USING bloomidx (a, b, c) WITH (col1 = 1, false_positive_rate = 0.00001);
+CREATE INDEX ON topt USING bloomidx (a, b, c) WITH (length = 80, col1 = 2, col2 = 2, col3 = 2, false_positive_rate = 0.001);
+RESET client_min_messages;
+SELECT index_vs_seqscan('SELECT a FROM topt WHERE a = 4 AND c = ''c4''');
 
 -- Unsupported types and operators.
-CREATE TABLE tbad (f float8, p point, a int4);
+CREATE TABLE tbad (f money, p point, a int4);
 CREATE INDEX ON tbad USING bloomidx (f);
 CREATE INDEX ON tbad USING bloomidx (p);
 CREATE INDEX ON tbad USING bloomidx (a int4_ops, f);

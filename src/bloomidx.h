@@ -28,25 +28,37 @@ static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpa
 #define BLOOMIDX_EQUAL_STRATEGY 1
 #define BLOOMIDX_NSTRATEGIES 1
 
-#define BLOOMIDX_DEFAULT_LENGTH 80
-#define BLOOMIDX_DEFAULT_BITS 2
+/*
+ * Without options, an index is sized so that an equality on any single
+ * column keeps at most 0.1% of the rows that do not match (README.md,
+ * "Choosing the size", says why).
+ */
+#define BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE 0.001
 
 /* Reloptions as parsed (varlena, as build_reloptions makes them). */
 typedef struct BloomidxOptions
 {
 	int32		vl_len_;
-	int			length;
-	int			column_bits[INDEX_MAX_KEYS];
+	int			length;			/* 0: not given */
+	int			column_bits[INDEX_MAX_KEYS];	/* 0: not given */
+	double		false_positive_rate;	/* 0: not given */
 } BloomidxOptions;
 
-/* How a column's values become 64-bit hashes. */
+/*
+ * How a column's values become 64-bit hashes.  Every kind but the last
+ * hashes the value's bytes with XXH3, and is only for types whose equality
+ * is byte equality (state.cpp says which).
+ */
 typedef enum ValueHashKind
 {
-	VALUE_INT2,					/* widened to int64, XXH3 */
-	VALUE_INT4,
-	VALUE_INT8,
-	VALUE_TEXT_BYTES,			/* deterministic collation: XXH3 of the bytes */
-	VALUE_HASH_FUNCTION				/* the opclass's extended hash, then XXH3 */
+	VALUE_INT2,					/* int2, widened to int64 */
+	VALUE_INT4,					/* int4, date: widened to int64 */
+	VALUE_INT8,					/* int8, timestamp, timestamptz, time */
+	VALUE_OID,					/* oid: widened to int64 */
+	VALUE_UUID,					/* the 16 bytes */
+	VALUE_VARLENA_BYTES,		/* detoasted payload: bytea, text under a
+								 * deterministic collation */
+	VALUE_HASH_FUNCTION			/* the opclass's extended hash, then XXH3 */
 } ValueHashKind;
 
 /* Turns values of one type, in one index column, into 64-bit hashes. */

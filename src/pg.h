@@ -40,6 +40,7 @@ extern "C" {
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
+#include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"

@@ -5,15 +5,29 @@
  */
 #include "bloomidx.h"
 
+extern "C" {
+#include "utils/uuid.h"
+}
+
 #include "core/hash.hpp"
 #include "core/positions.hpp"
 
 /*
  * Types whose equality is byte equality skip the fmgr call: the opclass's
- * extended hash function tells which type it is.  Integers of every width
- * hash as int64, so int2, int4 and int8 agree (cross-type "=").  Any other
- * function is called, and its result hashed again with the column's seed,
- * so that equal values in different columns still set different bits.
+ * extended hash function tells which type it is (PostgreSQL's own hash
+ * function for a type hashes exactly these bytes, so a type that uses it
+ * has this equality).  Integers of every width hash as int64, so int2, int4
+ * and int8 agree (cross-type "=").  Any other function is called, and its
+ * result hashed again with the column's seed, so that equal values in
+ * different columns still set different bits.
+ *
+ * A type must never take a byte path if two equal values can have
+ * different bytes: float (-0 = 0, NaN = NaN), numeric (1.0 = 1.00), bpchar
+ * (trailing spaces), interval ('1 day' = '24 hours'), jsonb, inet, arrays,
+ * text under a nondeterministic collation all go through their function.
+ * The hash of a cross-type key comes from its own type's function in the
+ * column's family (scan.cpp), so a family must either take byte paths
+ * that agree (the integers) or call functions that agree (the floats).
  */
 void
 bloomidx_init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation, int column)
@@ -23,15 +37,26 @@ bloomidx_init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation, int colu
 		case F_HASHINT2EXTENDED:
 			hasher->kind = VALUE_INT2;
 			break;
-		case F_HASHINT4EXTENDED:
+		case F_HASHINT4EXTENDED:	/* int4, date */
 			hasher->kind = VALUE_INT4;
 			break;
 		case F_HASHINT8EXTENDED:
+		case F_TIMESTAMP_HASH_EXTENDED: /* timestamp, timestamptz: int64 */
+		case F_TIME_HASH_EXTENDED:	/* time: int64 microseconds */
 			hasher->kind = VALUE_INT8;
+			break;
+		case F_HASHOIDEXTENDED:
+			hasher->kind = VALUE_OID;
+			break;
+		case F_UUID_HASH_EXTENDED:
+			hasher->kind = VALUE_UUID;
+			break;
+		case F_HASHVARLENAEXTENDED: /* bytea */
+			hasher->kind = VALUE_VARLENA_BYTES;
 			break;
 		case F_HASHTEXTEXTENDED:
 			hasher->kind = OidIsValid(collation) && get_collation_isdeterministic(collation)
-				? VALUE_TEXT_BYTES : VALUE_HASH_FUNCTION;
+				? VALUE_VARLENA_BYTES : VALUE_HASH_FUNCTION;
 			break;
 		default:
 			hasher->kind = VALUE_HASH_FUNCTION;
@@ -53,14 +78,18 @@ bloomidx_hash_value(const ValueHasher *hasher, Datum value)
 			return bloomidx::hash_int(DatumGetInt32(value), hasher->seed);
 		case VALUE_INT8:
 			return bloomidx::hash_int(DatumGetInt64(value), hasher->seed);
-		case VALUE_TEXT_BYTES:
+		case VALUE_OID:
+			return bloomidx::hash_int(DatumGetObjectId(value), hasher->seed);
+		case VALUE_UUID:
+			return bloomidx::hash_bytes(DatumGetUUIDP(value)->data, UUID_LEN, hasher->seed);
+		case VALUE_VARLENA_BYTES:
 			{
-				text	   *t = DatumGetTextPP(value);
-				uint64		h = bloomidx::hash_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t),
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+				uint64		h = bloomidx::hash_bytes(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v),
 													 hasher->seed);
 
-				if ((Pointer) t != DatumGetPointer(value))
-					pfree(t);
+				if ((Pointer) v != DatumGetPointer(value))
+					pfree(v);
 				return h;
 			}
 		case VALUE_HASH_FUNCTION:

@@ -5,6 +5,33 @@
  */
 #include "bloomidx.h"
 
+/*
+ * PostgreSQL hashes a few types with the function of another type of the
+ * same representation (bool with hashcharextended, date with
+ * hashint4extended...), whose argument type the opclass type does not
+ * coerce to; its hash opclasses' amvalidate (hashvalidate) accepts exactly
+ * these pairs, and so does ours.
+ */
+static bool
+borrowed_hash_function(Oid funcid, Oid type)
+{
+	switch (funcid)
+	{
+		case F_HASHINT4EXTENDED:
+			return type == DATEOID || type == XIDOID || type == CIDOID;
+		case F_HASHINT8EXTENDED:
+			return type == XID8OID;
+		case F_TIMESTAMP_HASH_EXTENDED:
+			return type == TIMESTAMPTZOID;
+		case F_HASHCHAREXTENDED:
+			return type == BOOLOID;
+		case F_HASHVARLENAEXTENDED:
+			return type == BYTEAOID;
+		default:
+			return false;
+	}
+}
+
 static bool
 check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_hash)
 {
@@ -24,8 +51,9 @@ check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_h
 			continue;
 		}
 		if (proc->amproclefttype != proc->amprocrighttype ||
-			!check_amproc_signature(proc->amproc, INT8OID, false, 2, 2,
-									proc->amproclefttype, INT8OID))
+			(!check_amproc_signature(proc->amproc, INT8OID, false, 2, 2,
+									 proc->amproclefttype, INT8OID) &&
+			 !borrowed_hash_function(proc->amproc, proc->amproclefttype)))
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -118,3 +118,202 @@ double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t quer
 }
 
 } // namespace bloomidx
+
+namespace bloomidx {
+
+namespace {
+
+constexpr int kMaxChosenBits = 64; // more bits per value never pay at these sizes
+
+struct Candidate {
+    int length;
+    uint16_t bits[kMaxColumns];
+    double worst;
+    int worst_column;
+};
+
+// The highest single-column rate over the columns in `bound` (bit i =
+// column i); columns with the same bits share one rate, computed once.
+void evaluate(const SizingRequest &req, uint32_t bound, Candidate &c) noexcept
+{
+    c.worst = 0;
+    c.worst_column = 0;
+    double rate_of_bits[kMaxChosenBits + 1];
+    for (double &r : rate_of_bits)
+        r = -1;
+    for (int i = 0; i < req.ncolumns; i++) {
+        if (!(bound & (1u << i)))
+            continue;
+        int b = c.bits[i];
+        double rate;
+        if (b <= kMaxChosenBits && rate_of_bits[b] >= 0)
+            rate = rate_of_bits[b];
+        else {
+            rate = false_positive_rate(c.length, c.bits, req.ncolumns, 1u << i);
+            if (b <= kMaxChosenBits)
+                rate_of_bits[b] = rate;
+        }
+        if (rate > c.worst) {
+            c.worst = rate;
+            c.worst_column = i;
+        }
+    }
+}
+
+void set_free_bits(const SizingRequest &req, int b, Candidate &c) noexcept
+{
+    for (int i = 0; i < req.ncolumns; i++)
+        c.bits[i] = req.bits[i] ? req.bits[i] : static_cast<uint16_t>(b);
+}
+
+int max_given_bits(const SizingRequest &req) noexcept
+{
+    int most = 1;
+    for (int i = 0; i < req.ncolumns; i++)
+        most = imax(most, req.bits[i]);
+    return most;
+}
+
+// Length fixed: the free bits that minimise the worst rate.  The rate is
+// unimodal in the bits, so the walk stops a few steps past the best.
+Candidate best_bits_for_length(const SizingRequest &req, uint32_t bound, int length) noexcept
+{
+    Candidate best{};
+    best.worst = 2;
+    int since_best = 0;
+    for (int b = 1; b <= imin(length, kMaxChosenBits) && since_best < 3; b++) {
+        Candidate c{};
+        c.length = length;
+        set_free_bits(req, b, c);
+        evaluate(req, bound, c);
+        if (c.worst < best.worst) {
+            best = c;
+            since_best = 0;
+        } else {
+            since_best++;
+        }
+    }
+    return best;
+}
+
+// Bits fixed: the shortest length (at least `from`) whose worst rate is
+// at most target, or 0.  The rate falls as the length grows.
+int shortest_length(const SizingRequest &req, uint32_t bound, const Candidate &shape,
+                    int from) noexcept
+{
+    Candidate c = shape;
+    c.length = kMaxSignatureBits;
+    evaluate(req, bound, c);
+    if (c.worst > req.target_rate)
+        return 0;
+    int lo = from, hi = kMaxSignatureBits; // answer in [lo, hi]
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        c.length = mid;
+        evaluate(req, bound, c);
+        if (c.worst <= req.target_rate)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+int round_up_16(int length) noexcept
+{
+    return imin(kMaxSignatureBits, (length + 15) / 16 * 16);
+}
+
+SizingResult result_of(const Candidate &c, int ncolumns, SizingStatus status) noexcept
+{
+    SizingResult r;
+    r.status = status;
+    r.length = c.length;
+    for (int i = 0; i < ncolumns; i++)
+        r.bits[i] = c.bits[i];
+    r.worst_rate = c.worst;
+    r.worst_column = c.worst_column;
+    return r;
+}
+
+} // namespace
+
+SizingResult choose_sizing(const SizingRequest &req) noexcept
+{
+    SizingResult bad;
+    if (req.ncolumns < 1 || req.ncolumns > kMaxColumns || !(req.target_rate > 0) ||
+        !(req.target_rate < 1) || req.length < 0 || req.length > kMaxSignatureBits)
+        return bad;
+    uint32_t all = 0, free_columns = 0;
+    for (int i = 0; i < req.ncolumns; i++) {
+        all |= 1u << i;
+        if (req.bits[i] == 0)
+            free_columns |= 1u << i;
+        if (req.bits[i] > kMaxColumnBits || (req.length && req.bits[i] > req.length))
+            return bad;
+    }
+    // A rate the user asked for binds every column; the default only the
+    // columns whose bits are chosen here.
+    uint32_t bound = req.rate_given ? all : free_columns;
+    int target_bits = static_cast<int>(std::ceil(std::log2(1.0 / req.target_rate)));
+
+    if (req.length && !free_columns) {
+        Candidate c{};
+        c.length = req.length;
+        set_free_bits(req, 0, c);
+        evaluate(req, all, c);
+        bool missed = req.rate_given && c.worst > req.target_rate;
+        return result_of(c, req.ncolumns, missed ? SizingStatus::Contradiction : SizingStatus::Ok);
+    }
+    if (req.length) {
+        Candidate c = best_bits_for_length(req, bound, req.length);
+        evaluate(req, all, c);
+        bool missed = req.rate_given && c.worst > req.target_rate;
+        return result_of(c, req.ncolumns, missed ? SizingStatus::LengthTooShort : SizingStatus::Ok);
+    }
+    if (!free_columns) {
+        Candidate c{};
+        set_free_bits(req, 0, c);
+        int length;
+        if (req.rate_given) {
+            length = shortest_length(req, all, c, max_given_bits(req));
+            if (length == 0) {
+                c.length = kMaxSignatureBits;
+                evaluate(req, all, c);
+                return result_of(c, req.ncolumns, SizingStatus::Unreachable);
+            }
+        } else {
+            // No rate to meet: half the bits set, the usual optimum.
+            int total = 0;
+            for (int i = 0; i < req.ncolumns; i++)
+                total += req.bits[i];
+            length = imax(max_given_bits(req), static_cast<int>(std::ceil(total / std::log(2.0))));
+        }
+        c.length = round_up_16(length);
+        evaluate(req, all, c);
+        return result_of(c, req.ncolumns, SizingStatus::Ok);
+    }
+
+    // Both open: for each number of bits near log2(1/rate), the shortest
+    // length that meets the rate; keep the shortest of all, then spend the
+    // bits up to the next multiple of 16 on the best bits for it.
+    int shortest = 0;
+    for (int b = 1; b <= imin(target_bits + 4, kMaxChosenBits); b++) {
+        Candidate shape{};
+        set_free_bits(req, b, shape);
+        int length = shortest_length(req, bound, shape, max_given_bits(req) > b ? max_given_bits(req) : b);
+        if (length && (shortest == 0 || length < shortest))
+            shortest = length;
+    }
+    if (shortest == 0) {
+        Candidate c = best_bits_for_length(req, bound, kMaxSignatureBits);
+        evaluate(req, all, c);
+        return result_of(c, req.ncolumns,
+                         req.rate_given ? SizingStatus::Unreachable : SizingStatus::Ok);
+    }
+    Candidate c = best_bits_for_length(req, bound, round_up_16(shortest));
+    evaluate(req, all, c);
+    return result_of(c, req.ncolumns, SizingStatus::Ok);
+}
+
+} // namespace bloomidx

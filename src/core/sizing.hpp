@@ -24,3 +24,39 @@ namespace bloomidx {
 double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t query_columns) noexcept;
 
 } // namespace bloomidx
+
+namespace bloomidx {
+
+// Choosing the signature length and bits per column from a target
+// false-positive rate: "an equality on any single column keeps at most
+// this fraction of the rows that do not match it".
+struct SizingRequest {
+    int ncolumns = 0;
+    double target_rate = 0;  // 0 < rate < 1
+    bool rate_given = false; // asked for by the user: every column must meet it;
+                             // else a default, which binds only chosen columns
+    int length = 0;          // 0: choose it
+    uint16_t bits[32] = {};  // 0: choose it (the same for every chosen column)
+};
+
+enum class SizingStatus {
+    Ok,
+    BadRequest,     // arguments out of range (a column's bits > length...)
+    LengthTooShort, // length given: no bits per column reach the rate
+    Unreachable,    // no length up to 4096 bits reaches the rate
+    Contradiction,  // length and every column given, and they miss the rate
+};
+
+struct SizingResult {
+    SizingStatus status = SizingStatus::BadRequest;
+    int length = 0;
+    uint16_t bits[32] = {};
+    double worst_rate = 1; // the highest single-column rate of the result
+    int worst_column = 0;  // and its column (0-based)
+};
+
+// Chooses what the request leaves open.  A chosen length is a multiple of
+// 16 (storage rounds up to 16 bits anyway, so the rest is free).
+SizingResult choose_sizing(const SizingRequest &request) noexcept;
+
+} // namespace bloomidx

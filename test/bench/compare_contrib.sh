@@ -6,10 +6,12 @@
 #   bash test/bench/compare_contrib.sh            # 10,000,000 rows
 #   ROWS=1000000 bash test/bench/compare_contrib.sh
 #
-# Measures, for each setting (length, colN) and each index kind: CREATE
-# INDEX time (median of BUILDS), index size, Bitmap Index Scan time (median
-# of RUNS runs after a warm-up) for 1-, 2- and 3-column queries, and the
-# false-positive rate of 1-column misses next to bloomidx's formula.
+# Measures, for each setting (each kind's defaults, then the same length
+# and colN for both) and each index kind: CREATE INDEX time (median of
+# BUILDS), index size, Bitmap Index Scan time and whole-query time (median
+# of RUNS runs after a warm-up) for 1-, 2- and 3-column queries, index
+# buffers and time of an IN list of 10 values, and the false-positive rate
+# of 1-column misses next to bloomidx's formula.
 # Writes a markdown report to test/bench/results/ (or $OUT).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
@@ -20,8 +22,9 @@ RUNS="${RUNS:-7}"
 MISSES="${MISSES:-100}"
 PORT="${PORT:-5497}"
 OUT="${OUT:-$BLOOMIDX_REPO/test/bench/results/contrib-compare-$ROWS.md}"
-# Settings compared: "length colbits" (the same bits for all six columns).
-SETTINGS=("80 2" "80 9" "96 4")
+# Settings compared: "defaults" (no options: each kind's own defaults), or
+# "length colbits" (the same bits for all six columns, for both kinds).
+SETTINGS=("defaults" "80 2" "80 9" "96 4")
 
 deps_install
 build_and_install
@@ -57,17 +60,20 @@ BEGIN
     EXECUTE stmt;
     RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
 END \$\$;
--- Bitmap Index Scan time (ms) and rows of one query.
-CREATE FUNCTION scan(query text, OUT ms float8, OUT nrows float8) LANGUAGE plpgsql AS \$\$
+-- Of one query: Bitmap Index Scan time (ms), rows, buffers; whole query ms.
+CREATE FUNCTION scan(query text, OUT ms float8, OUT nrows float8, OUT buffers float8,
+                     OUT total_ms float8) LANGUAGE plpgsql AS \$\$
 DECLARE plan json; node json;
 BEGIN
     EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
+    total_ms := (plan->0->>'Execution Time')::float8;
     node := plan->0->'Plan';
     WHILE node->>'Node Type' <> 'Bitmap Index Scan' LOOP
         node := node->'Plans'->0;
     END LOOP;
     ms := (node->>'Actual Total Time')::float8;
     nrows := (node->>'Actual Rows')::float8;
+    buffers := (node->>'Shared Hit Blocks')::float8 + (node->>'Shared Read Blocks')::float8;
 END \$\$;
 CREATE FUNCTION median(float8[]) RETURNS float8 LANGUAGE sql AS \$\$
     SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(\$1) x
@@ -85,33 +91,45 @@ read -r V2 V5 V3 <<<"$(psql_q -F' ' -c "SELECT i2, i5, i3 FROM base LIMIT 1")"
 	echo
 } >"$OUT.tmp"
 
+# median_of FIELD QUERY: median of RUNS runs of scan(QUERY).FIELD, after a warm-up.
+median_of() {
+	psql_q <<SQL | tail -n1
+SET enable_seqscan = off;
+SELECT (scan('$2')).$1;
+SELECT round(median(array_agg(v))::numeric, 2)
+FROM (SELECT (scan('$2')).$1 AS v FROM generate_series(1, $RUNS)) s;
+SQL
+}
+ratio() { psql_q -c "SELECT CASE WHEN $2::numeric > 0 THEN round($1::numeric / $2::numeric, 2) END"; }
+IN10="$(psql_q -c "SELECT string_agg(i2::text, ', ') FROM (SELECT i2 FROM base LIMIT 10) s")"
+
 for setting in "${SETTINGS[@]}"; do
-	read -r LEN BITS <<<"$setting"
-	WITH="length = $LEN"
-	for c in 1 2 3 4 5 6; do WITH="$WITH, col$c = $BITS"; done
-	log "bench: length=$LEN, $BITS bits per column"
+	if [[ "$setting" == defaults ]]; then
+		WITH=""
+		title="each kind's defaults (no options)"
+	else
+		read -r LEN BITS <<<"$setting"
+		WITH="WITH (length = $LEN"
+		for c in 1 2 3 4 5 6; do WITH="$WITH, col$c = $BITS"; done
+		WITH="$WITH)"
+		title="length = $LEN, $BITS bits per column (col1..col6)"
+	fi
+	log "bench: $title"
 	declare -A R=()
 	for am in bloom bloomidx; do
 		builds=()
 		for ((b = 0; b < BUILDS; b++)); do
 			psql_q -c "DROP INDEX IF EXISTS ix_$am" >/dev/null
-			builds+=("$(psql_q -c "SELECT ms('CREATE INDEX ix_$am ON t_$am USING $am (i1, i2, i3, i4, i5, i6) WITH ($WITH)')")")
+			builds+=("$(psql_q -c "SELECT ms('CREATE INDEX ix_$am ON t_$am USING $am (i1, i2, i3, i4, i5, i6) $WITH')")")
 		done
 		R[$am.build]="$(psql_q -c "SELECT round(median(ARRAY[$(IFS=,; echo "${builds[*]}")])::numeric, 0)")"
 		R[$am.size]="$(psql_q -c "SELECT pg_relation_size('ix_$am') / 1048576.0" | xargs printf '%.1f')"
-		psql_q -c "SELECT pg_prewarm('ix_$am')" >/dev/null 2>&1 || true
 		for q in "1:i2 = $V2" "2:i2 = $V2 AND i5 = $V5" "3:i2 = $V2 AND i3 = $V3 AND i5 = $V5"; do
-			name="${q%%:*}"
-			cond="${q#*:}"
-			R[$am.q$name]="$(psql_q <<SQL
-SET enable_seqscan = off;
-SELECT (scan('SELECT * FROM t_$am WHERE $cond')).ms;
-SELECT round(median(array_agg(ms))::numeric, 2)
-FROM (SELECT (scan('SELECT * FROM t_$am WHERE $cond')).ms FROM generate_series(1, $RUNS)) s;
-SQL
-)"
-			R[$am.q$name]="$(tail -n1 <<<"${R[$am.q$name]}")"
+			R[$am.q${q%%:*}]="$(median_of ms "SELECT * FROM t_$am WHERE ${q#*:}")"
+			R[$am.t${q%%:*}]="$(median_of total_ms "SELECT * FROM t_$am WHERE ${q#*:}")"
 		done
+		R[$am.in_ms]="$(median_of ms "SELECT * FROM t_$am WHERE i2 IN ($IN10)")"
+		R[$am.in_buf]="$(median_of buffers "SELECT * FROM t_$am WHERE i2 IN ($IN10)")"
 		# False positives: 1-column misses (values outside the data's range).
 		R[$am.fpr]="$(psql_q <<SQL | tail -n1
 SET enable_seqscan = off;
@@ -120,20 +138,30 @@ FROM (SELECT (scan('SELECT * FROM t_$am WHERE i' || (1 + k % 6) || ' = ' || (-1 
       FROM generate_series(1, $MISSES) k) s;
 SQL
 )"
+		if [[ "$am" == bloomidx ]]; then
+			# The length and bits bloomidx chose (or was given), from its metapage.
+			read -r R[len] R[bits] <<<"$(psql_q -F' ' -c "SET client_min_messages = debug1" \
+				-c "REINDEX INDEX ix_bloomidx" 2>&1 |
+				sed -n 's/.*length \([0-9]*\), bits per column \([0-9]*\).*/\1 \2/p' | tail -n1)"
+		fi
 		psql_q -c "DROP INDEX ix_$am" >/dev/null
 	done
-	formula="$("$FPR_FORMULA" "$LEN" 6 "$BITS" 1)"
-	ratio() { psql_q -c "SELECT CASE WHEN $2::numeric > 0 THEN round($1::numeric / $2::numeric, 2) END"; }
+	formula="$("$FPR_FORMULA" "${R[len]}" 6 "${R[bits]}" 1)"
 	{
-		echo "## length = $LEN, $BITS bits per column (col1..col6)"
+		echo "## $title"
 		echo
+		[[ "$setting" == defaults ]] &&
+			echo "contrib/bloom: length 80, 2 bits per column; bloomidx chose length ${R[len]}, ${R[bits]} bits per column." && echo
 		echo "| measure | contrib/bloom | bloomidx | ratio |"
 		echo "|---|---:|---:|---:|"
 		echo "| CREATE INDEX (ms, median of $BUILDS) | ${R[bloom.build]} | ${R[bloomidx.build]} | $(ratio "${R[bloomidx.build]}" "${R[bloom.build]}") |"
 		echo "| index size (MB) | ${R[bloom.size]} | ${R[bloomidx.size]} | $(ratio "${R[bloomidx.size]}" "${R[bloom.size]}") |"
 		for n in 1 2 3; do
 			echo "| Bitmap Index Scan, $n-column hit (ms, median of $RUNS) | ${R[bloom.q$n]} | ${R[bloomidx.q$n]} | $(ratio "${R[bloomidx.q$n]}" "${R[bloom.q$n]}") |"
+			echo "| whole query, $n-column hit (ms, median of $RUNS) | ${R[bloom.t$n]} | ${R[bloomidx.t$n]} | $(ratio "${R[bloomidx.t$n]}" "${R[bloom.t$n]}") |"
 		done
+		echo "| IN list of 10 values: index buffers | ${R[bloom.in_buf]} | ${R[bloomidx.in_buf]} | $(ratio "${R[bloomidx.in_buf]}" "${R[bloom.in_buf]}") |"
+		echo "| IN list of 10 values: Bitmap Index Scan (ms) | ${R[bloom.in_ms]} | ${R[bloomidx.in_ms]} | $(ratio "${R[bloomidx.in_ms]}" "${R[bloom.in_ms]}") |"
 		echo "| false-positive rate, 1-column misses (mean of $MISSES) | ${R[bloom.fpr]} | ${R[bloomidx.fpr]} | $(ratio "${R[bloomidx.fpr]}" "${R[bloom.fpr]}") |"
 		echo "| bloomidx formula (core/sizing.cpp) | | $formula | measured/formula $(ratio "${R[bloomidx.fpr]}" "$formula") |"
 		echo

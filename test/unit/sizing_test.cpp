@@ -357,3 +357,99 @@ TEST(FalsePositiveRate, RejectsQueryColumnsTheIndexDoesNotHave)
     std::vector<uint16_t> all = same_bits(32, 2);
     EXPECT_GT(bloomidx::false_positive_rate(4096, all.data(), 32, 0x80000000u), 0.0);
 }
+
+namespace {
+
+bloomidx::SizingRequest request(int ncols, double rate, bool given, int length = 0)
+{
+    bloomidx::SizingRequest r;
+    r.ncolumns = ncols;
+    r.target_rate = rate;
+    r.rate_given = given;
+    r.length = length;
+    return r;
+}
+
+double single_column_rate(const bloomidx::SizingResult &res, int ncols, int column)
+{
+    return bloomidx::false_positive_rate(res.length, res.bits, ncols, 1u << column);
+}
+
+} // namespace
+
+TEST(ChooseSizing, MeetsTheRateWithTheShortestLength)
+{
+    for (int ncols : {1, 3, 6, 12, 32}) {
+        for (double rate : {0.05, 0.01, 0.001, 0.0001}) {
+            bloomidx::SizingResult res = bloomidx::choose_sizing(request(ncols, rate, true));
+            ASSERT_EQ(res.status, bloomidx::SizingStatus::Ok) << ncols << " " << rate;
+            EXPECT_EQ(res.length % 16, 0);
+            for (int i = 0; i < ncols; i++)
+                EXPECT_LE(single_column_rate(res, ncols, i), rate) << ncols << " " << rate;
+            // 16 bits less cannot meet it, whatever the bits per column.
+            if (res.length > 16) {
+                bloomidx::SizingRequest shorter = request(ncols, rate, true, res.length - 16);
+                EXPECT_EQ(bloomidx::choose_sizing(shorter).status,
+                          bloomidx::SizingStatus::LengthTooShort)
+                    << ncols << " " << rate;
+            }
+        }
+    }
+}
+
+TEST(ChooseSizing, GivenOptionsWin)
+{
+    bloomidx::SizingRequest r = request(4, 0.01, true);
+    r.bits[1] = 3;
+    bloomidx::SizingResult res = bloomidx::choose_sizing(r);
+    ASSERT_EQ(res.status, bloomidx::SizingStatus::Ok);
+    EXPECT_EQ(res.bits[1], 3);
+    for (int i = 0; i < 4; i++)
+        EXPECT_LE(single_column_rate(res, 4, i), 0.01);
+
+    r = request(4, 0.01, false, 100); // length given, no rate asked: best bits
+    res = bloomidx::choose_sizing(r);
+    ASSERT_EQ(res.status, bloomidx::SizingStatus::Ok);
+    EXPECT_EQ(res.length, 100);
+    double best = single_column_rate(res, 4, 0);
+    for (int b = 1; b <= 40; b++) {
+        uint16_t bits[4] = {uint16_t(b), uint16_t(b), uint16_t(b), uint16_t(b)};
+        EXPECT_GE(bloomidx::false_positive_rate(100, bits, 4, 1) * (1 + 1e-9), best) << b;
+    }
+}
+
+TEST(ChooseSizing, SaysWhyItCannot)
+{
+    EXPECT_EQ(bloomidx::choose_sizing(request(6, 0.0001, true, 16)).status,
+              bloomidx::SizingStatus::LengthTooShort);
+
+    bloomidx::SizingRequest r = request(3, 0.00001, true);
+    r.bits[0] = 1; // one bit per value cannot be that selective
+    bloomidx::SizingResult res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.status, bloomidx::SizingStatus::Unreachable);
+    EXPECT_EQ(res.worst_column, 0);
+
+    r = request(6, 0.01, true, 80);
+    for (int i = 0; i < 6; i++)
+        r.bits[i] = 2; // contrib/bloom's defaults: about 1.8%
+    EXPECT_EQ(bloomidx::choose_sizing(r).status, bloomidx::SizingStatus::Contradiction);
+    r.target_rate = 0.02;
+    EXPECT_EQ(bloomidx::choose_sizing(r).status, bloomidx::SizingStatus::Ok);
+
+    // Not asked for: never an error, the best it can do.
+    r = request(3, 0.00001, false);
+    r.bits[0] = 1;
+    EXPECT_EQ(bloomidx::choose_sizing(r).status, bloomidx::SizingStatus::Ok);
+}
+
+TEST(ChooseSizing, RejectsBadRequests)
+{
+    EXPECT_EQ(bloomidx::choose_sizing(request(0, 0.01, true)).status, bloomidx::SizingStatus::BadRequest);
+    EXPECT_EQ(bloomidx::choose_sizing(request(33, 0.01, true)).status, bloomidx::SizingStatus::BadRequest);
+    EXPECT_EQ(bloomidx::choose_sizing(request(3, 0, true)).status, bloomidx::SizingStatus::BadRequest);
+    EXPECT_EQ(bloomidx::choose_sizing(request(3, 1, true)).status, bloomidx::SizingStatus::BadRequest);
+    EXPECT_EQ(bloomidx::choose_sizing(request(3, 0.01, true, 4097)).status, bloomidx::SizingStatus::BadRequest);
+    bloomidx::SizingRequest r = request(3, 0.01, true, 16);
+    r.bits[2] = 17;
+    EXPECT_EQ(bloomidx::choose_sizing(r).status, bloomidx::SizingStatus::BadRequest);
+}
