@@ -14,7 +14,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 SHLIB_LINK = -lstdc++
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps randomized
+REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps randomized randomized_types
 REGRESS_OPTS = --load-extension=bloomidx
 
 PG_CONFIG ?= pg_config
@@ -37,8 +37,12 @@ test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
 unittest: test/unit/core_tests
 	test/unit/core_tests
 
-EXTRA_CLEAN = test/unit/core_tests test/bench/fpr_formula results regression.diffs regression.out
+EXTRA_CLEAN = test/unit/core_tests test/bench/fpr_formula test/bench/sizing_table results regression.diffs regression.out
 
 # Benchmark helper: the predicted false-positive rate, from the core.
 test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/fpr_formula.cpp $(CORE_SRCS)
+
+# The README's sizing table, from the core.
+test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/sizing_table.cpp $(CORE_SRCS)

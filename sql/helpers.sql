@@ -62,3 +62,21 @@ BEGIN
                   cardinality(via_index), cardinality(via_seqscan));
 END
 $$;
+
+-- The Bitmap Index Scan node of EXPLAIN (ANALYZE, BUFFERS) of query, run
+-- with sequential scans off: its rows (before recheck) and buffers.
+CREATE FUNCTION bitmap_index_node(query text) RETURNS json
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+    node json;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
+    node := plan->0->'Plan';
+    WHILE node->>'Node Type' <> 'Bitmap Index Scan' LOOP
+        node := node->'Plans'->0;
+    END LOOP;
+    RETURN node;
+END
+$$;

@@ -35,19 +35,9 @@ FROM (VALUES ('a IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 11)'),
 -- One pass over the index for the whole list: the buffers read for an IN
 -- list of ten values are those of one value.
 CREATE FUNCTION index_buffers(query text) RETURNS int
-LANGUAGE plpgsql AS $$
-DECLARE
-    plan json;
-    node json;
-BEGIN
-    PERFORM set_config('enable_seqscan', 'off', true);
-    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
-    node := plan->0->'Plan';
-    WHILE node->>'Node Type' <> 'Bitmap Index Scan' LOOP
-        node := node->'Plans'->0;
-    END LOOP;
-    RETURN (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int;
-END
+LANGUAGE sql AS $$
+    SELECT (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int
+    FROM bitmap_index_node(query) node
 $$;
 SELECT index_buffers('SELECT * FROM ts WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 11)')
      = index_buffers('SELECT * FROM ts WHERE a = 1') AS one_pass,

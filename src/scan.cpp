@@ -208,8 +208,15 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		return 0;
 
 	bloomidx::QueryMatcher matcher(so->base, so->groups, so->ngroups);
-	BufferAccessStrategy bas = GetAccessStrategy(BAS_BULKREAD);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	/*
+	 * Like a sequential scan of a table: a bulk-read ring only for an index
+	 * larger than a quarter of shared_buffers, so that a smaller one stays
+	 * cached from scan to scan instead of being read again every time.
+	 */
+	BufferAccessStrategy bas = nblocks > (BlockNumber) (NBuffers / 4)
+		? GetAccessStrategy(BAS_BULKREAD) : NULL;
 
 	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < nblocks; blkno++)
 	{
@@ -236,6 +243,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		UnlockReleaseBuffer(buffer);
 		CHECK_FOR_INTERRUPTS();
 	}
-	FreeAccessStrategy(bas);
+	if (bas)
+		FreeAccessStrategy(bas);
 	return found;
 }

@@ -37,6 +37,9 @@ inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *c
     }
 }
 
+// Up to this many bits per value, repeats are found in a small array.
+constexpr uint32_t kFewBits = 16;
+
 } // namespace
 
 void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noexcept
@@ -46,9 +49,26 @@ void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noex
         return;
     if (bits > length)
         bits = length;
+
+    if (bits <= kFewBits && 2 * bits <= length) {
+        // The usual case, a few bits: remember them in a small array, which
+        // needs no clearing (zeroing a bitmap cost more than the draws).
+        uint32_t picked[kFewBits];
+        uint64_t state = hash;
+        for (uint32_t n = 0; n < bits;) {
+            uint32_t pos = next_position(state, length);
+            uint32_t i = 0;
+            while (i < n && picked[i] != pos)
+                i++;
+            if (i < n)
+                continue;
+            picked[n++] = pos;
+            signature_set_bit(sig, pos);
+        }
+        return;
+    }
     uint64_t chosen[kMaxSignatureBits / 64];
     if (2 * bits <= length) {
-        // The usual case, few bits: set them as they are drawn.
         draw_distinct(length, bits, hash, chosen,
                       [sig](uint32_t pos) { signature_set_bit(sig, pos); });
         return;
