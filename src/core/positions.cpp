@@ -37,7 +37,9 @@ inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *c
     }
 }
 
-// Up to this many bits per value, repeats are found in a small array.
+// Up to this length, repeats are found in a four-word bitmap; past it, up
+// to this many bits per value, in a small array.
+constexpr uint32_t kShortLength = 256;
 constexpr uint32_t kFewBits = 16;
 
 } // namespace
@@ -50,9 +52,26 @@ void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noex
     if (bits > length)
         bits = length;
 
+    if (length <= kShortLength && 2 * bits <= length) {
+        // The usual case, a short signature: the positions seen fit in four
+        // words cleared with two vector stores (a general clearing loop
+        // became `rep stos`, which cost more than the draws).
+        uint64_t seen[kShortLength / 64] = {0, 0, 0, 0};
+        uint64_t state = hash;
+        for (uint32_t n = 0; n < bits;) {
+            uint32_t pos = next_position(state, length);
+            uint64_t bit = 1ULL << (pos & 63);
+            if (seen[pos >> 6] & bit)
+                continue;
+            seen[pos >> 6] |= bit;
+            signature_set_bit(sig, pos);
+            n++;
+        }
+        return;
+    }
     if (bits <= kFewBits && 2 * bits <= length) {
-        // The usual case, a few bits: remember them in a small array, which
-        // needs no clearing (zeroing a bitmap cost more than the draws).
+        // A long signature, a few bits: remember them in a small array,
+        // which needs no clearing at all.
         uint32_t picked[kFewBits];
         uint64_t state = hash;
         for (uint32_t n = 0; n < bits;) {
