@@ -62,6 +62,18 @@ public:
         for (int off = 0; off < last; off += 8)
             add(off, load_u64(query + off));
         add(last, load_u64(query + last));
+        // The word with the most query bits is the likeliest to fail on a
+        // non-matching signature: test it first.
+        for (int i = 1; i < nwords_; i++) {
+            if (__builtin_popcountll(word_[i]) > __builtin_popcountll(word_[0])) {
+                uint64_t w = word_[0];
+                uint16_t o = offset_[0];
+                word_[0] = word_[i];
+                offset_[0] = offset_[i];
+                word_[i] = w;
+                offset_[i] = o;
+            }
+        }
     }
 
     // True when every query bit is set in sig: (sig & q) == q.
@@ -82,12 +94,39 @@ public:
 
     // Checks count signatures stored back to back; writes the indexes of
     // the matching ones to out (room for count) and returns how many.
+    // The scan's hot loop: the mask is copied to locals first (out is a
+    // uint16_t array, which could alias offset_, so the compiler would
+    // reload the mask after every store), and one or two words, the usual
+    // case, are unrolled.
     int match_array(const uint8_t *sigs, int count, uint16_t *out) const noexcept
     {
+        const int nbytes = nbytes_;
+        const int nwords = nwords_;
         int n = 0;
-        const uint8_t *sig = sigs;
-        for (int i = 0; i < count; i++, sig += nbytes_)
-            if (matches(sig))
+        if (short_ || nwords > 2) {
+            const uint8_t *sig = sigs;
+            for (int i = 0; i < count; i++, sig += nbytes)
+                if (matches(sig))
+                    out[n++] = static_cast<uint16_t>(i);
+            return n;
+        }
+        if (nwords == 0) {
+            for (int i = 0; i < count; i++)
+                out[i] = static_cast<uint16_t>(i);
+            return count;
+        }
+        const uint8_t *first = sigs + offset_[0];
+        const uint64_t w0 = word_[0];
+        if (nwords == 1) {
+            for (int i = 0; i < count; i++, first += nbytes)
+                if ((load_u64(first) & w0) == w0)
+                    out[n++] = static_cast<uint16_t>(i);
+            return n;
+        }
+        const int delta = offset_[1] - offset_[0];
+        const uint64_t w1 = word_[1];
+        for (int i = 0; i < count; i++, first += nbytes)
+            if ((load_u64(first) & w0) == w0 && (load_u64(first + delta) & w1) == w1)
                 out[n++] = static_cast<uint16_t>(i);
         return n;
     }
