@@ -18,7 +18,7 @@ REGRESS = helpers basics nulls search maintenance unlogged options sizing valida
 REGRESS_OPTS = --load-extension=bloomidx
 
 PG_CONFIG ?= pg_config
-PG_CXXFLAGS = -std=c++17 -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions
+PG_CXXFLAGS = -std=c++17 -fvisibility=hidden -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions
 PG_CPPFLAGS = -I$(srcdir)/src
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -41,7 +41,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	uint16		slot = bloomidx::page_opaque(page)->count;
 	MemoryContext old = MemoryContextSwitchTo(build->tuple_cxt);
 
-	/* Made in place: the page's next signature slot, then its TID. */
+	/* Made in place: the page's next signature slot (zeroed by PageInit), then its TID. */
 	bloomidx_form_signature(&build->state, values, isnull,
 							bloomidx::row_signature(page, *g, slot));
 	memcpy(bloomidx::row_tid(page, *g, slot), tid, sizeof(ItemPointerData));

@@ -111,6 +111,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 
 	NewEntry	entry;
 
+	memset(entry.signature, 0, state->geometry.signature_bytes);
 	bloomidx_form_signature(state, values, isnull, entry.signature);
 	entry.tid = *ht_ctid;
 	entry.size = state->geometry.signature_bytes + sizeof(ItemPointerData);

@@ -8,6 +8,13 @@
 #ifndef BLOOMIDX_PG_H
 #define BLOOMIDX_PG_H
 
+/*
+ * The module is built with -fvisibility=hidden, so calls inside it are
+ * direct; what PostgreSQL must find (the magic block, _PG_init, the
+ * handler and its info function) is declared PGDLLEXPORT, made visible here.
+ */
+#define PGDLLEXPORT __attribute__((visibility("default")))
+
 extern "C" {
 #include "postgres.h"
 

@@ -121,11 +121,14 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 	}
 }
 
+/*
+ * Sets the row's bits in signature, which the caller has zeroed (a build
+ * writes into a fresh page's slots, which PageInit zeroed already).
+ */
 void
 bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 						const bool *isnull, uint8 *signature)
 {
-	memset(signature, 0, state->meta.signature_bytes);
 	for (int i = 0; i < state->ncolumns; i++)
 	{
 		/* A NULL sets bits of its own, so that IS NULL can be searched. */

@@ -1,10 +1,5 @@
 #include "hash.hpp"
 
-#include <cstring>
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "core_guard.hpp"
 
 namespace bloomidx {
@@ -18,20 +13,6 @@ uint64_t column_seed(int column) noexcept
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed) noexcept
 {
     return XXH3_64bits_withSeed(data, len, seed);
-}
-
-uint64_t hash_int(int64_t value, uint64_t seed) noexcept
-{
-    // Little-endian bytes of the value, so the hash is the same on every
-    // platform that reads the index.  (Built byte by byte, the store-to-load
-    // forwarding stall cost more than the hash itself.)
-    uint64_t v = static_cast<uint64_t>(value);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    unsigned char bytes[8];
-    std::memcpy(bytes, &v, sizeof bytes);
-    return XXH3_64bits_withSeed(bytes, sizeof bytes, seed);
 }
 
 uint64_t null_hash(int column) noexcept

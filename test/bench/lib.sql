@@ -1,0 +1,225 @@
+-- Tables and functions of the benchmark (test/bench/run.sh loads this file
+-- first, then data_a.sql and data_b.sql).  Every figure lands in the table
+-- result, which report() turns into the markdown table of one data set.
+SET client_min_messages = warning;
+CREATE EXTENSION bloom;
+CREATE EXTENSION bloomidx;
+
+-- The index kinds, in the order of the report's columns.  Each kind has its
+-- own identical copy of a data set's table, named <data set>_<kind>.
+CREATE TABLE kind (ord int PRIMARY KEY, key text UNIQUE, title text);
+INSERT INTO kind VALUES
+    (1, 'bloomidx', 'bloomidx (defaults)'),
+    (2, 'bloomidx_80_2', 'bloomidx (length 80, 2 bits)'),
+    (3, 'bloom', 'contrib/bloom (defaults)'),
+    (4, 'btree_all', 'one btree, all columns'),
+    (5, 'btree_each', 'one btree per column');
+
+-- A data set: its rows, the columns every kind indexes (contrib/bloom only
+-- those it has an operator class for: int4 and text), and its description.
+CREATE TABLE dataset (ds text PRIMARY KEY, nrows bigint, columns text[], bloom_columns text[],
+                      about text);
+
+-- The queries of a data set: cond is the WHERE clause; miss_cols, for
+-- queries whose values are in no row, the 1-based positions of the queried
+-- columns in the index (for the predicted false-positive rate); shown, the
+-- condition as the report prints it (default cond); short, the chart's name.
+CREATE TABLE query (ds text, ord int, label text, short text, cond text, miss_cols text,
+                    shown text, PRIMARY KEY (ds, ord));
+
+-- One EXPLAIN (ANALYZE, BUFFERS) of one query on one kind's table.
+CREATE TABLE run (ds text, kind text, qord int, exec_ms float8, node_ms float8, buffers float8,
+                  removed float8, nrows float8, node_type text);
+
+-- The report's cells: value NaN means the kind cannot answer through its
+-- index (printed n/a); kind NULL with no value makes a heading row.
+CREATE TABLE result (ds text, ord int, label text, kind text, value float8);
+
+-- The length and bits per column each bloomidx kind was built with.
+CREATE TABLE settings (ds text, kind text, length int, bits text);
+
+-- Milliseconds and bytes of WAL one statement takes (the WAL insert
+-- position before and after: exact, even before the commit is flushed).
+CREATE FUNCTION timed(stmt text, OUT ms float8, OUT wal float8) LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp(); lsn0 pg_lsn := pg_current_wal_insert_lsn();
+BEGIN
+    EXECUTE stmt;
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+    wal := pg_wal_lsn_diff(pg_current_wal_insert_lsn(), lsn0);
+END $$;
+
+CREATE FUNCTION put(d text, o int, lbl text, k text, v float8) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO result VALUES (d, o, lbl, k, v)
+$$;
+
+-- The CREATE INDEX statements of one kind on its table.
+CREATE FUNCTION index_ddl(d text, k text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE ds dataset := (SELECT x FROM dataset x WHERE x.ds = d); tbl text := d || '_' || k;
+BEGIN
+    RETURN CASE k
+        WHEN 'bloomidx' THEN ARRAY[format('CREATE INDEX ON %I USING bloomidx (%s)', tbl,
+                                          array_to_string(ds.columns, ', '))]
+        WHEN 'bloomidx_80_2' THEN ARRAY[format('CREATE INDEX ON %I USING bloomidx (%s) WITH (length = 80, %s)',
+                                          tbl, array_to_string(ds.columns, ', '),
+                                          (SELECT string_agg(format('col%s = 2', i), ', ')
+                                           FROM generate_subscripts(ds.columns, 1) i))]
+        WHEN 'bloom' THEN ARRAY[format('CREATE INDEX ON %I USING bloom (%s)', tbl,
+                                       array_to_string(ds.bloom_columns, ', '))]
+        WHEN 'btree_all' THEN ARRAY[format('CREATE INDEX ON %I (%s)', tbl,
+                                           array_to_string(ds.columns, ', '))]
+        WHEN 'btree_each' THEN (SELECT array_agg(format('CREATE INDEX ON %I (%I)', tbl, c))
+                                FROM unnest(ds.columns) c)
+    END;
+END $$;
+
+-- Builds one kind's index(es) after a checkpoint; records time, size, WAL.
+CREATE FUNCTION build(d text, k text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE stmt text; t record; ms float8 := 0; wal float8 := 0;
+BEGIN
+    CHECKPOINT;
+    FOREACH stmt IN ARRAY index_ddl(d, k) LOOP
+        t := timed(stmt);
+        ms := ms + t.ms;
+        wal := wal + t.wal;
+    END LOOP;
+    PERFORM put(d, 0, '**Build**', NULL, NULL);
+    PERFORM put(d, 1, 'CREATE INDEX (ms)', k, ms);
+    PERFORM put(d, 2, 'index size (MB)', k,
+                (SELECT sum(pg_relation_size(indexrelid)) / 1048576.0 FROM pg_index
+                 WHERE indrelid = (d || '_' || k)::regclass));
+    PERFORM put(d, 3, 'WAL written by CREATE INDEX (MB)', k, wal / 1048576.0);
+END $$;
+
+-- EXPLAIN (ANALYZE, BUFFERS) of each query of data set d on kind k's table:
+-- a warm-up, then `runs` runs, each a row of run.  From the top of the plan
+-- down to the index node (Bitmap Index Scan, BitmapAnd/Or, Index Scan): the
+-- rows removed by recheck or filter on the way; the index node's time and
+-- buffers.  No index node (sequential scans are off, so the index cannot
+-- answer the query): node_type NULL.
+CREATE FUNCTION measure(d text, k text, runs int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE q query; sql text; plan json; node json; removed float8; i int;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    FOR q IN SELECT * FROM query WHERE ds = d ORDER BY ord LOOP
+        sql := format('EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM %I WHERE %s',
+                      d || '_' || k, q.cond);
+        EXECUTE sql;
+        FOR i IN 1 .. runs LOOP
+            EXECUTE sql INTO plan;
+            node := plan->0->'Plan';
+            removed := 0;
+            LOOP
+                removed := removed + coalesce((node->>'Rows Removed by Index Recheck')::float8, 0)
+                                   + coalesce((node->>'Rows Removed by Filter')::float8, 0);
+                EXIT WHEN node->>'Node Type' IN ('Bitmap Index Scan', 'BitmapAnd', 'BitmapOr',
+                                                 'Index Scan', 'Index Only Scan')
+                       OR node->'Plans' IS NULL;
+                node := node->'Plans'->0;
+            END LOOP;
+            INSERT INTO run SELECT d, k, q.ord, (plan->0->>'Execution Time')::float8,
+                (node->>'Actual Total Time')::float8 * (node->>'Actual Loops')::float8,
+                (node->>'Shared Hit Blocks')::float8 + (node->>'Shared Read Blocks')::float8,
+                removed, (plan->0->'Plan'->>'Actual Rows')::float8,
+                CASE WHEN node->>'Node Type' NOT LIKE '%Seq Scan' THEN node->>'Node Type' END;
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- INSERT of n rows from the data set's generator, after a checkpoint (so
+-- the WAL holds the full-page images of every page first touched).
+CREATE FUNCTION insert_rows(d text, k text, n bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE t record;
+BEGIN
+    CHECKPOINT;
+    t := timed(format('INSERT INTO %I SELECT * FROM gen_%s(%s)', d || '_' || k, d, n));
+    PERFORM put(d, 950, '**Writes**', NULL, NULL);
+    PERFORM put(d, 951, format('INSERT of %s rows (ms)', to_char(n, 'FM999,999,999')), k, t.ms);
+    PERFORM put(d, 952, '... rows per second', k, n / t.ms * 1000);
+    PERFORM put(d, 953, '... WAL written (MB)', k, t.wal / 1048576.0);
+END $$;
+
+-- The medians of the runs of data set d into result, a group of rows per
+-- query, and the false-positive rates of the misses.
+CREATE FUNCTION summarize(d text) RETURNS void LANGUAGE sql AS $$
+    WITH m AS (
+        SELECT q.ord, q.label, coalesce(q.shown, q.cond) AS shown, q.miss_cols, r.kind, bool_or(r.node_type IS NULL) AS na,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.exec_ms) AS exec_ms,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.node_ms) AS node_ms,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.buffers) AS buffers,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.removed) AS removed,
+               max(r.nrows) AS nrows, count(*) AS runs
+        FROM run r JOIN query q ON q.ds = r.ds AND q.ord = r.qord
+        WHERE r.ds = d GROUP BY 1, 2, 3, 4, 5
+    )
+    INSERT INTO result
+    SELECT d, 100 + 10 * ord, format('**%s**: `%s` (%s rows)', label, shown,
+                                     to_char(max(nrows), 'FM999,999,990')), NULL, NULL
+    FROM m GROUP BY ord, label, shown
+    UNION ALL
+    SELECT d, 100 + 10 * ord + x.o, x.lbl, kind, CASE WHEN na THEN 'NaN' ELSE x.v END
+    FROM m, LATERAL (VALUES (1, format('whole query (ms, median of %s)', runs), exec_ms),
+                            (2, 'index node (ms)', node_ms),
+                            (3, 'index buffers', buffers),
+                            (4, 'rows removed by recheck or filter', removed)) x(o, lbl, v)
+    UNION ALL
+    SELECT d, 900, '**False-positive rate** (rows removed / rows that do not match)', NULL, NULL
+    UNION ALL
+    SELECT d, 900 + 2 * ord - 1, format('%s, measured (%%)', label), kind,
+           CASE WHEN na THEN 'NaN' ELSE 100 * removed / ((SELECT nrows FROM dataset WHERE ds = d) - nrows) END
+    FROM m WHERE miss_cols IS NOT NULL
+$$;
+
+-- 3 significant digits (2 for ratios), thousands separated; NaN is n/a.
+CREATE FUNCTION fmt(v float8, digits int DEFAULT 3) RETURNS text LANGUAGE sql AS $$
+    SELECT CASE WHEN v IS NULL THEN '' WHEN v = 'NaN' THEN 'n/a' WHEN v = 0 THEN '0'
+                WHEN abs(v) >= 10 ^ digits THEN to_char(round(v), 'FM999,999,999,999')
+                ELSE round(v::numeric, digits - 1 - floor(log(abs(v::numeric))::int))::text END
+$$;
+
+CREATE FUNCTION ratio(a float8, b float8) RETURNS float8 LANGUAGE sql AS $$
+    SELECT CASE WHEN a <> 'NaN' AND b <> 'NaN' AND b <> 0 THEN a / b END
+$$;
+
+-- The markdown table of data set d: a row per measure, a column per kind,
+-- and bloomidx / contrib/bloom for the two bloomidx kinds.
+CREATE FUNCTION report(d text) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT '| measure | ' || string_agg(title, ' | ' ORDER BY ord)
+           || ' | bloomidx / contrib | bloomidx (80, 2) / contrib |'
+    FROM kind
+    UNION ALL
+    SELECT '|---|' || repeat('---:|', (SELECT count(*)::int + 2 FROM kind))
+    UNION ALL
+    (SELECT format('| %s | %s | %s | %s |', label,
+                   string_agg(fmt(v), ' | ' ORDER BY kord),
+                   fmt(ratio(max(v) FILTER (WHERE k = 'bloomidx'), max(v) FILTER (WHERE k = 'bloom')), 2),
+                   fmt(ratio(max(v) FILTER (WHERE k = 'bloomidx_80_2'), max(v) FILTER (WHERE k = 'bloom')), 2))
+     FROM (SELECT r.ord, r.label, kind.ord AS kord, kind.key AS k,
+                  (SELECT value FROM result x
+                   WHERE x.ds = d AND x.ord = r.ord AND x.kind = kind.key) AS v
+           FROM (SELECT DISTINCT ord, label FROM result WHERE ds = d) r CROSS JOIN kind) c
+     GROUP BY ord, label ORDER BY ord)
+$$;
+
+-- The plan node that answered each query, per kind.
+CREATE FUNCTION plans(d text) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT '| query | ' || string_agg(title, ' | ' ORDER BY ord) || ' |' FROM kind
+    UNION ALL
+    SELECT '|---|' || repeat('---|', (SELECT count(*)::int FROM kind))
+    UNION ALL
+    (SELECT format('| %s | %s |', q.label,
+                   string_agg(coalesce((SELECT max(node_type) FROM run r
+                                        WHERE r.ds = d AND r.qord = q.ord AND r.kind = kind.key),
+                                       'n/a (sequential scan)'), ' | ' ORDER BY kind.ord))
+     FROM query q CROSS JOIN kind WHERE q.ds = d GROUP BY q.ord, q.label ORDER BY q.ord)
+$$;
+
+-- gnuplot input: a row per (data set, result row) pair, named by label,
+-- with a column per kind; n/a and missing values are '?'.
+CREATE FUNCTION chart(dss text[], ords int[], labels text[]) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT 'x ' || string_agg(format('"%s"', title), ' ' ORDER BY ord) FROM kind
+    UNION ALL
+    (SELECT format('"%s" %s', labels[i], string_agg(coalesce(
+                (SELECT nullif(value, 'NaN')::text FROM result x
+                 WHERE x.ds = dss[i] AND x.ord = ords[i] AND x.kind = kind.key), '?'), ' ' ORDER BY kind.ord))
+     FROM generate_subscripts(labels, 1) i CROSS JOIN kind GROUP BY i ORDER BY i)
+$$;
