@@ -14,7 +14,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 SHLIB_LINK = -lstdc++
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps randomized randomized_types
+REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps planner randomized randomized_types
 REGRESS_OPTS = --load-extension=bloomidx
 
 PG_CONFIG ?= pg_config
@@ -46,3 +46,10 @@ test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/c
 # The README's sizing table, from the core.
 test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/sizing_table.cpp $(CORE_SRCS)
+
+# The benchmark suite (test/bench/run.sh; never part of a test run):
+# `make bench` (SCALE=1, about 15 minutes), `make bench SCALE=0.02` (quick).
+SCALE ?= 1
+.PHONY: bench
+bench:
+	SCALE=$(SCALE) bash test/bench/run.sh

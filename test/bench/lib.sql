@@ -173,7 +173,7 @@ $$;
 CREATE FUNCTION fmt(v float8, digits int DEFAULT 3) RETURNS text LANGUAGE sql AS $$
     SELECT CASE WHEN v IS NULL THEN '' WHEN v = 'NaN' THEN 'n/a' WHEN v = 0 THEN '0'
                 WHEN abs(v) >= 10 ^ digits THEN to_char(round(v), 'FM999,999,999,999')
-                ELSE round(v::numeric, digits - 1 - floor(log(abs(v::numeric))::int))::text END
+                ELSE round(v::numeric, (digits - 1 - floor(log(abs(v::numeric))))::int)::text END
 $$;
 
 CREATE FUNCTION ratio(a float8, b float8) RETURNS float8 LANGUAGE sql AS $$

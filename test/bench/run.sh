@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# bloomidx benchmark suite.  Not a test: it asserts nothing, and no test
+# suite runs it.
+#
+#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 15 minutes on 2 cores
+#   make bench SCALE=0.02     # a quick run, under 2 minutes
+#   SCALE=0.1 bash test/bench/run.sh
+#
+# In one throwaway cluster, on identical copies of each data set's table,
+# one copy per index kind (bloomidx with its defaults, bloomidx at
+# contrib/bloom's length 80 and 2 bits per column, contrib/bloom with its
+# defaults, one btree on all columns, one btree per column):
+#   - data set A (data_a.sql): 10,000,000 * SCALE rows of six int4 columns,
+#     as in PostgreSQL's bloom documentation;
+#   - data set B (data_b.sql): 5,000,000 * SCALE rows of mixed types, with
+#     NULLs;
+#   - CREATE INDEX time, index size, WAL written by the build;
+#   - each query of the data set (1-, 2-, 3-column hits and misses, an IN
+#     list of 10 values, IS NULL, ...) with sequential scans off: a warm-up,
+#     then the median of RUNS runs of EXPLAIN (ANALYZE, BUFFERS): whole query,
+#     index node time and buffers, rows removed by recheck; the false-positive
+#     rate of misses next to the one core/sizing.cpp predicts (fpr_formula);
+#   - INSERT of INSERT_ROWS rows (time and WAL), then pgbench, 2 clients
+#     inserting one row per transaction for PGBENCH_SECONDS.
+# Writes test/bench/results/scale-<SCALE>.md (markdown tables, ratios
+# bloomidx / contrib/bloom) and scale-<SCALE>.png (gnuplot chart).
+#
+# Settings (environment; make passes SCALE):
+#   SCALE           fraction of the full data sets (default 1)
+#   RUNS            measured runs per query, after one warm-up (default 5)
+#   INSERT_ROWS     rows of the INSERT test (default 200,000, times SCALE below 1, at least 10,000)
+#   PGBENCH_SECONDS seconds of pgbench per kind (default 15; 5 when SCALE < 0.5)
+#   BLOOMIDX_BENCH_PORT     port of the cluster (default 5496)
+#   BLOOMIDX_BENCH_OUT      folder of the results (default test/bench/results)
+#   BLOOMIDX_BENCH_NO_BUILD=1  measure the installed extension (no make install)
+#   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...).
+set -euo pipefail
+# shellcheck source=SCRIPTDIR/../lib/cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
+BENCH="$BLOOMIDX_REPO/test/bench"
+
+SCALE="${SCALE:-1}"
+[[ "$SCALE" =~ ^[0-9]*\.?[0-9]+$ ]] || die "SCALE must be a number, e.g. 1 or 0.02"
+scaled() { awk -v s="$SCALE" -v n="$1" -v min="$2" 'BEGIN { x = int(n * s + 0.5); print (x < min ? min : x) }'; }
+ROWS_A="$(scaled 10000000 1000)"
+ROWS_B="$(scaled 5000000 1000)"
+INSERT_ROWS="${INSERT_ROWS:-$(awk -v s="$SCALE" 'BEGIN { x = int(200000 * (s < 1 ? s : 1)); print (x < 10000 ? 10000 : x) }')}"
+PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 15) }')}"
+RUNS="${RUNS:-5}"
+PORT="${BLOOMIDX_BENCH_PORT:-5496}"
+OUT_DIR="${BLOOMIDX_BENCH_OUT:-$BENCH/results}"
+NAME="scale-$SCALE"
+START=$SECONDS
+
+BLOOMIDX_APT_PACKAGES+=(gnuplot-nox)
+deps_install
+if [[ "${BLOOMIDX_BENCH_NO_BUILD:-}" == 1 ]]; then
+	BUILT="the installed bloomidx (not rebuilt)"
+else
+	build_and_install
+	BUILT="bloomidx built from the working tree"
+fi
+make -s -C "$BLOOMIDX_REPO" test/bench/fpr_formula PG_CONFIG="$PG_CONFIG"
+COMMIT="$(git -C "$BLOOMIDX_REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ -n "$(git -C "$BLOOMIDX_REPO" status --porcelain -- src sql 2>/dev/null)" ]]; then
+	COMMIT="$COMMIT with uncommitted changes in src/ or sql/"
+fi
+
+cluster_trap
+cluster_start "$PORT" bloomidx-bench
+TMP="$CLUSTER_DIR/bench"
+mkdir -p "$TMP" "$OUT_DIR"
+q() { cluster_psql -qAt "$@"; }
+
+# Enough shared_buffers for every index and the table being measured; no
+# checkpoint but ours (before each build and insert test: the WAL then holds
+# the full-page images of the pages first touched, as after any checkpoint);
+# no autovacuum, JIT or parallel workers to muddle the figures.
+q -c "ALTER SYSTEM SET shared_buffers = '4GB'" -c "ALTER SYSTEM SET work_mem = '256MB'" \
+	-c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '32GB'" \
+	-c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "ALTER SYSTEM SET full_page_writes = on" \
+	-c "ALTER SYSTEM SET autovacuum = off" -c "ALTER SYSTEM SET jit = off" \
+	-c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0" \
+	-c "ALTER SYSTEM SET max_parallel_maintenance_workers = 0" \
+	-c "ALTER SYSTEM SET synchronize_seqscans = off"
+(cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/pg_ctl" -D "$PGDATA" -l "$CLUSTER_DIR/server.log" -w restart >/dev/null)
+q -f "$BENCH/lib.sql"
+mapfile -t KINDS < <(q -c "SELECT key FROM kind ORDER BY ord")
+
+# bench_dataset DS ROWS: load, build, query, insert, pgbench; results into
+# the table result; then drop the data set's tables.
+bench_dataset() {
+	local ds="$1" rows="$2" k msg lsn tps tx wal qord len ncols bits cols p
+	log "bench $ds: $rows rows, a copy per kind (${KINDS[*]})"
+	q -v rows="$rows" -f "$BENCH/data_$ds.sql" >/dev/null
+	for k in "${KINDS[@]:1}"; do
+		q -c "CREATE TABLE ${ds}_$k AS SELECT * FROM ${ds}_${KINDS[0]}"
+	done
+	for k in "${KINDS[@]}"; do
+		q -c "VACUUM (FREEZE, ANALYZE) ${ds}_$k"
+	done
+	for k in "${KINDS[@]}"; do
+		log "bench $ds: $k: CREATE INDEX, then queries"
+		# bloomidx says the length and bits it chose at debug1.
+		q -c "SET client_min_messages = debug1" -c "SELECT build('$ds', '$k')" \
+			>/dev/null 2>"$TMP/build.err" || { cat "$TMP/build.err"; die "build of $k failed"; }
+		msg="$(sed -n 's/.*bloomidx index "[^"]*": length \([0-9]*\), bits per column \([0-9, ]*\),.*/\1 \2/p' "$TMP/build.err")"
+		if [[ -n "$msg" ]]; then
+			q -c "INSERT INTO settings VALUES ('$ds', '$k', ${msg%% *}, '$(tr -d ' ' <<<"${msg#* }")')"
+		fi
+		q -c "SELECT measure('$ds', '$k', $RUNS)" >/dev/null
+	done
+	log "bench $ds: INSERT of $INSERT_ROWS rows and ${PGBENCH_SECONDS}s of pgbench per kind"
+	for k in "${KINDS[@]}"; do
+		q -c "SELECT insert_rows('$ds', '$k', $INSERT_ROWS)" >/dev/null
+		q -c "CHECKPOINT"
+		lsn="$(q -c "SELECT pg_current_wal_insert_lsn()")"
+		"$PG_BINDIR/pgbench" -n -c 2 -j 2 -T "$PGBENCH_SECONDS" -f "$BENCH/insert_one.sql" \
+			-D tbl="${ds}_$k" -D gen="gen_$ds" >"$TMP/pgbench.out" 2>&1 ||
+			{ cat "$TMP/pgbench.out"; die "pgbench on $k failed"; }
+		wal="$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')")"
+		tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$TMP/pgbench.out")"
+		tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")"
+		q -c "SELECT put('$ds', 954, 'pgbench, 1-row INSERTs, 2 clients, ${PGBENCH_SECONDS} s (transactions/s)', '$k', $tps),
+		             put('$ds', 955, '... WAL per INSERT (bytes)', '$k', $wal / $tx)" >/dev/null
+	done
+	q -c "SELECT summarize('$ds')" >/dev/null
+	# The false-positive rate core/sizing.cpp predicts for each miss.
+	while IFS='|' read -r k qord len ncols bits cols; do
+		p="$("$BENCH/fpr_formula" "$len" "$ncols" "$bits" "$cols")"
+		q -c "SELECT put('$ds', 900 + 2 * $qord, (SELECT label FROM query WHERE ds = '$ds' AND ord = $qord)
+		                 || ', predicted (%)', '$k', 100 * $p)" >/dev/null
+	done < <(q -F'|' -c "SELECT s.kind, q.ord, s.length, cardinality(d.columns), s.bits, q.miss_cols
+	                     FROM settings s JOIN dataset d USING (ds) JOIN query q USING (ds)
+	                     WHERE ds = '$ds' AND q.miss_cols IS NOT NULL")
+	for k in "${KINDS[@]}"; do
+		q -c "DROP TABLE ${ds}_$k"
+	done
+}
+bench_dataset a "$ROWS_A"
+bench_dataset b "$ROWS_B"
+
+log "bench: report and chart"
+MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
+{
+	echo "# bloomidx benchmarks, SCALE=$SCALE"
+	echo
+	echo "\`make bench SCALE=$SCALE\` ([test/bench/run.sh](../run.sh)), $(date -u +%Y-%m-%d), on this machine:"
+	echo "$(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB,"
+	echo "PostgreSQL $(q -c 'SHOW server_version'), $BUILT at commit $COMMIT; whole run $MINUTES min."
+	echo "Cluster: shared_buffers 4GB, work_mem 256MB, maintenance_work_mem 1GB, jit off, no parallel workers,"
+	echo "autovacuum off, fsync off, synchronous_commit off, full_page_writes on, a CHECKPOINT before each"
+	echo "build and each insert test. Every kind has its own identical copy of the table (VACUUM FREEZE, ANALYZE)."
+	echo
+	echo "Queries run with enable_seqscan = off, and the planner picks its plan (bitmap or index scan; see"
+	echo "*Plans*): a warm-up, then the median of $RUNS runs of EXPLAIN (ANALYZE, BUFFERS). *whole query* is"
+	echo "the Execution Time; *index node* the time and shared buffers of the Bitmap Index Scan (BitmapAnd,"
+	echo "Index Scan: an Index Scan's time and buffers include the heap); *rows removed* those the heap scan"
+	echo "drops at recheck (or filter). n/a: the kind cannot answer the query through its index. False-positive"
+	echo "rate: rows removed by a miss over the rows of the table; predicted: core/sizing.cpp at the length and"
+	echo "bits the bloomidx index was built with (test/bench/fpr_formula). Ratios: bloomidx / contrib/bloom,"
+	echo "lower is better except for rows per second and transactions per second. Timings are from a shared"
+	echo "machine and vary from run to run by several per cent, more for queries under a millisecond."
+	echo
+	echo "![query time, index size and build time per index kind]($NAME.png)"
+	for ds in a b; do
+		echo
+		echo "## Data set $(tr a-z A-Z <<<"$ds"), $(q -c "SELECT to_char(nrows, 'FM999,999,999') FROM dataset WHERE ds = '$ds'") rows"
+		echo
+		q -c "SELECT about FROM dataset WHERE ds = '$ds'"
+		q -c "SELECT 'bloomidx (defaults) chose length ' || length || ' and bits per column ' || replace(bits, ',', ', ')
+		             || '; contrib/bloom''s defaults are length 80 and 2 bits per column.'
+		      FROM settings WHERE ds = '$ds' AND kind = 'bloomidx'"
+		echo
+		q -c "SELECT report('$ds')"
+		echo
+		echo "Plans (the node that used the index):"
+		echo
+		q -c "SELECT plans('$ds')"
+	done
+} >"$OUT_DIR/$NAME.md"
+
+q -c "SELECT chart(array_agg(ds), array_agg(101 + 10 * ord ORDER BY ord), array_agg(short ORDER BY ord))
+      FROM query WHERE ds = 'a'" >"$TMP/a.dat"
+q -c "SELECT chart(array_agg(ds), array_agg(101 + 10 * ord ORDER BY ord), array_agg(short ORDER BY ord))
+      FROM query WHERE ds = 'b'" >"$TMP/b.dat"
+q -c "SELECT chart('{a,b}', '{2,2}', array_agg(format('data set %s, %s rows', upper(ds), nrows) ORDER BY ds))
+      FROM dataset" >"$TMP/sizes.dat"
+q -c "SELECT chart('{a,b}', '{1,1}', array_agg(format('data set %s', upper(ds)) ORDER BY ds))
+      FROM dataset" >"$TMP/builds.dat"
+gnuplot -e "qa='$TMP/a.dat'; qb='$TMP/b.dat'; sizes='$TMP/sizes.dat'; builds='$TMP/builds.dat'" \
+	-e "out='$OUT_DIR/$NAME.png'; heading='bloomidx benchmarks, SCALE=$SCALE ($ROWS_A and $ROWS_B rows)'" \
+	"$BENCH/chart.gp"
+log "bench: done in $MINUTES min: $OUT_DIR/$NAME.md and $NAME.png"
