@@ -41,11 +41,14 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	uint16		slot = bloomidx::page_opaque(page)->count;
 	MemoryContext old = MemoryContextSwitchTo(build->tuple_cxt);
 
-	/* Made in place: the page's next signature slot (zeroed by PageInit), then its TID. */
+	/*
+	 * Made in place in the page's next signature slot (zeroed by PageInit),
+	 * then appended with its TID.
+	 */
 	bloomidx_form_signature(&build->state, values, isnull,
 							bloomidx::row_signature(page, *g, slot));
-	memcpy(bloomidx::row_tid(page, *g, slot), tid, sizeof(ItemPointerData));
-	bloomidx::page_opaque(page)->count = slot + 1;
+	bloomidx::row_page_append(page, *g, bloomidx::row_signature(page, *g, slot),
+							  (const uint8 *) tid);
 
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(build->tuple_cxt);

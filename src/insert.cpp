@@ -33,17 +33,21 @@ append_logged(Relation index, Buffer buffer, const BloomidxState *state,
 	GenericXLogFinish(xlog);
 }
 
+/* What an INSERT statement keeps between its rows (in ii_AmCache). */
+typedef struct InsertCache
+{
+	BloomidxState state;
+	BlockNumber last_block;		/* where this statement's last row went */
+} InsertCache;
+
 /*
- * Tries to add the entry to block blkno.  When the page is full, tells the
- * free space map so and returns false.
+ * Tries to add the entry to block blkno, a data page of the index.  When
+ * the page is full, tells the free space map so and returns false.
  */
 static bool
 try_block(Relation index, BlockNumber blkno, const BloomidxState *state,
 		  const NewEntry *entry)
 {
-	if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
-		return false;
-
 	Buffer		buffer = ReadBuffer(index, blkno);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -92,23 +96,31 @@ extend_with(Relation index, const BloomidxState *state, const NewEntry *entry)
 	return blkno;
 }
 
+/* A block the free space map suggests, if it can be a data page. */
+static bool
+plausible_block(Relation index, BlockNumber blkno)
+{
+	return blkno != bloomidx::kMetaBlock && blkno < RelationGetNumberOfBlocks(index);
+}
+
 bool
 bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 				Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
 				IndexInfo *indexInfo)
 {
-	BloomidxState *state = (BloomidxState *) indexInfo->ii_AmCache;
+	InsertCache *cache = (InsertCache *) indexInfo->ii_AmCache;
 
-	if (state == NULL)
+	if (cache == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(indexInfo->ii_Context);
 
-		state = (BloomidxState *) palloc(sizeof(BloomidxState));
-		bloomidx_init_state(state, index);
+		cache = (InsertCache *) palloc(sizeof(InsertCache));
+		bloomidx_init_state(&cache->state, index);
+		cache->last_block = InvalidBlockNumber;
 		MemoryContextSwitchTo(old);
-		indexInfo->ii_AmCache = state;
+		indexInfo->ii_AmCache = cache;
 	}
-
+	const BloomidxState *state = &cache->state;
 	NewEntry	entry;
 
 	memset(entry.signature, 0, state->geometry.signature_bytes);
@@ -116,24 +128,39 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	entry.tid = *ht_ctid;
 	entry.size = state->geometry.signature_bytes + sizeof(ItemPointerData);
 
-	BlockNumber blkno = bloomidx_insert_block(index);
+	/*
+	 * First the page this statement used last (no metapage visit for each
+	 * row of a multi-row INSERT), then the one the metapage points at.
+	 * Both are data pages that exist: the index never shrinks.
+	 */
+	BlockNumber blkno = cache->last_block;
 
 	if (blkno != InvalidBlockNumber && try_block(index, blkno, state, &entry))
 		return false;
+	BlockNumber hint = bloomidx_insert_block(index);
+
+	if (hint != InvalidBlockNumber && hint != blkno && try_block(index, hint, state, &entry))
+	{
+		cache->last_block = hint;
+		return false;
+	}
 
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
 	{
 		blkno = GetPageWithFreeSpace(index, entry.size);
 		if (blkno == InvalidBlockNumber)
 			break;
-		if (try_block(index, blkno, state, &entry))
+		if (plausible_block(index, blkno) && try_block(index, blkno, state, &entry))
 		{
 			bloomidx_set_insert_block(index, blkno);
+			cache->last_block = blkno;
 			return false;
 		}
+		RecordPageWithFreeSpace(index, blkno, 0);
 	}
 
 	blkno = extend_with(index, state, &entry);
 	bloomidx_set_insert_block(index, blkno);
+	cache->last_block = blkno;
 	return false;
 }

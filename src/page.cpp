@@ -24,13 +24,8 @@ bloomidx_init_page(Page page, uint16 flags)
 void
 bloomidx_init_data_page(Page page, const bloomidx::RowPageGeometry *geometry)
 {
+	/* No entries: PageInit's pd_lower and pd_upper bound the hole already. */
 	bloomidx_init_page(page, bloomidx::kPageData);
-	/*
-	 * Both arrays span the whole payload: pd_lower past them, so Generic
-	 * WAL never takes an entry for the unused pd_lower..pd_upper hole.
-	 */
-	((PageHeader) page)->pd_lower =
-		geometry->tid_offset + geometry->capacity * bloomidx::kTidSize;
 }
 
 void

@@ -41,10 +41,7 @@ compact_page(Relation index, Buffer buffer, const bloomidx::RowPageGeometry *g,
 			bloomidx::row_page_move(page, *g, i, kept);
 		kept++;
 	}
-	/* Zero the freed tail so the page holds no stale TIDs. */
-	memset(bloomidx::row_signature(page, *g, kept), 0, (count - kept) * g->signature_bytes);
-	memset(bloomidx::row_tid(page, *g, kept), 0, (count - kept) * bloomidx::kTidSize);
-	bloomidx::page_opaque(page)->count = (uint16) kept;
+	bloomidx::row_page_truncate(page, *g, kept);
 	GenericXLogFinish(xlog);
 	return ndead;
 }

@@ -15,6 +15,19 @@ inline uint16_t read_u16(const uint8_t *p) noexcept
     return v;
 }
 
+inline void write_u16(uint8_t *p, uint32_t v) noexcept
+{
+    uint16_t w = static_cast<uint16_t>(v);
+    std::memcpy(p, &w, sizeof w);
+}
+
+inline void set_count(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept
+{
+    page_opaque(page)->count = static_cast<uint16_t>(count);
+    write_u16(page + kPdLowerOffset, row_page_lower(g, count));
+    write_u16(page + kPdUpperOffset, row_page_upper(count));
+}
+
 PageProblem check_bounds(const uint8_t *page) noexcept
 {
     uint16_t lower = read_u16(page + kPdLowerOffset);
@@ -51,16 +64,28 @@ void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
                      const uint8_t *tid) noexcept
 {
-    PageOpaque *op = page_opaque(page);
-    std::memcpy(row_signature(page, g, op->count), signature, g.signature_bytes);
-    std::memcpy(row_tid(page, g, op->count), tid, kTidSize);
-    op->count++;
+    uint32_t count = page_opaque(page)->count;
+    uint8_t *slot = row_signature(page, g, count);
+    if (signature != slot) // a build makes the signature in place
+        std::memcpy(slot, signature, g.signature_bytes);
+    std::memcpy(row_tid(page, g, count), tid, kTidSize);
+    set_count(page, g, count + 1);
 }
 
 void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept
 {
     std::memcpy(row_signature(page, g, to), row_signature(page, g, from), g.signature_bytes);
     std::memcpy(row_tid(page, g, to), row_tid(page, g, from), kTidSize);
+}
+
+void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept
+{
+    uint32_t old = page_opaque(page)->count;
+    if (count < old) {
+        std::memset(row_signature(page, g, count), 0, (old - count) * g.signature_bytes);
+        std::memset(row_tid(page, g, old - 1), 0, (old - count) * kTidSize);
+    }
+    set_count(page, g, count);
 }
 
 PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexcept
@@ -75,6 +100,9 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexce
         return PageProblem::BadFormat;
     if (op->count > g.capacity)
         return PageProblem::BadCount;
+    if (read_u16(page + kPdLowerOffset) != row_page_lower(g, op->count) ||
+        read_u16(page + kPdUpperOffset) != row_page_upper(op->count))
+        return PageProblem::BadBounds;
     return PageProblem::None;
 }
 

@@ -6,15 +6,19 @@
 // so the buffer manager, checksums and Generic WAL handle them.  The glue
 // static_asserts that the PostgreSQL constants agree with these.
 //
-// Row-wise data page (format 1), for signatures of S bytes:
+// Row-wise data page (format 1), for signatures of S bytes and n entries:
 //
-//   [page header, 24 B][sig 0][sig 1]...[sig C-1][tid 0]...[tid C-1][hole][special, 8 B]
+//   [page header, 24 B][sig 0][sig 1]...[sig n-1][hole][tid n-1]...[tid 1][tid 0][special, 8 B]
+//                                                ^pd_lower  ^pd_upper
 //
 // Signatures are stored back to back, apart from the 6-byte heap TIDs, so
-// a scan tests them in one tight loop (signature.hpp).  C, the capacity,
-// is fixed by S: as many (S + 6)-byte entries as fit in the 8,160 payload
-// bytes, which is exactly contrib/bloom's tuples per page.  Entries
-// [0, count) are live; vacuum compacts them.
+// a scan tests them in one tight loop (signature.hpp).  Signatures grow up
+// from the header and TIDs down from the special space, like a heap page's
+// line pointers and tuples, so the free space is one hole that pd_lower
+// and pd_upper bound exactly: Generic WAL neither diffs nor logs it, and a
+// full-page image leaves it out.  C, the capacity, is fixed by S: as many
+// (S + 6)-byte entries as fit in the 8,160 payload bytes, which is exactly
+// contrib/bloom's tuples per page.  Vacuum compacts entries [0, n).
 #pragma once
 
 #include <cstddef>
@@ -50,7 +54,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,160
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 1;        // bump on any change to this file
+constexpr uint16_t kMetaVersion = 2;        // bump on any change to this file
 constexpr uint16_t kFormatRowWise = 1;      // the only storage format so far
 constexpr uint16_t kHashXxh3V1 = 1;         // hash.cpp + positions.cpp, version 1
 
@@ -72,14 +76,21 @@ static_assert(sizeof(MetaPageData) == 88, "metapage layout is fixed");
 struct RowPageGeometry {
     uint32_t signature_bytes;
     uint32_t capacity;
-    uint32_t tid_offset; // where the TID array starts
 };
 
 constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes)
 {
-    uint32_t capacity = kPayloadBytes / (signature_bytes + kTidSize);
-    return RowPageGeometry{signature_bytes, capacity,
-                           kPageHeaderSize + capacity * signature_bytes};
+    return RowPageGeometry{signature_bytes, kPayloadBytes / (signature_bytes + kTidSize)};
+}
+
+// Where the hole starts and ends on a data page with `count` entries.
+constexpr uint32_t row_page_lower(const RowPageGeometry &g, uint32_t count)
+{
+    return kPageHeaderSize + count * g.signature_bytes;
+}
+constexpr uint32_t row_page_upper(uint32_t count)
+{
+    return kSpecialOffset - count * kTidSize;
 }
 
 inline PageOpaque *page_opaque(uint8_t *page) noexcept
@@ -106,13 +117,13 @@ inline const uint8_t *row_signatures(const uint8_t *page) noexcept
 {
     return page + kPageHeaderSize;
 }
-inline uint8_t *row_tid(uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
+inline uint8_t *row_tid(uint8_t *page, const RowPageGeometry &, uint32_t i) noexcept
 {
-    return page + g.tid_offset + i * kTidSize;
+    return page + row_page_upper(i + 1);
 }
-inline const uint8_t *row_tid(const uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
+inline const uint8_t *row_tid(const uint8_t *page, const RowPageGeometry &, uint32_t i) noexcept
 {
-    return page + g.tid_offset + i * kTidSize;
+    return page + row_page_upper(i + 1);
 }
 
 // Free bytes a data page reports to the free space map.
@@ -132,6 +143,10 @@ void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *sig
 
 // Moves entry `from` to slot `to` (to < from), as vacuum compacts a page.
 void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept;
+
+// Keeps the first `count` entries: sets the count and the hole, and zeroes
+// what the entries past it used.
+void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept;
 
 // What is wrong with a page, if anything.
 enum class PageProblem {

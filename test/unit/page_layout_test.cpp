@@ -3,6 +3,15 @@
 // Pages are built by hand in 8 KB buffers: PageInit belongs to PostgreSQL,
 // so the tests set pd_lower / pd_upper / pd_special (little-endian uint16
 // at kPdLowerOffset etc.) and the special space themselves.
+//
+// A row-wise data page with n entries of S-byte signatures is
+//
+//   [header, 24][sig 0]...[sig n-1][hole][tid n-1]...[tid 0][special, 8]
+//
+// with signature i at 24 + i*S, TID i at 8184 - (i+1)*6, pd_lower at the
+// end of the signatures (24 + n*S) and pd_upper at the start of the TIDs
+// (8184 - n*6).  The helpers below spell those offsets out on their own,
+// so the tests do not take the layout from the code they test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,6 +45,14 @@ uint16_t get_u16(const uint8_t *page, uint32_t off)
     return static_cast<uint16_t>(page[off] | (page[off + 1] << 8));
 }
 
+// The format, independently of page_layout.hpp's accessors.
+uint32_t sig_at(uint32_t s, uint32_t i) { return 24 + i * s; }
+uint32_t tid_at(uint32_t i) { return 8184 - (i + 1) * 6; }
+uint32_t lower_for(uint32_t s, uint32_t n) { return 24 + n * s; }
+uint32_t upper_for(uint32_t n) { return 8184 - n * 6; }
+
+constexpr uint32_t kCountOffset = kSpecialOffset + offsetof(PageOpaque, count);
+
 // What PageInit(page, BLCKSZ, sizeof(PageOpaque)) plus the glue would do,
 // on top of whatever garbage the buffer holds.
 void init_page(uint8_t *page, uint16_t flags, uint16_t lower)
@@ -64,6 +81,60 @@ void init_data_page(uint8_t *page)
     init_page(page, kPageData, static_cast<uint16_t>(kPageHeaderSize));
 }
 
+// A count set by hand, with the hole bounds that go with it.
+void set_count_and_bounds(uint8_t *page, uint32_t s, uint32_t n)
+{
+    page_opaque(page)->count = static_cast<uint16_t>(n);
+    put_u16(page, kPdLowerOffset, static_cast<uint16_t>(lower_for(s, n)));
+    put_u16(page, kPdUpperOffset, static_cast<uint16_t>(upper_for(n)));
+}
+
+// The count and both bounds are those of a page of n S-byte entries.
+::testing::AssertionResult holds_entries(const uint8_t *page, uint32_t s, uint32_t n)
+{
+    uint32_t count = page_opaque(page)->count;
+    uint32_t lower = get_u16(page, kPdLowerOffset);
+    uint32_t upper = get_u16(page, kPdUpperOffset);
+    if (count == n && lower == lower_for(s, n) && upper == upper_for(n))
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "S " << s << ": count " << count << ", pd_lower " << lower << ", pd_upper " << upper
+           << "; expected count " << n << ", pd_lower " << lower_for(s, n) << ", pd_upper "
+           << upper_for(n);
+}
+
+struct Range {
+    uint32_t begin, end; // [begin, end)
+};
+
+// Fails at the first byte that differs between two pages outside `allowed`.
+::testing::AssertionResult same_outside(const uint8_t *before, const uint8_t *after,
+                                        const std::vector<Range> &allowed)
+{
+    for (uint32_t i = 0; i < kBlockSize; i++) {
+        if (before[i] == after[i])
+            continue;
+        bool ok = false;
+        for (const Range &r : allowed)
+            ok = ok || (i >= r.begin && i < r.end);
+        if (!ok)
+            return ::testing::AssertionFailure()
+                   << "byte " << i << " changed from " << int(before[i]) << " to " << int(after[i]);
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// The header fields and the count an append or a truncation may change.
+const Range kLowerBytes{kPdLowerOffset, kPdLowerOffset + 2};
+const Range kUpperBytes{kPdUpperOffset, kPdUpperOffset + 2};
+const Range kCountBytes{kCountOffset, kCountOffset + 2};
+
+void fill_random(uint8_t *p, size_t n, std::mt19937_64 &rng)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = static_cast<uint8_t>(rng());
+}
+
 const PageProblem kAllProblems[] = {
     PageProblem::None,       PageProblem::NotBloomidx, PageProblem::WrongKind,
     PageProblem::BadFormat,  PageProblem::BadCount,    PageProblem::BadBounds,
@@ -86,6 +157,11 @@ TEST(PageFormat, ConstantsArePinned)
     // The on-disk format: changing any of these breaks existing indexes
     // (bump kMetaVersion instead).
     EXPECT_EQ(kBlockSize, 8192u);
+    EXPECT_EQ(kPageHeaderSize, 24u);
+    EXPECT_EQ(kTidSize, 6u);
+    EXPECT_EQ(kPdLowerOffset, 12u);
+    EXPECT_EQ(kPdUpperOffset, 14u);
+    EXPECT_EQ(kPdSpecialOffset, 16u);
     EXPECT_EQ(kSpecialOffset, 8184u);
     EXPECT_EQ(kPayloadBytes, 8160u);
     EXPECT_EQ(kMetaMagic, 0x626C6478u);
@@ -93,7 +169,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 1);
+    EXPECT_EQ(kMetaVersion, 2) << "2: TIDs grow down from the special space";
     EXPECT_EQ(offsetof(PageOpaque, count), 0u);
     EXPECT_EQ(offsetof(PageOpaque, flags), 2u);
     EXPECT_EQ(offsetof(PageOpaque, format), 4u);
@@ -116,15 +192,59 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(row_signatures(p.b), p.b + 24);
 }
 
+TEST(PageFormat, RowPageOffsetsArePinned)
+{
+    // 10-byte signatures: up from the header, 10 bytes apart; TIDs down
+    // from the special space, 6 bytes apart, TID 0 ending at the special.
+    constexpr RowPageGeometry g = row_page_geometry(10);
+    Page p;
+    const Page &cp = p;
+    const uint32_t sigs[] = {24, 34, 44, 54};
+    const uint32_t tids[] = {8178, 8172, 8166, 8160};
+    for (uint32_t i = 0; i < 4; i++) {
+        EXPECT_EQ(row_signature(p.b, g, i), p.b + sigs[i]) << i;
+        EXPECT_EQ(row_tid(p.b, g, i), p.b + tids[i]) << i;
+        EXPECT_EQ(row_tid(cp.b, g, i), cp.b + tids[i]) << i;
+    }
+    EXPECT_EQ(row_signature(p.b, g, 509), p.b + 5114);
+    EXPECT_EQ(row_tid(p.b, g, 509), p.b + 5124);
+
+    // The hole: [pd_lower, pd_upper), from the whole payload down to nothing.
+    static_assert(row_page_lower(g, 0) == 24 && row_page_upper(0) == 8184, "empty page");
+    EXPECT_EQ(row_page_lower(g, 0), 24u);
+    EXPECT_EQ(row_page_upper(0), 8184u);
+    EXPECT_EQ(row_page_lower(g, 1), 34u);
+    EXPECT_EQ(row_page_upper(1), 8178u);
+    EXPECT_EQ(row_page_lower(g, 3), 54u);
+    EXPECT_EQ(row_page_upper(3), 8166u);
+    EXPECT_EQ(row_page_lower(g, 510), 5124u);
+    EXPECT_EQ(row_page_upper(510), 5124u);
+    EXPECT_EQ(row_page_lower(row_page_geometry(512), 15), 24u + 15u * 512u);
+
+    // Entry i's TID starts at the pd_upper of i + 1 entries; its signature
+    // ends at the pd_lower of i + 1 entries.
+    for (uint32_t s : {2u, 10u, 14u, 512u}) {
+        RowPageGeometry gs = row_page_geometry(s);
+        for (uint32_t i = 0; i < gs.capacity; i++) {
+            ASSERT_EQ(row_signature(p.b, gs, i), p.b + sig_at(s, i)) << "S " << s << " entry " << i;
+            ASSERT_EQ(row_tid(p.b, gs, i), p.b + tid_at(i)) << "S " << s << " entry " << i;
+            ASSERT_EQ(row_page_lower(gs, i + 1), sig_at(s, i) + s);
+            ASSERT_EQ(row_page_upper(i + 1), tid_at(i));
+        }
+    }
+}
+
 TEST(RowPageGeometry, ContribBloomDefault)
 {
     // 80 bits: 10-byte signatures + 6-byte TIDs, contrib/bloom's 16-byte
-    // tuples, 510 per page.
+    // tuples, 510 per page, which fill the payload: the hole closes.
     constexpr RowPageGeometry g = row_page_geometry(10);
     static_assert(g.capacity == 510, "contrib/bloom's tuples per page");
     EXPECT_EQ(g.signature_bytes, 10u);
     EXPECT_EQ(g.capacity, 510u);
-    EXPECT_EQ(g.tid_offset, 24u + 510u * 10u);
+    EXPECT_EQ(row_page_lower(g, g.capacity), 24u + 510u * 10u);
+    EXPECT_EQ(row_page_upper(g.capacity), 8184u - 510u * 6u);
+    EXPECT_EQ(row_page_lower(g, g.capacity), row_page_upper(g.capacity));
 }
 
 TEST(RowPageGeometry, EverySignatureSizeFits)
@@ -135,13 +255,29 @@ TEST(RowPageGeometry, EverySignatureSizeFits)
         ASSERT_EQ(g.signature_bytes, s);
         ASSERT_LE(g.capacity * (s + kTidSize), kPayloadBytes) << "S " << s;
         ASSERT_GT((g.capacity + 1) * (s + kTidSize), kPayloadBytes) << "S " << s << ": room left";
-        ASSERT_EQ(g.tid_offset, kPageHeaderSize + g.capacity * s) << "S " << s;
-        // The TID array ends before the special space.
-        ASSERT_LE(g.tid_offset + g.capacity * kTidSize, kSpecialOffset) << "S " << s;
         ASSERT_GE(g.capacity, 15u);
         ASSERT_LE(g.capacity, 1020u); // fits the uint16_t count and match_array output
         ASSERT_EQ(row_page_free_bytes(g, 0), g.capacity * (s + kTidSize));
         ASSERT_EQ(row_page_free_bytes(g, g.capacity), 0u);
+
+        // The bounds of every count: pd_lower moves up S per entry, pd_upper
+        // down 6, and they never cross up to the capacity.
+        for (uint32_t n = 0; n <= g.capacity; n++) {
+            ASSERT_EQ(row_page_lower(g, n), lower_for(s, n)) << "S " << s << " n " << n;
+            ASSERT_EQ(row_page_upper(n), upper_for(n)) << "S " << s << " n " << n;
+            ASSERT_LE(row_page_lower(g, n), row_page_upper(n)) << "S " << s << " n " << n;
+            // What the free space map is told fits in the hole.
+            ASSERT_LE(row_page_free_bytes(g, n), row_page_upper(n) - row_page_lower(g, n));
+        }
+        // A full page: the hole is what is left over, less than an entry;
+        // one entry more would cross the bounds.
+        uint32_t hole = row_page_upper(g.capacity) - row_page_lower(g, g.capacity);
+        ASSERT_EQ(hole, kPayloadBytes - g.capacity * (s + kTidSize)) << "S " << s;
+        ASSERT_LT(hole, s + kTidSize) << "S " << s;
+        ASSERT_GT(row_page_lower(g, g.capacity + 1), row_page_upper(g.capacity + 1)) << "S " << s;
+        // The bounds fit pd_lower / pd_upper (uint16_t) and the page.
+        ASSERT_GE(row_page_upper(g.capacity), kPageHeaderSize);
+        ASSERT_LE(row_page_lower(g, g.capacity), kSpecialOffset);
     }
 }
 
@@ -210,7 +346,10 @@ TEST(MetaPage, CorruptionsAreNamed)
     const Corruption corruptions[] = {
         {"magic", PageProblem::BadMagic, [](uint8_t *p) { meta_data(p)->magic ^= 1; }},
         {"magic zero", PageProblem::BadMagic, [](uint8_t *p) { meta_data(p)->magic = 0; }},
-        {"version", PageProblem::BadVersion, [](uint8_t *p) { meta_data(p)->version = 2; }},
+        {"version next", PageProblem::BadVersion,
+         [](uint8_t *p) { meta_data(p)->version = kMetaVersion + 1; }},
+        {"version 1 (TIDs after the signatures)", PageProblem::BadVersion,
+         [](uint8_t *p) { meta_data(p)->version = 1; }},
         {"version zero", PageProblem::BadVersion, [](uint8_t *p) { meta_data(p)->version = 0; }},
         {"hash_version", PageProblem::BadVersion, [](uint8_t *p) { meta_data(p)->hash_version = 2; }},
         {"format", PageProblem::BadFormat, [](uint8_t *p) { meta_data(p)->format = 2; }},
@@ -270,6 +409,7 @@ TEST(MetaPage, CorruptionsAreNamed)
     EXPECT_TRUE(problem_is(check_row_page(m.b, row_page_geometry(10)), PageProblem::WrongKind));
 }
 
+
 TEST(RowPage, AppendFillsThePageAndTouchesNothingElse)
 {
     std::mt19937_64 rng(51);
@@ -277,48 +417,60 @@ TEST(RowPage, AppendFillsThePageAndTouchesNothingElse)
         RowPageGeometry g = row_page_geometry(static_cast<uint32_t>(signature_bytes(bits)));
         const uint32_t s = g.signature_bytes;
         Page p;
-        for (uint8_t &byte : p.b)
-            byte = static_cast<uint8_t>(rng()); // garbage where nothing is written
+        fill_random(p.b, kBlockSize, rng); // garbage where nothing is written
         init_page(p.b, kPageData, static_cast<uint16_t>(kPageHeaderSize));
-        Page before = p;
+        const Page before = p;
+        ASSERT_TRUE(holds_entries(p.b, s, 0));
 
         std::vector<std::vector<uint8_t>> sigs, tids;
         for (uint32_t i = 0; i < g.capacity; i++) {
             ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
             ASSERT_EQ(row_page_free_bytes(g, page_opaque(p.b)->count), (g.capacity - i) * (s + kTidSize));
             std::vector<uint8_t> sig(s), tid(kTidSize);
-            for (uint8_t &byte : sig)
-                byte = static_cast<uint8_t>(rng());
-            for (uint8_t &byte : tid)
-                byte = static_cast<uint8_t>(rng());
+            fill_random(sig.data(), s, rng);
+            fill_random(tid.data(), kTidSize, rng);
+            const Page prev = p;
             row_page_append(p.b, g, sig.data(), tid.data());
-            ASSERT_EQ(page_opaque(p.b)->count, i + 1);
+            // The count and the hole follow the entry ...
+            ASSERT_TRUE(holds_entries(p.b, s, i + 1)) << "bits " << bits << " after append " << i;
+            ASSERT_LE(get_u16(p.b, kPdLowerOffset), get_u16(p.b, kPdUpperOffset));
+            // ... which is where the format says ...
+            ASSERT_EQ(std::memcmp(p.b + sig_at(s, i), sig.data(), s), 0) << "bits " << bits << " entry " << i;
+            ASSERT_EQ(std::memcmp(p.b + tid_at(i), tid.data(), kTidSize), 0) << "bits " << bits << " entry " << i;
+            // ... and nothing else moved.
+            ASSERT_TRUE(same_outside(prev.b, p.b,
+                                     {{sig_at(s, i), sig_at(s, i) + s},
+                                      {tid_at(i), tid_at(i) + kTidSize},
+                                      kCountBytes, kLowerBytes, kUpperBytes}))
+                << "bits " << bits << " append " << i;
             sigs.push_back(sig);
             tids.push_back(tid);
         }
         ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None)) << "full page";
         EXPECT_EQ(row_page_free_bytes(g, page_opaque(p.b)->count), 0u);
+        EXPECT_TRUE(holds_entries(p.b, s, g.capacity));
 
-        // Every entry where the format says, back to back.
+        // Every entry where the format says: signatures back to back from
+        // the header, TIDs back to back down from the special space.
+        const Page &cp = p;
         for (uint32_t i = 0; i < g.capacity; i++) {
-            ASSERT_EQ(std::memcmp(p.b + kPageHeaderSize + i * s, sigs[i].data(), s), 0) << i;
-            ASSERT_EQ(row_signature(p.b, g, i), p.b + kPageHeaderSize + i * s);
-            ASSERT_EQ(std::memcmp(p.b + g.tid_offset + i * kTidSize, tids[i].data(), kTidSize), 0) << i;
-            const Page &cp = p;
-            ASSERT_EQ(row_tid(cp.b, g, i), p.b + g.tid_offset + i * kTidSize);
+            ASSERT_EQ(std::memcmp(p.b + sig_at(s, i), sigs[i].data(), s), 0) << i;
+            ASSERT_EQ(row_signature(p.b, g, i), p.b + sig_at(s, i));
+            ASSERT_EQ(std::memcmp(p.b + tid_at(i), tids[i].data(), kTidSize), 0) << i;
+            ASSERT_EQ(row_tid(cp.b, g, i), cp.b + tid_at(i));
+            ASSERT_EQ(row_tid(p.b, g, i), p.b + tid_at(i));
         }
-        // The header, the hole and the special space (but the count) kept.
-        uint32_t end = g.tid_offset + g.capacity * kTidSize;
-        for (uint32_t i = 0; i < kBlockSize; i++) {
-            bool entries = i >= kPageHeaderSize && i < end;
-            bool count = i == kSpecialOffset || i == kSpecialOffset + 1;
-            if (!entries && !count) {
-                ASSERT_EQ(p.b[i], before.b[i]) << "bits " << bits << " byte " << i;
-            }
-        }
+        // The header (but the bounds), the hole and the special space (but
+        // the count) kept.
+        const uint32_t lower = lower_for(s, g.capacity), upper = upper_for(g.capacity);
+        EXPECT_TRUE(same_outside(before.b, p.b,
+                                 {{24, lower}, {upper, 8184}, kCountBytes, kLowerBytes, kUpperBytes}))
+            << "bits " << bits;
+        EXPECT_EQ(std::memcmp(p.b + lower, before.b + lower, upper - lower), 0) << "the hole";
         EXPECT_EQ(page_opaque(p.b)->flags, kPageData);
         EXPECT_EQ(page_opaque(p.b)->format, kFormatRowWise);
         EXPECT_EQ(page_opaque(p.b)->page_id, kPageId);
+        EXPECT_EQ(get_u16(p.b, kPdSpecialOffset), 8184);
 
         // The stored signatures scan as an array.
         std::vector<uint8_t> q(s, 0);
@@ -341,7 +493,126 @@ TEST(RowPage, AppendFillsThePageAndTouchesNothingElse)
     }
 }
 
-TEST(RowPage, MoveCompactsLikeVacuum)
+TEST(RowPage, FullPageHasAValidHoleForEverySignatureSize)
+{
+    // Fill a page to capacity for every stored signature size: the bounds
+    // stay pd_lower <= pd_upper, the check passes, and the last signature
+    // and the last TID do not overlap (every entry reads back).
+    std::mt19937_64 rng(53);
+    for (uint32_t s = 2; s <= static_cast<uint32_t>(kMaxSignatureBytes); s += 2) {
+        RowPageGeometry g = row_page_geometry(s);
+        Page p;
+        init_data_page(p.b);
+        std::vector<uint8_t> entries((s + kTidSize) * g.capacity);
+        fill_random(entries.data(), entries.size(), rng);
+        for (uint32_t i = 0; i < g.capacity; i++) {
+            const uint8_t *e = entries.data() + i * (s + kTidSize);
+            row_page_append(p.b, g, e, e + s);
+        }
+        ASSERT_TRUE(holds_entries(p.b, s, g.capacity));
+        ASSERT_LE(get_u16(p.b, kPdLowerOffset), get_u16(p.b, kPdUpperOffset)) << "S " << s;
+        ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None)) << "S " << s;
+        ASSERT_LE(row_signature(p.b, g, g.capacity - 1) + s, row_tid(p.b, g, g.capacity - 1)) << "S " << s;
+        for (uint32_t i = 0; i < g.capacity; i++) {
+            const uint8_t *e = entries.data() + i * (s + kTidSize);
+            ASSERT_EQ(std::memcmp(p.b + sig_at(s, i), e, s), 0) << "S " << s << " entry " << i;
+            ASSERT_EQ(std::memcmp(p.b + tid_at(i), e + s, kTidSize), 0) << "S " << s << " entry " << i;
+        }
+        // The hole is the page's only zero bytes left from init_data_page.
+        uint32_t lower = lower_for(s, g.capacity), upper = upper_for(g.capacity);
+        for (uint32_t i = lower; i < upper; i++)
+            ASSERT_EQ(p.b[i], 0) << "S " << s << " byte " << i;
+    }
+}
+
+TEST(RowPage, AppendTakesASignatureMadeInPlace)
+{
+    // A build forms the signature straight in the next slot, then appends
+    // it with itself as the source: kept as is, TID, count and bounds set.
+    std::mt19937_64 rng(54);
+    for (uint32_t s : {2u, 10u, 512u}) {
+        RowPageGeometry g = row_page_geometry(s);
+        Page p;
+        fill_random(p.b, kBlockSize, rng);
+        init_page(p.b, kPageData, static_cast<uint16_t>(kPageHeaderSize));
+        for (uint32_t i = 0; i < 3; i++) {
+            uint8_t *slot = row_signature(p.b, g, i);
+            ASSERT_EQ(slot, p.b + sig_at(s, i));
+            fill_random(slot, s, rng);
+            std::vector<uint8_t> sig(slot, slot + s), tid(kTidSize);
+            fill_random(tid.data(), kTidSize, rng);
+            const Page prev = p;
+            row_page_append(p.b, g, slot, tid.data());
+            ASSERT_TRUE(holds_entries(p.b, s, i + 1));
+            ASSERT_EQ(std::memcmp(p.b + sig_at(s, i), sig.data(), s), 0) << "S " << s << " entry " << i;
+            ASSERT_EQ(std::memcmp(p.b + tid_at(i), tid.data(), kTidSize), 0) << "S " << s << " entry " << i;
+            ASSERT_TRUE(same_outside(prev.b, p.b,
+                                     {{tid_at(i), tid_at(i) + kTidSize}, kCountBytes, kLowerBytes,
+                                      kUpperBytes}))
+                << "S " << s << " entry " << i;
+            ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
+        }
+    }
+}
+
+TEST(RowPage, TruncateZeroesExactlyTheDroppedEntries)
+{
+    std::mt19937_64 rng(55);
+    for (int bits : {16, 80, 100, 4096}) {
+        RowPageGeometry g = row_page_geometry(static_cast<uint32_t>(signature_bytes(bits)));
+        const uint32_t s = g.signature_bytes;
+        for (uint32_t n : {1u, 2u, 7u, g.capacity / 2, g.capacity - 1, g.capacity}) {
+            for (uint32_t keep : {0u, 1u, n / 2, n - 1, n}) {
+                Page p;
+                fill_random(p.b, kBlockSize, rng); // garbage in the hole too
+                init_page(p.b, kPageData, static_cast<uint16_t>(kPageHeaderSize));
+                for (uint32_t i = 0; i < n; i++) {
+                    uint8_t e[kMaxSignatureBytes + kTidSize];
+                    fill_random(e, s + kTidSize, rng);
+                    e[0] |= 1; // no entry all zeroes: the zeroing shows
+                    e[s] |= 1;
+                    row_page_append(p.b, g, e, e + s);
+                }
+                const Page before = p;
+                row_page_truncate(p.b, g, keep);
+                const std::string where = "bits " + std::to_string(bits) + " n " +
+                                          std::to_string(n) + " keep " + std::to_string(keep);
+
+                ASSERT_TRUE(holds_entries(p.b, s, keep)) << where;
+                ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None)) << where;
+                // The dropped signatures [keep, n) and TIDs [keep, n) are
+                // zero, byte for byte ...
+                const Range dropped_sigs{sig_at(s, keep), sig_at(s, n)};
+                const Range dropped_tids{upper_for(n), upper_for(keep)};
+                for (uint32_t i = dropped_sigs.begin; i < dropped_sigs.end; i++)
+                    ASSERT_EQ(p.b[i], 0) << where << " signature byte " << i;
+                for (uint32_t i = dropped_tids.begin; i < dropped_tids.end; i++)
+                    ASSERT_EQ(p.b[i], 0) << where << " TID byte " << i;
+                // ... and nothing else changed: the kept entries, the old
+                // hole's garbage, the header but the bounds, the special
+                // space but the count.
+                ASSERT_TRUE(same_outside(before.b, p.b,
+                                         {dropped_sigs, dropped_tids, kCountBytes, kLowerBytes,
+                                          kUpperBytes}))
+                    << where;
+                if (keep == n) {
+                    ASSERT_EQ(std::memcmp(before.b, p.b, kBlockSize), 0) << where << ": a no-op";
+                }
+
+                // The next append takes the first dropped slot.
+                if (keep < g.capacity) {
+                    std::vector<uint8_t> e(s + kTidSize, 0x42);
+                    row_page_append(p.b, g, e.data(), e.data() + s);
+                    ASSERT_TRUE(holds_entries(p.b, s, keep + 1)) << where;
+                    ASSERT_EQ(std::memcmp(p.b + sig_at(s, keep), e.data(), s), 0) << where;
+                    ASSERT_EQ(std::memcmp(p.b + tid_at(keep), e.data() + s, kTidSize), 0) << where;
+                }
+            }
+        }
+    }
+}
+
+TEST(RowPage, MoveAndTruncateCompactLikeVacuum)
 {
     std::mt19937_64 rng(52);
     for (int bits : {16, 80, 100, 4096}) {
@@ -354,15 +625,17 @@ TEST(RowPage, MoveCompactsLikeVacuum)
             std::vector<std::vector<uint8_t>> entries; // signature + TID
             for (uint32_t i = 0; i < n; i++) {
                 std::vector<uint8_t> e(s + kTidSize);
-                for (uint8_t &byte : e)
-                    byte = static_cast<uint8_t>(rng());
+                fill_random(e.data(), e.size(), rng);
+                e[0] |= 1; // never all zeroes
+                e[s] |= 1;
                 row_page_append(p.b, g, e.data(), e.data() + s);
                 entries.push_back(e);
             }
-            // Delete about a third, then compact as vacuum does.
+            // Delete about a third (all of them in one round), then compact
+            // as vacuum does.
             std::vector<bool> live(n);
             for (uint32_t i = 0; i < n; i++)
-                live[i] = rng() % 3 != 0;
+                live[i] = round != 4 && rng() % 3 != 0;
             uint32_t to = 0;
             for (uint32_t from = 0; from < n; from++) {
                 if (!live[from])
@@ -371,27 +644,32 @@ TEST(RowPage, MoveCompactsLikeVacuum)
                     row_page_move(p.b, g, from, to);
                 to++;
             }
-            ASSERT_EQ(page_opaque(p.b)->count, n) << "row_page_move must not change the count";
-            page_opaque(p.b)->count = static_cast<uint16_t>(to);
+            ASSERT_TRUE(holds_entries(p.b, s, n)) << "row_page_move must not change the count or bounds";
+            row_page_truncate(p.b, g, to);
+            ASSERT_TRUE(holds_entries(p.b, s, to)) << "bits " << bits << " round " << round;
             ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
             uint32_t k = 0;
             for (uint32_t i = 0; i < n; i++) {
                 if (!live[i])
                     continue;
-                ASSERT_EQ(std::memcmp(row_signature(p.b, g, k), entries[i].data(), s), 0)
+                ASSERT_EQ(std::memcmp(p.b + sig_at(s, k), entries[i].data(), s), 0)
                     << "bits " << bits << " slot " << k;
-                ASSERT_EQ(std::memcmp(row_tid(p.b, g, k), entries[i].data() + s, kTidSize), 0)
+                ASSERT_EQ(std::memcmp(p.b + tid_at(k), entries[i].data() + s, kTidSize), 0)
                     << "bits " << bits << " slot " << k;
                 k++;
             }
             ASSERT_EQ(k, to);
+            // No stale copy of a moved or dead entry is left: the hole is
+            // zero from pd_lower to pd_upper, as on a fresh page.
+            for (uint32_t i = lower_for(s, to); i < upper_for(to); i++)
+                ASSERT_EQ(p.b[i], 0) << "bits " << bits << " round " << round << " byte " << i;
             // Appending after compaction fills the first free slot.
             if (to < g.capacity) {
                 std::vector<uint8_t> e(s + kTidSize, 0x42);
                 row_page_append(p.b, g, e.data(), e.data() + s);
-                EXPECT_EQ(std::memcmp(row_signature(p.b, g, to), e.data(), s), 0);
-                EXPECT_EQ(std::memcmp(row_tid(p.b, g, to), e.data() + s, kTidSize), 0);
-                EXPECT_EQ(page_opaque(p.b)->count, to + 1);
+                EXPECT_EQ(std::memcmp(p.b + sig_at(s, to), e.data(), s), 0);
+                EXPECT_EQ(std::memcmp(p.b + tid_at(to), e.data() + s, kTidSize), 0);
+                EXPECT_TRUE(holds_entries(p.b, s, to + 1));
             }
         }
     }
@@ -399,6 +677,8 @@ TEST(RowPage, MoveCompactsLikeVacuum)
 
 TEST(RowPage, CheckFindsEachProblem)
 {
+    // A page of 100 entries of 10-byte signatures: pd_lower 1,024,
+    // pd_upper 7,584.  Capacity 510.
     RowPageGeometry g = row_page_geometry(10);
     struct Corruption {
         const char *what;
@@ -406,19 +686,85 @@ TEST(RowPage, CheckFindsEachProblem)
         void (*apply)(uint8_t *page);
     };
     const Corruption corruptions[] = {
-        {"count = capacity", PageProblem::None, [](uint8_t *p) { page_opaque(p)->count = 510; }},
-        {"count > capacity", PageProblem::BadCount, [](uint8_t *p) { page_opaque(p)->count = 511; }},
-        {"count huge", PageProblem::BadCount, [](uint8_t *p) { page_opaque(p)->count = 0xFFFF; }},
+        {"count = capacity, bounds following", PageProblem::None,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 510); }},
+        {"count 0, bounds following", PageProblem::None,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 0); }},
+        {"count 1, bounds following", PageProblem::None,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 1); }},
+        // Counts past the capacity: BadCount, whatever the exact bounds,
+        // as long as the hole itself is sane.
+        {"count > capacity, bounds left", PageProblem::BadCount,
+         [](uint8_t *p) { page_opaque(p)->count = 511; }},
+        {"count huge, bounds left", PageProblem::BadCount,
+         [](uint8_t *p) { page_opaque(p)->count = 0xFFFF; }},
+        {"count > capacity, pd_lower off too", PageProblem::BadCount,
+         [](uint8_t *p) {
+             page_opaque(p)->count = 511;
+             put_u16(p, kPdLowerOffset, static_cast<uint16_t>(get_u16(p, kPdLowerOffset) + 1));
+         }},
+        {"count > capacity, bounds of an empty page", PageProblem::BadCount,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 0); page_opaque(p)->count = 600; }},
+        // ... but bounds that follow a count past the capacity cross, and
+        // the bounds check sees that first.
+        {"count = capacity + 1, bounds following", PageProblem::BadBounds,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 511); }},
+        // A count changed without the bounds.
+        {"count + 1, bounds left", PageProblem::BadBounds,
+         [](uint8_t *p) { page_opaque(p)->count = 101; }},
+        {"count - 1, bounds left", PageProblem::BadBounds,
+         [](uint8_t *p) { page_opaque(p)->count = 99; }},
+        {"count 0, bounds left", PageProblem::BadBounds,
+         [](uint8_t *p) { page_opaque(p)->count = 0; }},
+        {"count = capacity, bounds left", PageProblem::BadBounds,
+         [](uint8_t *p) { page_opaque(p)->count = 510; }},
+        // Bounds that disagree with the count.
+        {"pd_lower one entry short", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 1014); }},
+        {"pd_lower one entry long", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 1034); }},
+        {"pd_lower one byte long", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 1025); }},
+        {"pd_lower one byte short", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 1023); }},
+        {"pd_lower at the header", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 24); }},
+        {"pd_upper one entry short", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 7590); }},
+        {"pd_upper one entry long", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 7578); }},
+        {"pd_upper one byte off", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 7583); }},
+        {"pd_upper at the special space", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 8184); }},
+        {"pd_upper = pd_lower", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 1024); }},
+        {"bounds of count + 1", PageProblem::BadBounds,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 101); page_opaque(p)->count = 100; }},
+        {"bounds of count - 1", PageProblem::BadBounds,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 99); page_opaque(p)->count = 100; }},
+        {"bounds of an empty page", PageProblem::BadBounds,
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 0); page_opaque(p)->count = 100; }},
+        {"bounds of 12-byte signatures", PageProblem::BadBounds,
+         [](uint8_t *p) { set_count_and_bounds(p, 12, 100); }},
+        {"bounds swapped", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 7584); put_u16(p, kPdUpperOffset, 1024); }},
+        // The rest, as before.
         {"flags meta", PageProblem::WrongKind, [](uint8_t *p) { page_opaque(p)->flags = kPageMeta; }},
         {"flags zero", PageProblem::WrongKind, [](uint8_t *p) { page_opaque(p)->flags = 0; }},
         {"flags both", PageProblem::WrongKind,
          [](uint8_t *p) { page_opaque(p)->flags = kPageMeta | kPageData; }},
+        {"flags meta, count changed too", PageProblem::WrongKind,
+         [](uint8_t *p) { page_opaque(p)->flags = kPageMeta; page_opaque(p)->count = 101; }},
         {"format 2", PageProblem::BadFormat, [](uint8_t *p) { page_opaque(p)->format = 2; }},
         {"format 0", PageProblem::BadFormat, [](uint8_t *p) { page_opaque(p)->format = 0; }},
+        {"format 2, count past capacity too", PageProblem::BadFormat,
+         [](uint8_t *p) { page_opaque(p)->format = 2; page_opaque(p)->count = 511; }},
         {"page_id", PageProblem::NotBloomidx, [](uint8_t *p) { page_opaque(p)->page_id = 0; }},
         {"pd_special", PageProblem::NotBloomidx,
          [](uint8_t *p) { put_u16(p, kPdSpecialOffset, kSpecialOffset - 8); }},
-        {"pd_lower", PageProblem::BadBounds, [](uint8_t *p) { put_u16(p, kPdLowerOffset, 10); }},
+        {"pd_lower inside the header", PageProblem::BadBounds,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 10); }},
         {"pd_upper < pd_lower", PageProblem::BadBounds,
          [](uint8_t *p) { put_u16(p, kPdUpperOffset, 20); }},
         {"pd_upper past special", PageProblem::BadBounds,
@@ -427,18 +773,71 @@ TEST(RowPage, CheckFindsEachProblem)
     for (const Corruption &c : corruptions) {
         Page p;
         init_data_page(p.b);
-        page_opaque(p.b)->count = 100;
+        set_count_and_bounds(p.b, 10, 100);
+        ASSERT_EQ(get_u16(p.b, kPdLowerOffset), 1024);
+        ASSERT_EQ(get_u16(p.b, kPdUpperOffset), 7584);
         ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
         c.apply(p.b);
         EXPECT_TRUE(problem_is(check_row_page(p.b, g), c.expect)) << c.what;
     }
-    // A full page of 80-bit signatures checked with the geometry of 96-bit
-    // ones (a metapage / data page mismatch) has too many entries.
+
+    // A data page checked with the geometry of another signature size (a
+    // metapage / data page mismatch): too many entries for the bigger one,
+    // bounds in the wrong place for a size where the count would fit.
     Page p;
     init_data_page(p.b);
-    page_opaque(p.b)->count = 510;
+    set_count_and_bounds(p.b, 10, 510);
+    EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(10)), PageProblem::None));
     EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(12)), PageProblem::BadCount));
-    EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(8)), PageProblem::None));
+    EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(8)), PageProblem::BadBounds));
+    set_count_and_bounds(p.b, 10, 100);
+    EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(12)), PageProblem::BadBounds));
+    EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(8)), PageProblem::BadBounds));
+    // An empty page has the same bounds whatever the signature size.
+    set_count_and_bounds(p.b, 10, 0);
+    for (uint32_t s : {2u, 8u, 10u, 12u, 512u})
+        EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(s)), PageProblem::None)) << s;
+}
+
+TEST(RowPage, CheckWantsTheBoundsOfTheCountForEverySize)
+{
+    for (int bits : {1, 16, 17, 80, 96, 100, 512, 1000, 4096}) {
+        RowPageGeometry g = row_page_geometry(static_cast<uint32_t>(signature_bytes(bits)));
+        const uint32_t s = g.signature_bytes, cap = g.capacity;
+        for (uint32_t n : {0u, 1u, 2u, cap / 2, cap - 1, cap}) {
+            Page p;
+            init_data_page(p.b);
+            set_count_and_bounds(p.b, s, n);
+            ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None)) << "S " << s << " n " << n;
+            const uint16_t lower = get_u16(p.b, kPdLowerOffset), upper = get_u16(p.b, kPdUpperOffset);
+            auto expect = [&](const char *what, uint32_t count, int dlower, int dupper, PageProblem want) {
+                page_opaque(p.b)->count = static_cast<uint16_t>(count);
+                put_u16(p.b, kPdLowerOffset, static_cast<uint16_t>(lower + dlower));
+                put_u16(p.b, kPdUpperOffset, static_cast<uint16_t>(upper + dupper));
+                EXPECT_TRUE(problem_is(check_row_page(p.b, g), want)) << what << ": S " << s << " n " << n;
+            };
+            const int si = static_cast<int>(s), ti = static_cast<int>(kTidSize);
+            expect("as set", n, 0, 0, PageProblem::None);
+            expect("pd_lower + 1", n, 1, 0, PageProblem::BadBounds);
+            expect("pd_lower - 1", n, -1, 0, PageProblem::BadBounds);
+            expect("pd_lower - S", n, -si, 0, PageProblem::BadBounds);
+            expect("pd_lower + S", n, si, 0, PageProblem::BadBounds);
+            expect("pd_upper + 1", n, 0, 1, PageProblem::BadBounds);
+            expect("pd_upper - 1", n, 0, -1, PageProblem::BadBounds);
+            expect("pd_upper + 6", n, 0, ti, PageProblem::BadBounds);
+            expect("pd_upper - 6", n, 0, -ti, PageProblem::BadBounds);
+            expect("bounds of one entry more", n, si, -ti, PageProblem::BadBounds);
+            if (n > 0) {
+                expect("count - 1, bounds left", n - 1, 0, 0, PageProblem::BadBounds);
+                expect("bounds of one entry less", n, -si, ti, PageProblem::BadBounds);
+                expect("count and bounds one less", n - 1, -si, ti, PageProblem::None);
+            }
+            if (n < cap)
+                expect("count + 1, bounds left", n + 1, 0, 0, PageProblem::BadBounds);
+            else
+                expect("count past capacity, bounds left", n + 1, 0, 0, PageProblem::BadCount);
+        }
+    }
 }
 
 TEST(PageProblemText, EveryProblemHasItsOwnWords)
