@@ -143,6 +143,7 @@ extern "C" void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
 
 /* validate.cpp */
 extern "C" bool bloomidx_validate(Oid opclassoid);
+extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
 
 /* alter_notice.cpp */
 void		bloomidx_install_alter_notice(void);

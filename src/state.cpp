@@ -121,6 +121,14 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 	}
 }
 
+/* The hash column i's value stands for; a NULL has one of its own, so
+ * that IS NULL can be searched. */
+static inline uint64
+column_hash(const BloomidxState *state, int i, const Datum *values, const bool *isnull)
+{
+	return isnull[i] ? bloomidx::null_hash(i) : bloomidx_hash_value(&state->hasher[i], values[i]);
+}
+
 /*
  * Sets the row's bits in signature, which the caller has zeroed (a build
  * writes into a fresh page's slots, which PageInit zeroed already).
@@ -129,13 +137,20 @@ void
 bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 						const bool *isnull, uint8 *signature)
 {
-	for (int i = 0; i < state->ncolumns; i++)
-	{
-		/* A NULL sets bits of its own, so that IS NULL can be searched. */
-		uint64		h = isnull[i] ? bloomidx::null_hash(i)
-			: bloomidx_hash_value(&state->hasher[i], values[i]);
+	uint32		m = state->meta.signature_bits;
 
-		bloomidx::add_value(signature, state->meta.signature_bits,
-							state->meta.column_bits[i], h);
+	if (m <= bloomidx::kShortLength)
+	{
+		/* The whole row in four words: the columns' walks overlap. */
+		uint64		words[4] = {0, 0, 0, 0};
+
+		for (int i = 0; i < state->ncolumns; i++)
+			bloomidx::add_value_short(words, m, state->meta.column_bits[i],
+									  column_hash(state, i, values, isnull));
+		bloomidx::or_short_words(signature, words, m);
+		return;
 	}
+	for (int i = 0; i < state->ncolumns; i++)
+		bloomidx::add_value(signature, m, state->meta.column_bits[i],
+							column_hash(state, i, values, isnull));
 }

@@ -8,17 +8,9 @@ namespace bloomidx {
 
 namespace {
 
-// Knuth's MMIX LCG: full period 2^64, so the walk below reaches every
-// position in [0, m) and the rejection loop always ends.
-inline uint32_t next_position(uint64_t &state, uint32_t m) noexcept
-{
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    uint32_t r = static_cast<uint32_t>(state >> 32);
-    return static_cast<uint32_t>((static_cast<uint64_t>(r) * m) >> 32);
-}
-
 // Draws `count` distinct positions of [0, m), marking them in `chosen`
-// (zeroed here) and handing each to on_pick.
+// (zeroed here) and handing each to on_pick.  The walk of draw_short, for
+// any length.
 template <class OnPick>
 inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *chosen,
                           OnPick on_pick) noexcept
@@ -27,7 +19,7 @@ inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *c
         chosen[w] = 0;
     uint64_t state = hash;
     for (uint32_t n = 0; n < count;) {
-        uint32_t pos = next_position(state, m);
+        uint32_t pos = detail::next_position(state, m);
         uint64_t bit = 1ULL << (pos & 63);
         if (chosen[pos >> 6] & bit)
             continue;
@@ -37,12 +29,26 @@ inline void draw_distinct(uint32_t m, uint32_t count, uint64_t hash, uint64_t *c
     }
 }
 
-// Up to this length, repeats are found in a four-word bitmap; past it, up
-// to this many bits per value, in a small array.
-constexpr uint32_t kShortLength = 256;
+// Past kShortLength, up to this many bits per value, repeats are found in
+// a small array, which needs no clearing at all.
 constexpr uint32_t kFewBits = 16;
 
 } // namespace
+
+void or_short_words(uint8_t *sig, const uint64_t words[4], uint32_t length) noexcept
+{
+    uint32_t nbytes = (length + 7) / 8;
+    uint32_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    // A word's bytes are the signature's bytes in memory order: OR whole words.
+    for (; i + 8 <= nbytes; i += 8) {
+        uint64_t v = load_u64(sig + i) | words[i / 8];
+        std::memcpy(sig + i, &v, sizeof v);
+    }
+#endif
+    for (; i < nbytes; i++)
+        sig[i] = static_cast<uint8_t>(sig[i] | (words[i / 8] >> (8 * (i % 8))));
+}
 
 void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noexcept
 {
@@ -52,30 +58,17 @@ void add_value(uint8_t *sig, uint32_t length, uint32_t bits, uint64_t hash) noex
     if (bits > length)
         bits = length;
 
-    if (length <= kShortLength && 2 * bits <= length) {
-        // The usual case, a short signature: the positions seen fit in four
-        // words cleared with two vector stores (a general clearing loop
-        // became `rep stos`, which cost more than the draws).
-        uint64_t seen[kShortLength / 64] = {0, 0, 0, 0};
-        uint64_t state = hash;
-        for (uint32_t n = 0; n < bits;) {
-            uint32_t pos = next_position(state, length);
-            uint64_t bit = 1ULL << (pos & 63);
-            if (seen[pos >> 6] & bit)
-                continue;
-            seen[pos >> 6] |= bit;
-            signature_set_bit(sig, pos);
-            n++;
-        }
+    if (length <= kShortLength) {
+        uint64_t words[4] = {0, 0, 0, 0};
+        add_value_short(words, length, bits, hash);
+        or_short_words(sig, words, length);
         return;
     }
     if (bits <= kFewBits && 2 * bits <= length) {
-        // A long signature, a few bits: remember them in a small array,
-        // which needs no clearing at all.
         uint32_t picked[kFewBits];
         uint64_t state = hash;
         for (uint32_t n = 0; n < bits;) {
-            uint32_t pos = next_position(state, length);
+            uint32_t pos = detail::next_position(state, length);
             uint32_t i = 0;
             while (i < n && picked[i] != pos)
                 i++;

@@ -1,0 +1,597 @@
+/*
+ * verify.cpp: bloomidx_verify(index regclass), in the spirit of amcheck's
+ * bt_index_check(index, heapallindexed => true).
+ *
+ * It checks, with only the locks a reader takes (AccessShareLock on the
+ * table and the index, a share lock on one buffer at a time):
+ *   - the metapage (core/page_layout.hpp's check_meta_page, the number of
+ *     columns, the insert hint inside the file);
+ *   - every data page (check_row_page: special space, kind, format, count,
+ *     pd_lower / pd_upper / pd_special) and every entry on it: its heap TID
+ *     is a valid item pointer inside the table, its signature has no bit
+ *     past the index's length and at least the bits one column sets;
+ *     pages PageIsNew (an extension a crash interrupted) are skipped;
+ *   - that every row the table shows (an MVCC snapshot registered before
+ *     the first index page is read, so every row it sees had its entry
+ *     inserted before) has an entry with its TID whose signature holds
+ *     every bit the row's values set.  Entries of rows the snapshot does
+ *     not see (dead, not yet vacuumed) are fine.
+ * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
+ * for the index's contents) that names the index and the page or the row.
+ *
+ * A partitioned index has no pages of its own: it is refused with a hint
+ * that verifies its partitions' indexes.  An index that is not valid but
+ * ready for inserts (a CREATE INDEX CONCURRENTLY that failed late) gets
+ * its pages checked only, with a NOTICE.
+ *
+ * Glue frames hold plain data only (pg.h); all memory is palloc'd in one
+ * context, deleted at the end (or by the error's cleanup).
+ */
+#include "bloomidx.h"
+
+extern "C" {
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "commands/defrem.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+
+PG_FUNCTION_INFO_V1(bloomidx_verify);
+}
+
+using bloomidx::MetaPageData;
+using bloomidx::PageProblem;
+
+/*
+ * One index entry, as collected: key is the heap TID and the entry's slot
+ * on its page, (block << 32) | (offset << 16) | slot, so that sorting by
+ * key sorts by TID; entry is its number in the signature arena.
+ */
+typedef struct EntryKey
+{
+	uint64		key;
+	uint32		entry;
+	BlockNumber index_block;
+} EntryKey;
+
+static inline uint64
+tid_key(BlockNumber block, OffsetNumber offset)
+{
+	return ((uint64) block << 32) | ((uint64) offset << 16);
+}
+
+typedef struct VerifyState
+{
+	Relation	index;
+	Relation	heap;
+	BloomidxState state;		/* hashers and the options frozen at build */
+	MetaPageData meta;			/* as read from block 0 */
+	bloomidx::RowPageGeometry geometry;
+	uint32		min_bits;		/* the most bits one column sets */
+	int			min_bits_column;
+	BlockNumber heap_blocks;	/* the table's length, as last measured */
+
+	MemoryContext cxt;			/* everything below */
+	MemoryContext tuple_cxt;	/* reset after every heap row */
+	EntryKey   *keys;
+	uint8	   *signatures;		/* entry i at i * signature_bytes */
+	Size		nentries;
+	Size		max_entries;	/* room in keys and signatures */
+
+	BlockNumber index_blocks;
+	BlockNumber new_pages;
+	int64		heap_rows;		/* rows the table scan checked */
+
+	PGAlignedBlock page;		/* copy of the page being checked */
+	uint8		expected[bloomidx::kMaxSignatureBytes];
+} VerifyState;
+
+/* The report format of page.cpp's bloomidx_check_data_page. */
+static void
+report_page(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail("%s", detail),
+			 errhint("Please REINDEX it.")));
+}
+
+static void
+report_problem(Relation index, BlockNumber blkno, PageProblem problem)
+{
+	report_page(index, blkno, psprintf("%s.", bloomidx::page_problem_text(problem)));
+}
+
+/* Copies block blkno into vs->page under a share lock. */
+static void
+copy_page(VerifyState *vs, BlockNumber blkno, BufferAccessStrategy strategy)
+{
+	Buffer		buffer = ReadBufferExtended(vs->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+											strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	memcpy(vs->page.data, BufferGetPage(buffer), BLCKSZ);
+	UnlockReleaseBuffer(buffer);
+}
+
+/*
+ * Block 0: a sound metapage, for as many columns as the index has, whose
+ * insert hint is inside the file; its options are the ones the session
+ * makes signatures with (bloomidx_init_state, from the relcache).
+ */
+static void
+check_metapage(VerifyState *vs)
+{
+	Relation	index = vs->index;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		report_page(index, bloomidx::kMetaBlock,
+					"The index has no metapage: its file is empty.");
+	copy_page(vs, bloomidx::kMetaBlock, NULL);
+
+	const uint8 *page = (const uint8 *) vs->page.data;
+	PageProblem problem = bloomidx::check_meta_page(page);
+
+	if (problem != PageProblem::None)
+		report_problem(index, bloomidx::kMetaBlock, problem);
+	vs->meta = *bloomidx::meta_data(page);
+	if (vs->meta.ncolumns != RelationGetNumberOfAttributes(index))
+		report_page(index, bloomidx::kMetaBlock,
+					psprintf("The metapage is for %u columns, the index has %d.",
+							 vs->meta.ncolumns, RelationGetNumberOfAttributes(index)));
+
+	/* Measured after the copy: the hint never points past the end it saw. */
+	vs->index_blocks = RelationGetNumberOfBlocks(index);
+	if (vs->meta.insert_block != bloomidx::kMetaBlock &&
+		vs->meta.insert_block >= vs->index_blocks)
+		report_page(index, bloomidx::kMetaBlock,
+					psprintf("The insert hint points at block %u, past the end of the index (%u blocks).",
+							 vs->meta.insert_block, vs->index_blocks));
+
+	vs->geometry = bloomidx::row_page_geometry(vs->meta.signature_bytes);
+	vs->min_bits = 0;
+	vs->min_bits_column = 0;
+	for (int i = 0; i < vs->meta.ncolumns; i++)
+		if (vs->meta.column_bits[i] > vs->min_bits)
+		{
+			vs->min_bits = vs->meta.column_bits[i];
+			vs->min_bits_column = i + 1;
+		}
+
+	bloomidx_init_state(&vs->state, index);
+	const MetaPageData *cached = &vs->state.meta;
+
+	if (cached->signature_bits != vs->meta.signature_bits ||
+		cached->signature_bytes != vs->meta.signature_bytes ||
+		cached->ncolumns != vs->meta.ncolumns ||
+		memcmp(cached->column_bits, vs->meta.column_bits, sizeof(vs->meta.column_bits)) != 0)
+		report_page(index, bloomidx::kMetaBlock,
+					"The metapage's options differ from those this session read from it before.");
+}
+
+/* Room for one more page of entries. */
+static void
+reserve_entries(VerifyState *vs)
+{
+	Size		need = vs->nentries + vs->geometry.capacity;
+
+	if (need <= vs->max_entries)
+		return;
+	if (need > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index \"%s\" has too many entries to verify",
+						RelationGetRelationName(vs->index))));
+
+	Size		room = Min(Max(need, Max(vs->max_entries * 2, (Size) 1024)),
+						   (Size) PG_UINT32_MAX);
+	Size		key_bytes = room * sizeof(EntryKey);
+	Size		sig_bytes = room * vs->geometry.signature_bytes;
+
+	if (vs->keys == NULL)
+	{
+		vs->keys = (EntryKey *) MemoryContextAllocHuge(vs->cxt, key_bytes);
+		vs->signatures = (uint8 *) MemoryContextAllocHuge(vs->cxt, sig_bytes);
+	}
+	else
+	{
+		vs->keys = (EntryKey *) repalloc_huge(vs->keys, key_bytes);
+		vs->signatures = (uint8 *) repalloc_huge(vs->signatures, sig_bytes);
+	}
+	vs->max_entries = room;
+}
+
+/* Checks the entries of the data page in vs->page and collects them. */
+static void
+collect_entries(VerifyState *vs, BlockNumber blkno)
+{
+	const bloomidx::RowPageGeometry *g = &vs->geometry;
+	const uint8 *page = (const uint8 *) vs->page.data;
+	uint32		count = bloomidx::page_opaque(page)->count;
+	uint32		nbits = vs->meta.signature_bits;
+	uint32		nbytes = g->signature_bytes;
+
+	for (uint32 i = 0; i < count; i++)
+	{
+		const uint8 *sig = page + bloomidx::kPageHeaderSize + i * nbytes;
+		ItemPointerData tid;
+
+		memcpy(&tid, bloomidx::row_tid(page, *g, i), sizeof(tid));
+		BlockNumber heap_block = ItemPointerGetBlockNumberNoCheck(&tid);
+		OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(&tid);
+
+		if (offset < FirstOffsetNumber || offset > MaxHeapTuplesPerPage ||
+			heap_block == InvalidBlockNumber)
+			report_page(vs->index, blkno,
+						psprintf("Entry %u points to (%u,%u), which is not a valid heap tuple.",
+								 i, heap_block, offset));
+		if (heap_block >= vs->heap_blocks)
+		{
+			/* The table may have grown since it was last measured. */
+			vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
+			if (heap_block >= vs->heap_blocks)
+				report_page(vs->index, blkno,
+							psprintf("Entry %u points to heap tuple (%u,%u), past the end of table \"%s\" (%u blocks).",
+									 i, heap_block, offset,
+									 RelationGetRelationName(vs->heap), vs->heap_blocks));
+		}
+
+		uint32		set = 0;
+
+		for (uint32 b = 0; b < nbytes; b++)
+			set += __builtin_popcount(sig[b]);
+		for (uint32 pos = nbits; pos < nbytes * 8; pos++)
+			if (bloomidx::signature_test_bit(sig, pos))
+				report_page(vs->index, blkno,
+							psprintf("Entry %u (heap tuple (%u,%u)) sets bit %u, past the index's %u bits.",
+									 i, heap_block, offset, pos, nbits));
+		if (set < vs->min_bits)
+			report_page(vs->index, blkno,
+						psprintf("Entry %u (heap tuple (%u,%u)) has %u bits set, fewer than the %u that column %d sets alone.",
+								 i, heap_block, offset, set, vs->min_bits,
+								 vs->min_bits_column));
+
+		EntryKey   *k = &vs->keys[vs->nentries];
+
+		k->key = tid_key(heap_block, offset) | i;
+		k->entry = (uint32) vs->nentries;
+		k->index_block = blkno;
+		memcpy(vs->signatures + vs->nentries * nbytes, sig, nbytes);
+		vs->nentries++;
+	}
+}
+
+/* Every data page, in order, each copied under a share lock and checked. */
+static void
+check_data_pages(VerifyState *vs)
+{
+	BufferAccessStrategy bas = GetAccessStrategy(BAS_BULKREAD);
+
+	vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
+	/* Pages added since the metapage was read are checked too. */
+	vs->index_blocks = RelationGetNumberOfBlocks(vs->index);
+	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < vs->index_blocks; blkno++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		reserve_entries(vs);
+		copy_page(vs, blkno, bas);
+		if (PageIsNew((Page) vs->page.data))
+		{
+			vs->new_pages++;
+			continue;
+		}
+		bloomidx_check_data_page(vs->index, blkno, (Page) vs->page.data, &vs->geometry);
+		collect_entries(vs, blkno);
+	}
+	FreeAccessStrategy(bas);
+}
+
+static int
+compare_keys(const void *a, const void *b)
+{
+	uint64		ka = ((const EntryKey *) a)->key;
+	uint64		kb = ((const EntryKey *) b)->key;
+
+	return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/* The first entry whose TID is not below tid's, or nentries. */
+static Size
+lower_bound(const VerifyState *vs, uint64 tid)
+{
+	Size		lo = 0;
+	Size		hi = vs->nentries;
+
+	while (lo < hi)
+	{
+		Size		mid = lo + (hi - lo) / 2;
+
+		if (vs->keys[mid].key < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * table_index_build_scan's callback: tid is a row the snapshot sees (the
+ * root of its HOT chain), values are what the index is built from.
+ */
+static void
+check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+		  bool tupleIsAlive, void *arg)
+{
+	VerifyState *vs = (VerifyState *) arg;
+	uint32		nbytes = vs->geometry.signature_bytes;
+	MemoryContext old = MemoryContextSwitchTo(vs->tuple_cxt);
+
+	memset(vs->expected, 0, nbytes);
+	bloomidx_form_signature(&vs->state, values, isnull, vs->expected);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(vs->tuple_cxt);
+	vs->heap_rows++;
+
+	BlockNumber heap_block = ItemPointerGetBlockNumber(tid);
+	OffsetNumber offset = ItemPointerGetOffsetNumber(tid);
+	uint64		key = tid_key(heap_block, offset);
+	Size		first = lower_bound(vs, key);
+	Size		i;
+
+	/* Normally one entry per TID; any one that holds the bits will do. */
+	for (i = first; i < vs->nentries && (vs->keys[i].key & ~(uint64) 0xFFFF) == key; i++)
+	{
+		const uint8 *sig = vs->signatures + (Size) vs->keys[i].entry * nbytes;
+		uint32		b;
+
+		for (b = 0; b < nbytes; b++)
+			if ((sig[b] & vs->expected[b]) != vs->expected[b])
+				break;
+		if (b == nbytes)
+			return;
+	}
+
+	if (i == first)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("heap tuple (%u,%u) of table \"%s\" has no entry in index \"%s\"",
+						heap_block, offset, RelationGetRelationName(vs->heap),
+						RelationGetRelationName(index)),
+				 errhint("Please REINDEX it.")));
+
+	const EntryKey *k = &vs->keys[first];
+	const uint8 *sig = vs->signatures + (Size) k->entry * nbytes;
+	uint32		missing = 0;
+	uint32		wanted = 0;
+
+	for (uint32 b = 0; b < nbytes; b++)
+	{
+		wanted += __builtin_popcount(vs->expected[b]);
+		missing += __builtin_popcount(vs->expected[b] & ~sig[b]);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("the entry of heap tuple (%u,%u) of table \"%s\" in index \"%s\" does not match the tuple",
+					heap_block, offset, RelationGetRelationName(vs->heap),
+					RelationGetRelationName(index)),
+			 errdetail("Entry %u of block %u lacks %u of the %u bits the tuple's values set.",
+					   (uint32) (k->key & 0xFFFF), k->index_block, missing, wanted),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Every row the snapshot sees must have its entry: a scan of the table as
+ * CREATE INDEX CONCURRENTLY's first one does it (an MVCC snapshot, index
+ * expressions and the partial index's predicate evaluated for us).
+ */
+static void
+check_every_row(VerifyState *vs, Snapshot snapshot)
+{
+	pg_qsort(vs->keys, vs->nentries, sizeof(EntryKey), compare_keys);
+
+	IndexInfo  *indexInfo = BuildIndexInfo(vs->index);
+
+	indexInfo->ii_Concurrent = true;	/* the MVCC snapshot's rows only */
+	indexInfo->ii_Unique = false;
+	indexInfo->ii_ExclusionOps = NULL;
+	indexInfo->ii_ExclusionProcs = NULL;
+	indexInfo->ii_ExclusionStrats = NULL;
+
+	/* No synchronized scan: the first row reported is the first in the table. */
+	TableScanDesc scan = table_beginscan_strat(vs->heap, snapshot, 0, NULL, true, false);
+
+	/* It ends the scan. */
+	table_index_build_scan(vs->heap, vs->index, indexInfo, true, false,
+						   check_row, vs, scan);
+}
+
+/* Opens and locks the table, then the index, as a reader; checks rights. */
+static void
+open_relations(Oid indexoid, Relation *heap_out, Relation *index_out)
+{
+	char		relkind = get_rel_relkind(indexoid);
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid)),
+				 errdetail_relkind_not_supported(relkind)));
+
+	/* Rights first, with no lock taken: a user who may not read the table
+	 * must not be able to queue locks on it either. */
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("could not find the table of index \"%s\"", get_rel_name(indexoid))));
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to verify index \"%s\"", get_rel_name(indexoid)),
+				 errdetail("Verifying an index reads its table \"%s\", which needs the SELECT privilege on it.",
+						   get_rel_name(heapoid))));
+
+	/* The table before the index, as every reader does (no deadlock). */
+	Relation	heap = try_table_open(heapoid, AccessShareLock);
+	Relation	index = heap ? try_relation_open(indexoid, AccessShareLock) : NULL;
+
+	/* Dropped, or even replaced, while unlocked? */
+	if (heap == NULL || index == NULL || IndexGetRelation(indexoid, true) != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("index with OID %u was dropped while it was being opened", indexoid)));
+
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != bloomidx_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("index \"%s\" is not a bloomidx index", RelationGetRelationName(index)),
+				 errdetail("It uses access method \"%s\".", get_am_name(index->rd_rel->relam))));
+
+	if (index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+	{
+		char	   *name = DatumGetCString(DirectFunctionCall1(regclassout,
+															   ObjectIdGetDatum(indexoid)));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot verify partitioned index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("A partitioned index has no data of its own: each partition has its index."),
+				 errhint("Verify those: SELECT bloomidx_verify(relid) FROM pg_partition_tree(%s) WHERE isleaf;",
+						 quote_literal_cstr(name))));
+	}
+
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot verify index \"%s\" of another session's temporary table",
+						RelationGetRelationName(index))));
+
+	if (!index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is not ready: it does not receive new rows yet",
+						RelationGetRelationName(index)),
+				 errdetail("CREATE or REINDEX INDEX CONCURRENTLY is building it, or failed to, or DROP INDEX CONCURRENTLY is dropping it."),
+				 errhint("Wait for that command to finish, or REINDEX the index.")));
+
+	*heap_out = heap;
+	*index_out = index;
+}
+
+Datum
+bloomidx_verify(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloomidx_verify needs an index, not NULL")));
+
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	heap;
+	Relation	index;
+
+	open_relations(indexoid, &heap, &index);
+
+	/* During recovery an UNLOGGED index has no data to read. */
+	if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
+	{
+		ereport(NOTICE,
+				(errmsg("index \"%s\" is unlogged and the server is in recovery: it has nothing to verify",
+						RelationGetRelationName(index))));
+		index_close(index, AccessShareLock);
+		table_close(heap, AccessShareLock);
+		PG_RETURN_VOID();
+	}
+
+	bool		all_rows = index->rd_index->indisvalid;
+
+	if (!all_rows)
+		ereport(NOTICE,
+				(errmsg("index \"%s\" is not valid: only its pages are verified, not that it has every row",
+						RelationGetRelationName(index))));
+
+	/*
+	 * Index expressions and predicates, and the opclasses' hash functions,
+	 * run as the table's owner, restricted, with a safe search_path, as
+	 * they do in amcheck (a table owner's functions must not run with the
+	 * caller's rights, and a hostile search_path must not change them).
+	 */
+	Oid			save_userid;
+	int			save_sec_context;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(heap->rd_rel->relowner,
+						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	int			save_nestlevel = NewGUCNestLevel();
+
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION);
+
+	/*
+	 * The snapshot before the first index page is read: every row it sees
+	 * was committed, so had its entry inserted, before then.
+	 */
+	Snapshot	snapshot = InvalidSnapshot;
+
+	if (all_rows)
+	{
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+
+		/*
+		 * An older transaction snapshot (REPEATABLE READ) may see rows
+		 * that a broken HOT chain keeps out of the index (indcheckxmin).
+		 */
+		if (IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
+			!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
+								   snapshot->xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("index \"%s\" cannot be verified with this transaction's snapshot",
+							RelationGetRelationName(index)),
+					 errhint("Verify it in a READ COMMITTED transaction.")));
+	}
+
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx verify",
+											  ALLOCSET_DEFAULT_SIZES);
+	VerifyState *vs = (VerifyState *) MemoryContextAllocZero(cxt, sizeof(VerifyState));
+
+	vs->index = index;
+	vs->heap = heap;
+	vs->cxt = cxt;
+	vs->tuple_cxt = AllocSetContextCreate(cxt, "bloomidx verify row", ALLOCSET_DEFAULT_SIZES);
+
+	check_metapage(vs);
+	check_data_pages(vs);
+	if (all_rows)
+	{
+		check_every_row(vs, snapshot);
+		UnregisterSnapshot(snapshot);
+	}
+
+	ereport(DEBUG1,
+			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks (%u new), %zu entries; table \"%s\": " INT64_FORMAT " rows checked",
+							 RelationGetRelationName(index), vs->index_blocks, vs->new_pages,
+							 vs->nentries, RelationGetRelationName(heap), vs->heap_rows)));
+
+	MemoryContextDelete(cxt);
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	/*
+	 * Locks released now, as amcheck does, so that one query can verify
+	 * many indexes: nothing here sent an invalidation.
+	 */
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_VOID();
+}
