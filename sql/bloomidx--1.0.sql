@@ -187,3 +187,12 @@ CREATE OPERATOR CLASS array_ops
 DEFAULT FOR TYPE pg_catalog.anyarray USING bloomidx AS
     OPERATOR 1 pg_catalog.= (pg_catalog.anyarray, pg_catalog.anyarray),
     FUNCTION 1 pg_catalog.hash_array_extended(pg_catalog.anyarray, pg_catalog.int8);
+
+-- bloomidx_verify(index): checks a bloomidx index's metapage and every
+-- page, and that every row the table shows has its entry; raises the first
+-- problem it finds (src/verify.cpp).  Not STRICT: NULL is an error, not a
+-- silent NULL.  Runs with the caller's rights, who needs SELECT on the table.
+CREATE FUNCTION bloomidx_verify(index pg_catalog.regclass)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'bloomidx_verify'
+LANGUAGE C;

@@ -98,6 +98,10 @@ void		bloomidx_fill_metapage(Relation index, Page page);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 BlockNumber bloomidx_insert_block(Relation index);
 void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
+pg_attribute_noreturn() void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
+															const char *detail);
+pg_attribute_noreturn() void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
+														  bloomidx::PageProblem problem);
 void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
 									 const bloomidx::RowPageGeometry *geometry);
 

@@ -130,8 +130,9 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 
 	/*
 	 * First the page this statement used last (no metapage visit for each
-	 * row of a multi-row INSERT), then the one the metapage points at.
-	 * Both are data pages that exist: the index never shrinks.
+	 * row of a multi-row INSERT: it exists, the index never shrinks), then
+	 * the one the metapage points at, unless a damaged metapage points past
+	 * the end of the file.
 	 */
 	BlockNumber blkno = cache->last_block;
 
@@ -139,7 +140,8 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		return false;
 	BlockNumber hint = bloomidx_insert_block(index);
 
-	if (hint != InvalidBlockNumber && hint != blkno && try_block(index, hint, state, &entry))
+	if (hint != InvalidBlockNumber && hint != blkno && plausible_block(index, hint) &&
+		try_block(index, hint, state, &entry))
 	{
 		cache->last_block = hint;
 		return false;

@@ -43,15 +43,23 @@ bloomidx_fill_metapage(Relation index, Page page)
 	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(MetaPageData);
 }
 
-static void
-report_corrupted(Relation index, BlockNumber blkno, PageProblem problem)
+/* The one report of a damaged page: by scans, inserts, vacuum and verify. */
+void
+bloomidx_report_corrupted_page(Relation index, BlockNumber blkno, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("index \"%s\" contains a corrupted page at block %u",
 					RelationGetRelationName(index), blkno),
-			 errdetail("%s.", bloomidx::page_problem_text(problem)),
+			 errdetail("%s", detail),
 			 errhint("Please REINDEX it.")));
+}
+
+void
+bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem problem)
+{
+	bloomidx_report_corrupted_page(index, blkno,
+								   psprintf("%s.", bloomidx::page_problem_text(problem)));
 }
 
 /*
@@ -68,7 +76,7 @@ bloomidx_cached_meta(Relation index)
 	PageProblem problem = PageProblem::None;
 
 	if (RelationGetNumberOfBlocks(index) == 0)
-		report_corrupted(index, bloomidx::kMetaBlock, PageProblem::NotBloomidx);
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, PageProblem::NotBloomidx);
 
 	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
 
@@ -84,7 +92,7 @@ bloomidx_cached_meta(Relation index)
 		copy.ncolumns != RelationGetNumberOfAttributes(index))
 		problem = PageProblem::BadOptions;
 	if (problem != PageProblem::None)
-		report_corrupted(index, bloomidx::kMetaBlock, problem);
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 
 	void	   *cached = MemoryContextAlloc(index->rd_indexcxt, sizeof(MetaPageData));
 
@@ -132,5 +140,5 @@ bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
 	PageProblem problem = bloomidx::check_row_page((const uint8 *) page, *geometry);
 
 	if (problem != PageProblem::None)
-		report_corrupted(index, blkno, problem);
+		bloomidx_report_page_problem(index, blkno, problem);
 }

@@ -234,8 +234,17 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 												so->matches);
 
 			for (int i = 0; i < n; i++)
+			{
 				memcpy(&so->tids[i], bloomidx::row_tid(raw, *g, so->matches[i]),
 					   sizeof(ItemPointerData));
+				/* The bitmap would reject it with a message about no index. */
+				OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(&so->tids[i]);
+
+				if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage)
+					bloomidx_report_corrupted_page(index, blkno,
+												   psprintf("Entry %d holds an invalid heap TID.",
+															so->matches[i]));
+			}
 			if (n > 0)
 				tbm_add_tuples(tbm, so->tids, n, true);
 			found += n;

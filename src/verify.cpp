@@ -19,10 +19,16 @@
  * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
  * for the index's contents) that names the index and the page or the row.
  *
+ * The caller needs SELECT on the table, checked before any lock is
+ * taken.  Index expressions, predicates and hash functions run as the
+ * table's owner, security-restricted, with search_path = pg_catalog,
+ * pg_temp, as in amcheck.
+ *
  * A partitioned index has no pages of its own: it is refused with a hint
- * that verifies its partitions' indexes.  An index that is not valid but
- * ready for inserts (a CREATE INDEX CONCURRENTLY that failed late) gets
- * its pages checked only, with a NOTICE.
+ * that verifies its partitions' indexes.  An index not ready for inserts
+ * is refused; one that is ready but not valid (a CREATE INDEX
+ * CONCURRENTLY that failed late) gets its pages checked only, with a
+ * NOTICE.  An UNLOGGED index has no data during recovery: a NOTICE says so.
  *
  * Glue frames hold plain data only (pg.h); all memory is palloc'd in one
  * context, deleted at the end (or by the error's cleanup).
@@ -90,23 +96,6 @@ typedef struct VerifyState
 	uint8		expected[bloomidx::kMaxSignatureBytes];
 } VerifyState;
 
-/* The report format of page.cpp's bloomidx_check_data_page. */
-static void
-report_page(Relation index, BlockNumber blkno, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" contains a corrupted page at block %u",
-					RelationGetRelationName(index), blkno),
-			 errdetail("%s", detail),
-			 errhint("Please REINDEX it.")));
-}
-
-static void
-report_problem(Relation index, BlockNumber blkno, PageProblem problem)
-{
-	report_page(index, blkno, psprintf("%s.", bloomidx::page_problem_text(problem)));
-}
 
 /* Copies block blkno into vs->page under a share lock. */
 static void
@@ -131,7 +120,7 @@ check_metapage(VerifyState *vs)
 	Relation	index = vs->index;
 
 	if (RelationGetNumberOfBlocks(index) == 0)
-		report_page(index, bloomidx::kMetaBlock,
+		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					"The index has no metapage: its file is empty.");
 	copy_page(vs, bloomidx::kMetaBlock, NULL);
 
@@ -139,10 +128,10 @@ check_metapage(VerifyState *vs)
 	PageProblem problem = bloomidx::check_meta_page(page);
 
 	if (problem != PageProblem::None)
-		report_problem(index, bloomidx::kMetaBlock, problem);
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 	vs->meta = *bloomidx::meta_data(page);
 	if (vs->meta.ncolumns != RelationGetNumberOfAttributes(index))
-		report_page(index, bloomidx::kMetaBlock,
+		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					psprintf("The metapage is for %u columns, the index has %d.",
 							 vs->meta.ncolumns, RelationGetNumberOfAttributes(index)));
 
@@ -150,7 +139,7 @@ check_metapage(VerifyState *vs)
 	vs->index_blocks = RelationGetNumberOfBlocks(index);
 	if (vs->meta.insert_block != bloomidx::kMetaBlock &&
 		vs->meta.insert_block >= vs->index_blocks)
-		report_page(index, bloomidx::kMetaBlock,
+		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					psprintf("The insert hint points at block %u, past the end of the index (%u blocks).",
 							 vs->meta.insert_block, vs->index_blocks));
 
@@ -171,7 +160,7 @@ check_metapage(VerifyState *vs)
 		cached->signature_bytes != vs->meta.signature_bytes ||
 		cached->ncolumns != vs->meta.ncolumns ||
 		memcmp(cached->column_bits, vs->meta.column_bits, sizeof(vs->meta.column_bits)) != 0)
-		report_page(index, bloomidx::kMetaBlock,
+		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					"The metapage's options differ from those this session read from it before.");
 }
 
@@ -219,7 +208,7 @@ collect_entries(VerifyState *vs, BlockNumber blkno)
 
 	for (uint32 i = 0; i < count; i++)
 	{
-		const uint8 *sig = page + bloomidx::kPageHeaderSize + i * nbytes;
+		const uint8 *sig = bloomidx::row_signatures(page) + i * nbytes;
 		ItemPointerData tid;
 
 		memcpy(&tid, bloomidx::row_tid(page, *g, i), sizeof(tid));
@@ -228,7 +217,7 @@ collect_entries(VerifyState *vs, BlockNumber blkno)
 
 		if (offset < FirstOffsetNumber || offset > MaxHeapTuplesPerPage ||
 			heap_block == InvalidBlockNumber)
-			report_page(vs->index, blkno,
+			bloomidx_report_corrupted_page(vs->index, blkno,
 						psprintf("Entry %u points to (%u,%u), which is not a valid heap tuple.",
 								 i, heap_block, offset));
 		if (heap_block >= vs->heap_blocks)
@@ -236,7 +225,7 @@ collect_entries(VerifyState *vs, BlockNumber blkno)
 			/* The table may have grown since it was last measured. */
 			vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
 			if (heap_block >= vs->heap_blocks)
-				report_page(vs->index, blkno,
+				bloomidx_report_corrupted_page(vs->index, blkno,
 							psprintf("Entry %u points to heap tuple (%u,%u), past the end of table \"%s\" (%u blocks).",
 									 i, heap_block, offset,
 									 RelationGetRelationName(vs->heap), vs->heap_blocks));
@@ -248,11 +237,11 @@ collect_entries(VerifyState *vs, BlockNumber blkno)
 			set += __builtin_popcount(sig[b]);
 		for (uint32 pos = nbits; pos < nbytes * 8; pos++)
 			if (bloomidx::signature_test_bit(sig, pos))
-				report_page(vs->index, blkno,
+				bloomidx_report_corrupted_page(vs->index, blkno,
 							psprintf("Entry %u (heap tuple (%u,%u)) sets bit %u, past the index's %u bits.",
 									 i, heap_block, offset, pos, nbits));
 		if (set < vs->min_bits)
-			report_page(vs->index, blkno,
+			bloomidx_report_corrupted_page(vs->index, blkno,
 						psprintf("Entry %u (heap tuple (%u,%u)) has %u bits set, fewer than the %u that column %d sets alone.",
 								 i, heap_block, offset, set, vs->min_bits,
 								 vs->min_bits_column));

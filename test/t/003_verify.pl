@@ -1,0 +1,338 @@
+
+# bloomidx_verify: passes on a sound index while other sessions insert,
+# update, delete and vacuum, and on a streaming standby; finds what was
+# overwritten in an index file on disk (the metapage's magic number and
+# insert hint, a data page's special space, count and pd_lower, an entry's
+# heap TID and signature) and raises ERRCODE_INDEX_CORRUPTED (XX002) naming
+# the block or the row; a query through a corrupted page raises an error
+# too.  After each corruption the server is still up, accepting connections,
+# and no backend crashed.  A page left all zeros by an interrupted extension
+# is fine.
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use BloomidxTAP;
+
+init_seed();
+
+my $node = PostgreSQL::Test::Cluster->new('verify');
+$node->init(allows_streaming => 1);
+$node->append_conf(
+	'postgresql.conf', q{
+shared_buffers = 32MB
+max_connections = 20
+autovacuum = off
+});
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+is($node->safe_psql('postgres', 'SHOW data_checksums'),
+	'off', 'no data checksums: overwritten bytes reach bloomidx, not the checksum check');
+
+# ------------------------------------------------------------------------
+# A sound index stays sound under concurrent writes: pgbench inserts,
+# updates and deletes while this session verifies it, and VACUUMs.
+
+create_test_table($node, 't');
+load_rows($node, 't', 1, 6000);
+$node->safe_psql('postgres',
+	'CREATE INDEX t_bl ON t USING bloomidx (a, b, c, d)');
+$node->safe_psql('postgres', "SELECT bloomidx_verify('t_bl')");
+pass('freshly built index verifies');
+
+my $script = PostgreSQL::Test::Utils::tempdir() . '/workload.sql';
+PostgreSQL::Test::Utils::append_to_file(
+	$script, q{
+\set id random(1, 1000000)
+INSERT INTO t (id, a, b, c, d) VALUES (:id + 100000, :id % 997, 10000000000 + :id % 4999, 'p' || (:id % 500), :id % 13);
+UPDATE t SET d = coalesce(d, 0) + 1 WHERE id = :id % 6000 + 1;
+UPDATE t SET c = c WHERE id = (:id * 3) % 6000 + 1;
+DELETE FROM t WHERE id = (:id * 7) % 6000 + 1;
+});
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '4', '-T', '6', '-f', $script,
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'>', \$pgb_out, '2>', \$pgb_err);
+my ($verified, $failures) = (0, 0);
+while ($pgbench->pumpable)
+{
+	my ($ret, $out, $err) = $node->psql('postgres',
+		($verified % 3 == 2 ? 'VACUUM t; ' : '') . "SELECT bloomidx_verify('t_bl')");
+	if ($ret != 0)
+	{
+		$failures++;
+		diag "bloomidx_verify failed during the workload: $err" if $failures <= 3;
+	}
+	$verified++;
+	$pgbench->pump_nb;
+}
+ok($pgbench->finish, 'pgbench workload ran') or diag "$pgb_out\n$pgb_err";
+cmp_ok($verified, '>', 0, "bloomidx_verify ran $verified times during the workload");
+is($failures, 0, 'bloomidx_verify never failed during the workload');
+$node->safe_psql('postgres', "VACUUM t; SELECT bloomidx_verify('t_bl')");
+pass('index verifies after the workload and a VACUUM');
+
+# ------------------------------------------------------------------------
+# On a streaming standby: a logged index verifies (hot standby snapshot);
+# an unlogged one has no data there and says so.
+
+$node->safe_psql(
+	'postgres', q{
+CREATE UNLOGGED TABLE u (a int4, b text);
+INSERT INTO u SELECT i % 50, 'u' || i FROM generate_series(1, 2000) i;
+CREATE INDEX u_bl ON u USING bloomidx (a, b);
+});
+$node->backup('b1');
+my $standby = PostgreSQL::Test::Cluster->new('verify_standby');
+$standby->init_from_backup($node, 'b1', has_streaming => 1);
+$standby->start;
+load_rows($node, 't', 200001, 203000);
+$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 10 = 0; VACUUM t');
+$node->wait_for_catchup($standby);
+my ($ret, $out, $err) =
+  $standby->psql('postgres', "SELECT bloomidx_verify('t_bl')");
+is($ret, 0, 'the standby verifies the replayed index') or diag $err;
+($ret, $out, $err) =
+  $standby->psql('postgres', "SELECT bloomidx_verify('u_bl')");
+is($ret, 0, 'an unlogged index on the standby is no error');
+like($err, qr/NOTICE:  index "u_bl" is unlogged and the server is in recovery/,
+	'... and the standby says there is nothing to verify');
+$standby->stop;
+
+# ------------------------------------------------------------------------
+# Corruption on disk.  A fresh table, so that entry 0 of block 1 is the
+# table's first row.
+
+create_test_table($node, 'c');
+load_rows($node, 'c', 1, 3000);
+$node->safe_psql('postgres',
+	'CREATE INDEX c_bl ON c USING bloomidx (a, b, c, d)');
+$node->safe_psql('postgres', "SELECT bloomidx_verify('c_bl')");
+my $relpath = $node->safe_psql('postgres', "SELECT pg_relation_filepath('c_bl')");
+my $file = $node->data_dir . '/' . $relpath;
+my $BLCKSZ = $node->safe_psql('postgres', 'SHOW block_size');
+is($BLCKSZ, 8192, 'block size is 8 kB');
+my $row5 = $node->safe_psql('postgres', 'SELECT a, d FROM c WHERE id = 5');
+my ($a5, $d5) = split /\|/, $row5;
+my $query = "SELECT count(*) FROM c WHERE a = $a5 AND d = $d5";
+
+sub read_file_raw
+{
+	open my $fh, '<:raw', $file or die "open $file: $!";
+	local $/;
+	my $bytes = <$fh>;
+	close $fh;
+	return $bytes;
+}
+
+sub write_file_raw
+{
+	my ($bytes) = @_;
+	open my $fh, '>:raw', $file or die "open $file: $!";
+	print $fh $bytes;
+	close $fh or die "close $file: $!";
+	return;
+}
+
+sub u16 { my ($b, $off) = @_; return unpack('v', substr($$b, $off, 2)); }
+sub set_u16 { my ($b, $off, $v) = @_; substr($$b, $off, 2) = pack('v', $v); return; }
+sub set_u32 { my ($b, $off, $v) = @_; substr($$b, $off, 4) = pack('V', $v); return; }
+
+# The layout (src/core/page_layout.hpp): page header 24 bytes (pd_lower at
+# 12, pd_upper at 14, pd_special at 16), special space in the last 8 bytes
+# (count, flags, format, page_id), metapage data after the header (magic at
+# 24, signature_bytes at 36, insert_block at 44); on a data page the
+# signatures from 24 up, the 6-byte TIDs from the special space down.
+my $SPECIAL = $BLCKSZ - 8;
+$node->safe_psql('postgres', 'CHECKPOINT');    # the index's pages on disk
+my $orig = read_file_raw();
+my $sigbytes = u16(\$orig, 36);
+cmp_ok($sigbytes, '>=', 2, "signatures take $sigbytes bytes");
+my $blk1 = $BLCKSZ;
+my $tid0 = $blk1 + $SPECIAL - 6;    # entry 0's TID on block 1
+my ($bi_hi, $bi_lo, $off0) = unpack('vvv', substr($orig, $tid0, 6));
+my $tid_text = sprintf('(%u,%u)', ($bi_hi << 16) | $bi_lo, $off0);
+is($tid_text, '(0,1)', 'entry 0 of block 1 is the first row');
+
+my $log_start = -s $node->logfile;
+
+sub server_is_fine
+{
+	my ($label) = @_;
+	is($node->safe_psql('postgres', 'SELECT 1'), '1',
+		"$label: the server accepts connections");
+	my $log = substr(slurp_file($node->logfile), $log_start);
+	unlike(
+		$log,
+		qr/terminated by signal|exited with exit code [2-9]|terminating any other active server processes/,
+		"$label: no backend crashed");
+	return;
+}
+
+sub psql_verbose
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql");
+	return ($ret, $err);
+}
+
+# Stops the node, lets $mutate change the file's bytes, starts the node,
+# runs $check, then puts the file back as it was (unless $keep).
+sub with_corruption
+{
+	my (%args) = @_;
+	$node->stop;
+	my $before = read_file_raw();
+	my $bytes = $before;
+	$args{mutate}->(\$bytes);
+	write_file_raw($bytes);
+	$node->start;
+	$args{check}->();
+	server_is_fine($args{label});
+	return if $args{keep};
+	$node->stop;
+	write_file_raw($before);
+	$node->start;
+	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+	is($ret, 0, "$args{label}: verifies again once the file is put back")
+	  or diag $err;
+	return;
+}
+
+# Verification and a query through the index both raise XX002 naming the
+# block, with $detail.
+sub check_corrupted
+{
+	my ($label, $block, $detail) = @_;
+	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+	isnt($ret, 0, "$label: bloomidx_verify fails");
+	like($err,
+		qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block $block\b/,
+		"$label: bloomidx_verify raises XX002 naming block $block");
+	like($err, qr/DETAIL:  \Q$detail\E/, "$label: and says what is wrong");
+	($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
+	isnt($ret, 0, "$label: a query through the index fails");
+	like($err,
+		qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block $block\b/,
+		"$label: the query raises XX002 naming block $block");
+	return;
+}
+
+with_corruption(
+	label  => 'metapage magic',
+	mutate => sub { set_u32($_[0], 24, 0xDEADBEEF) },
+	check  => sub { check_corrupted('metapage magic', 0, 'bad metapage magic number.') });
+
+with_corruption(
+	label  => 'data page count',
+	mutate => sub { set_u16($_[0], $blk1 + $SPECIAL, 0xFFFF) },
+	check  => sub {
+		check_corrupted('data page count', 1, 'entry count exceeds page capacity.');
+	});
+
+with_corruption(
+	label  => 'data page special space',
+	mutate => sub { set_u16($_[0], 2 * $BLCKSZ + 16, $SPECIAL - 8) },    # pd_special
+	check  => sub {
+		check_corrupted('data page special space', 2, 'not a bloomidx page.');
+	});
+
+with_corruption(
+	label  => 'data page pd_lower',
+	mutate => sub {
+		my $b = shift;
+		set_u16($b, $blk1 + 12, u16($b, $blk1 + 12) - $sigbytes);
+	},
+	check => sub {
+		check_corrupted('data page pd_lower', 1, 'page header bounds out of place.');
+	});
+
+with_corruption(
+	label  => 'insert hint',
+	mutate => sub { set_u32($_[0], 44, 999999) },
+	check  => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 0\b.*\n.*DETAIL:  The insert hint points at block 999999, past the end of the index/,
+			'insert hint: bloomidx_verify raises XX002 naming block 0');
+		# rolled back, so that putting the file back loses no live entry
+		($ret, $err) =
+		  psql_verbose("BEGIN; INSERT INTO c VALUES (-1, 1, 1, 'x', 1); ROLLBACK;");
+		note "an INSERT with the hint past the end: "
+		  . ($ret == 0 ? 'succeeded' : "failed: $err");
+	});
+
+with_corruption(
+	label  => 'heap TID',
+	mutate => sub { set_u16($_[0], $tid0 + 4, 0) },    # offset 0
+	check  => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 1\b.*\n.*DETAIL:  Entry 0 points to \(0,0\), which is not a valid heap tuple/,
+			'heap TID: bloomidx_verify raises XX002 naming block 1 and the entry');
+		my $row1 = $node->safe_psql('postgres', 'SELECT a, d FROM c WHERE id = 1');
+		my ($a1, $d1) = split /\|/, $row1;
+		($ret, $err) = psql_verbose(
+			"$BloomidxTAP::INDEX_GUCS SELECT count(*) FROM c WHERE a = $a1 AND d = $d1");
+		note "a query matching the entry: " . ($ret == 0 ? 'succeeded' : "failed: $err");
+	});
+
+with_corruption(
+	label  => 'signature bit',
+	mutate => sub {
+		my $b = shift;
+		# clear the lowest set bit of entry 0's signature
+		for my $i (0 .. $sigbytes - 1)
+		{
+			my $byte = ord(substr($$b, $blk1 + 24 + $i, 1));
+			next unless $byte;
+			substr($$b, $blk1 + 24 + $i, 1) = chr($byte & ($byte - 1));
+			last;
+		}
+	},
+	check => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		like($err,
+			qr/ERROR:  XX002: the entry of heap tuple \Q$tid_text\E of table "c" in index "c_bl" does not match the tuple.*\n.*DETAIL:  Entry 0 of block 1 lacks 1 of the \d+ bits/,
+			'signature bit: bloomidx_verify raises XX002 naming the row');
+	});
+
+with_corruption(
+	label  => 'signature zeroed',
+	mutate => sub { substr(${ $_[0] }, $blk1 + 24, $sigbytes) = "\0" x $sigbytes },
+	check  => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 1\b.*\n.*DETAIL:  Entry 0 \(heap tuple \Q$tid_text\E\) has 0 bits set/,
+			'signature zeroed: bloomidx_verify raises XX002 naming block 1 and the entry');
+	});
+
+# An extension a crash interrupted leaves a page of zeros: no corruption.
+with_corruption(
+	label  => 'zeroed page at the end',
+	keep   => 1,
+	mutate => sub { ${ $_[0] } .= "\0" x $BLCKSZ },
+	check  => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		is($ret, 0, 'zeroed page: bloomidx_verify passes') or diag $err;
+		load_rows($node, 'c', 3001, 6000);
+		$node->safe_psql('postgres', 'DELETE FROM c WHERE id % 3 = 0; VACUUM c');
+		load_rows($node, 'c', 6001, 7000);
+		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		is($ret, 0, 'zeroed page: verifies after inserts, VACUUM and more inserts')
+		  or diag $err;
+		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $query"),
+			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $query"),
+			'zeroed page: the index finds what a sequential scan finds');
+	});
+
+$node->stop;
+done_testing();
