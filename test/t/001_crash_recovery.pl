@@ -81,6 +81,8 @@ sub check_all
 	my ($phase, $nqueries) = @_;
 	is(table_digest($node, 't'), $digest_t, "$phase: heap of t as committed");
 	is(table_digest($node, 'u'), $digest_u, "$phase: heap of u as committed");
+	verify_index($node, 't_bloomidx', $phase);
+	verify_index($node, 'u_bloomidx', $phase);
 
 	my $plan = $node->safe_psql('postgres',
 		"$BloomidxTAP::INDEX_GUCS EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE a = 5 AND c = 'v7'"

@@ -102,6 +102,9 @@ sub check_standby
 		label    => "$phase u (standby index vs primary seqscan)");
 	check_every_row_found($standby, 'u', 'u_bloomidx', [ ['b'] ],
 		"$phase u on standby");
+	verify_index($_->[0], $_->[1], "$phase on the $_->[2]")
+	  for ([ $primary, 't_bloomidx', 'primary' ], [ $standby, 't_bloomidx', 'standby' ],
+		[ $primary, 'u_bloomidx', 'primary' ], [ $standby, 'u_bloomidx', 'standby' ]);
 	return;
 }
 

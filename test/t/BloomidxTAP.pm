@@ -12,6 +12,7 @@ use Test::More;
 
 our @EXPORT = qw(
   init_seed
+  verify_index
   create_test_table
   load_rows
   install_helpers
@@ -339,6 +340,18 @@ sub check_every_row_found
 			"$label: each of the $checked rows is found by ($k) through $index"
 		);
 	}
+	return;
+}
+
+# bloomidx_verify(index) passes: page structure, and every visible row of
+# the table present in the index with its signature.
+sub verify_index
+{
+	my ($node, $index, $label) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "SELECT bloomidx_verify('$index')");
+	is($ret, 0, "$label: bloomidx_verify($index) passes")
+	  or diag($stderr);
 	return;
 }
 
