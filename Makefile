@@ -48,7 +48,7 @@ test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/sizing_table.cpp $(CORE_SRCS)
 
 # The benchmark suite (test/bench/run.sh; never part of a test run):
-# `make bench` (SCALE=1, about 15 minutes), `make bench SCALE=0.02` (quick).
+# `make bench` (SCALE=1, about 8 minutes on 2 cores), `make bench SCALE=0.02` (about a minute).
 SCALE ?= 1
 .PHONY: bench
 bench:

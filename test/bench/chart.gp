@@ -10,7 +10,7 @@ set style histogram clustered gap 1
 set style fill solid 0.9 border -1
 set boxwidth 0.9
 set grid ytics
-set key top left horizontal font ',9'
+set key autotitle columnheader
 set linetype 1 lc rgb '#1f5fa8'
 set linetype 2 lc rgb '#7fb2e5'
 set linetype 3 lc rgb '#e6862e'
@@ -19,19 +19,22 @@ set linetype 5 lc rgb '#3f9e4d'
 
 set multiplot title heading font ',12'
 set logscale y
-set ylabel 'whole query, ms (log scale)'
 set format y '%g'
-set size 1, 0.36
-set origin 0, 0.6
-set title 'data set A: query time per index kind (median; no bar: the index cannot answer)'
-plot for [k=2:6] qa using k:xtic(1) title columnheader(k)
-set origin 0, 0.27
-set title 'data set B'
-plot for [k=2:6] qb using k:xtic(1) title columnheader(k)
-unset logscale y
+set ylabel 'whole query, ms (log scale)'
+set key outside top center horizontal font ',10'
+set size 1, 0.33
+set origin 0, 0.62
+set title 'data set A: query time (median; no bar: the index cannot answer the query)'
+plot for [k=2:6] qa using k:xtic(1)
 set key off
+set size 1, 0.3
+set origin 0, 0.31
+set title 'data set B: query time'
+plot for [k=2:6] qb using k:xtic(1)
+unset logscale y
 set yrange [0:*]
-set size 0.5, 0.27
+set xrange [-0.6:1.6]
+set size 0.5, 0.3
 set origin 0, 0
 set ylabel 'MB'
 set title 'index size'

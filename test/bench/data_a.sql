@@ -15,15 +15,15 @@ CREATE TABLE a_bloomidx AS SELECT * FROM gen_a(:rows);
 
 -- Hits take their values from rows of the table; misses use values outside
 -- 0 .. 1000000, so every row a miss's index scan returns is a false positive.
-INSERT INTO query (ds, ord, label, short, cond, miss_cols, shown)
+INSERT INTO query (ds, ord, label, short, cond, miss_cols, shown, miss)
 SELECT 'a', q.* FROM (SELECT * FROM a_bloomidx LIMIT 1 OFFSET :rows / 3) r,
     (SELECT string_agg(i2::text, ', ') AS list FROM (SELECT i2 FROM a_bloomidx LIMIT 10 OFFSET :rows / 2) s) l,
     LATERAL (VALUES
-        (1, '1-column hit', '1-col hit', format('i2 = %s', r.i2), NULL, NULL),
-        (2, '2-column hit', '2-col hit', format('i2 = %s AND i5 = %s', r.i2, r.i5), NULL, NULL),
-        (3, '3-column hit', '3-col hit', format('i2 = %s AND i3 = %s AND i5 = %s', r.i2, r.i3, r.i5), NULL, NULL),
-        (4, '1-column miss', '1-col miss', 'i2 = -1', '2', NULL),
-        (5, '2-column miss', '2-col miss', 'i2 = -1 AND i5 = -2', '2,5', NULL),
-        (6, '3-column miss', '3-col miss', 'i2 = -1 AND i3 = -2 AND i5 = -3', '2,3,5', NULL),
-        (7, 'IN list of 10 values', 'IN (10)', format('i2 IN (%s)', l.list), NULL, 'i2 IN (10 values of i2)'),
-        (8, 'IS NULL', 'IS NULL', 'i2 IS NULL', NULL, NULL)) q;
+        (1, '1-column hit', '1-col hit', format('i2 = %s', r.i2), NULL, NULL, NULL),
+        (2, '2-column hit', '2-col hit', format('i2 = %s AND i5 = %s', r.i2, r.i5), NULL, NULL, NULL),
+        (3, '3-column hit', '3-col hit', format('i2 = %s AND i3 = %s AND i5 = %s', r.i2, r.i3, r.i5), NULL, NULL, NULL),
+        (4, '1-column miss', '1-col miss', NULL, '2', NULL, 'i2 = -%1$s'),
+        (5, '2-column miss', '2-col miss', NULL, '2,5', NULL, 'i2 = -%1$s AND i5 = -%1$s'),
+        (6, '3-column miss', '3-col miss', NULL, '2,3,5', NULL, 'i2 = -%1$s AND i3 = -%1$s AND i5 = -%1$s'),
+        (7, 'IN list of 10 values', 'IN (10)', format('i2 IN (%s)', l.list), NULL, 'i2 IN (10 values of i2)', NULL),
+        (8, 'IS NULL', 'IS NULL', 'i2 IS NULL', NULL, NULL, NULL)) q;

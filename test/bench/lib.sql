@@ -20,12 +20,13 @@ INSERT INTO kind VALUES
 CREATE TABLE dataset (ds text PRIMARY KEY, nrows bigint, columns text[], bloom_columns text[],
                       about text);
 
--- The queries of a data set: cond is the WHERE clause; miss_cols, for
--- queries whose values are in no row, the 1-based positions of the queried
--- columns in the index (for the predicted false-positive rate); shown, the
--- condition as the report prints it (default cond); short, the chart's name.
+-- The queries of a data set: cond is the WHERE clause; shown, the condition
+-- as the report prints it (default cond); short, the chart's name.  Misses
+-- (values in no row) have instead miss, a format() of the WHERE clause whose
+-- %1$s makes the k-th value (cond is its first), and miss_cols, the 1-based
+-- positions of the queried columns in the index (for the predicted rate).
 CREATE TABLE query (ds text, ord int, label text, short text, cond text, miss_cols text,
-                    shown text, PRIMARY KEY (ds, ord));
+                    shown text, miss text, PRIMARY KEY (ds, ord));
 
 -- One EXPLAIN (ANALYZE, BUFFERS) of one query on one kind's table.
 CREATE TABLE run (ds text, kind text, qord int, exec_ms float8, node_ms float8, buffers float8,
@@ -50,6 +51,21 @@ END $$;
 
 CREATE FUNCTION put(d text, o int, lbl text, k text, v float8) RETURNS void LANGUAGE sql AS $$
     INSERT INTO result VALUES (d, o, lbl, k, v)
+$$;
+
+-- 3 significant digits (2 for ratios) without trailing zeros; whole
+-- numbers (not ratios) and numbers above 10^digits as whole numbers with
+-- thousands separated; below 0.001 as 1.23e-05; NaN is n/a.
+CREATE FUNCTION fmt(v float8, digits int DEFAULT 3) RETURNS text LANGUAGE sql AS $$
+    SELECT CASE WHEN v IS NULL THEN '' WHEN v = 'NaN' THEN 'n/a' WHEN v = 0 THEN '0'
+                WHEN abs(v) >= 10 ^ digits OR (v = round(v) AND digits >= 3)
+                    THEN to_char(round(v), 'FM999,999,999,999')
+                WHEN abs(v) < 0.001 THEN trim(to_char(v, '9.' || repeat('9', digits - 1) || 'EEEE'))
+                ELSE trim_scale(round(v::numeric, (digits - 1 - floor(log(abs(v::numeric))))::int))::text END
+$$;
+
+CREATE FUNCTION ratio(a float8, b float8) RETURNS float8 LANGUAGE sql AS $$
+    SELECT CASE WHEN a <> 'NaN' AND b <> 'NaN' AND b <> 0 THEN a / b END
 $$;
 
 -- The CREATE INDEX statements of one kind on its table.
@@ -90,40 +106,67 @@ BEGIN
     PERFORM put(d, 3, 'WAL written by CREATE INDEX (MB)', k, wal / 1048576.0);
 END $$;
 
--- EXPLAIN (ANALYZE, BUFFERS) of each query of data set d on kind k's table:
--- a warm-up, then `runs` runs, each a row of run.  From the top of the plan
--- down to the index node (Bitmap Index Scan, BitmapAnd/Or, Index Scan): the
--- rows removed by recheck or filter on the way; the index node's time and
--- buffers.  No index node (sequential scans are off, so the index cannot
--- answer the query): node_type NULL.
-CREATE FUNCTION measure(d text, k text, runs int) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE q query; sql text; plan json; node json; removed float8; i int;
+-- EXPLAIN (ANALYZE, FORMAT JSON) of SELECT * FROM kind k's table of data
+-- set d WHERE cond, with sequential scans off.
+CREATE FUNCTION explain(d text, k text, cond text, timing bool) RETURNS json LANGUAGE plpgsql AS $$
+DECLARE plan json;
 BEGIN
     PERFORM set_config('enable_seqscan', 'off', true);
+    EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, TIMING %s, FORMAT JSON) SELECT * FROM %I WHERE %s',
+                   timing::text, d || '_' || k, cond) INTO plan;
+    RETURN plan;
+END $$;
+
+-- From the top of a plan down to the node that used the index (Bitmap
+-- Index Scan, BitmapAnd/Or, Index [Only] Scan; or the leaf), the rows
+-- removed by recheck or filter on the way.  node_type: the node's type,
+-- NULL for a Seq Scan (no index could answer the query).
+CREATE FUNCTION index_node(plan json, OUT node json, OUT node_type text, OUT removed float8)
+LANGUAGE plpgsql AS $$
+BEGIN
+    node := plan->0->'Plan';
+    removed := 0;
+    LOOP
+        removed := removed + coalesce((node->>'Rows Removed by Index Recheck')::float8, 0)
+                           + coalesce((node->>'Rows Removed by Filter')::float8, 0);
+        EXIT WHEN node->>'Node Type' IN ('Bitmap Index Scan', 'BitmapAnd', 'BitmapOr',
+                                         'Index Scan', 'Index Only Scan')
+               OR node->'Plans' IS NULL;
+        node := node->'Plans'->0;
+    END LOOP;
+    node_type := nullif(node->>'Node Type', 'Seq Scan');
+END $$;
+
+-- Each query of data set d on kind k's table: a warm-up, then `runs` runs,
+-- each a row of run (the index node's time and buffers, the rows removed).
+CREATE FUNCTION measure(d text, k text, runs int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE q query; plan json; n record;
+BEGIN
+    UPDATE query SET cond = format(miss, 1) WHERE ds = d AND cond IS NULL;
     FOR q IN SELECT * FROM query WHERE ds = d ORDER BY ord LOOP
-        sql := format('EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM %I WHERE %s',
-                      d || '_' || k, q.cond);
-        EXECUTE sql;
+        PERFORM explain(d, k, q.cond, true);
         FOR i IN 1 .. runs LOOP
-            EXECUTE sql INTO plan;
-            node := plan->0->'Plan';
-            removed := 0;
-            LOOP
-                removed := removed + coalesce((node->>'Rows Removed by Index Recheck')::float8, 0)
-                                   + coalesce((node->>'Rows Removed by Filter')::float8, 0);
-                EXIT WHEN node->>'Node Type' IN ('Bitmap Index Scan', 'BitmapAnd', 'BitmapOr',
-                                                 'Index Scan', 'Index Only Scan')
-                       OR node->'Plans' IS NULL;
-                node := node->'Plans'->0;
-            END LOOP;
-            INSERT INTO run SELECT d, k, q.ord, (plan->0->>'Execution Time')::float8,
-                (node->>'Actual Total Time')::float8 * (node->>'Actual Loops')::float8,
-                (node->>'Shared Hit Blocks')::float8 + (node->>'Shared Read Blocks')::float8,
-                removed, (plan->0->'Plan'->>'Actual Rows')::float8,
-                CASE WHEN node->>'Node Type' NOT LIKE '%Seq Scan' THEN node->>'Node Type' END;
+            plan := explain(d, k, q.cond, true);
+            n := index_node(plan);
+            INSERT INTO run VALUES (d, k, q.ord, (plan->0->>'Execution Time')::float8,
+                (n.node->>'Actual Total Time')::float8 * (n.node->>'Actual Loops')::float8,
+                (n.node->>'Shared Hit Blocks')::float8 + (n.node->>'Shared Read Blocks')::float8,
+                n.removed, (plan->0->'Plan'->>'Actual Rows')::float8, n.node_type);
         END LOOP;
     END LOOP;
 END $$;
+
+-- The false-positive rate of kind k on each miss of data set d: the rows
+-- removed by recheck over the table's rows, mean over the first n values.
+CREATE FUNCTION false_positives(d text, k text, n int) RETURNS void LANGUAGE sql AS $$
+    SELECT put(d, 900, '**False-positive rate** (rows removed by recheck / rows of the table)', NULL, NULL);
+    SELECT put(d, 900 + 2 * q.ord - 1, format('%s, measured (%%, mean of %s values)', q.label, n), k,
+               100 * (SELECT sum(CASE WHEN x.node_type IS NULL THEN 'NaN' ELSE x.removed END)
+                      FROM generate_series(1, n) i,
+                           LATERAL index_node(explain(d, k, format(q.miss, i), false)) x)
+                   / n / (SELECT nrows FROM dataset WHERE ds = d))
+    FROM query q WHERE q.ds = d AND q.miss IS NOT NULL;
+$$;
 
 -- INSERT of n rows from the data set's generator, after a checkpoint (so
 -- the WAL holds the full-page images of every page first touched).
@@ -139,21 +182,21 @@ BEGIN
 END $$;
 
 -- The medians of the runs of data set d into result, a group of rows per
--- query, and the false-positive rates of the misses.
+-- query.
 CREATE FUNCTION summarize(d text) RETURNS void LANGUAGE sql AS $$
     WITH m AS (
-        SELECT q.ord, q.label, coalesce(q.shown, q.cond) AS shown, q.miss_cols, r.kind, bool_or(r.node_type IS NULL) AS na,
+        SELECT q.ord, q.label, coalesce(q.shown, q.cond) AS shown, r.kind, bool_or(r.node_type IS NULL) AS na,
                percentile_cont(0.5) WITHIN GROUP (ORDER BY r.exec_ms) AS exec_ms,
                percentile_cont(0.5) WITHIN GROUP (ORDER BY r.node_ms) AS node_ms,
                percentile_cont(0.5) WITHIN GROUP (ORDER BY r.buffers) AS buffers,
                percentile_cont(0.5) WITHIN GROUP (ORDER BY r.removed) AS removed,
                max(r.nrows) AS nrows, count(*) AS runs
         FROM run r JOIN query q ON q.ds = r.ds AND q.ord = r.qord
-        WHERE r.ds = d GROUP BY 1, 2, 3, 4, 5
+        WHERE r.ds = d GROUP BY 1, 2, 3, 4
     )
     INSERT INTO result
-    SELECT d, 100 + 10 * ord, format('**%s**: `%s` (%s rows)', label, shown,
-                                     to_char(max(nrows), 'FM999,999,990')), NULL, NULL
+    SELECT d, 100 + 10 * ord, format('**%s**: `%s` (%s %s)', label, shown, fmt(max(nrows)),
+                                     CASE WHEN max(nrows) = 1 THEN 'row' ELSE 'rows' END), NULL, NULL
     FROM m GROUP BY ord, label, shown
     UNION ALL
     SELECT d, 100 + 10 * ord + x.o, x.lbl, kind, CASE WHEN na THEN 'NaN' ELSE x.v END
@@ -161,23 +204,6 @@ CREATE FUNCTION summarize(d text) RETURNS void LANGUAGE sql AS $$
                             (2, 'index node (ms)', node_ms),
                             (3, 'index buffers', buffers),
                             (4, 'rows removed by recheck or filter', removed)) x(o, lbl, v)
-    UNION ALL
-    SELECT d, 900, '**False-positive rate** (rows removed / rows that do not match)', NULL, NULL
-    UNION ALL
-    SELECT d, 900 + 2 * ord - 1, format('%s, measured (%%)', label), kind,
-           CASE WHEN na THEN 'NaN' ELSE 100 * removed / ((SELECT nrows FROM dataset WHERE ds = d) - nrows) END
-    FROM m WHERE miss_cols IS NOT NULL
-$$;
-
--- 3 significant digits (2 for ratios), thousands separated; NaN is n/a.
-CREATE FUNCTION fmt(v float8, digits int DEFAULT 3) RETURNS text LANGUAGE sql AS $$
-    SELECT CASE WHEN v IS NULL THEN '' WHEN v = 'NaN' THEN 'n/a' WHEN v = 0 THEN '0'
-                WHEN abs(v) >= 10 ^ digits THEN to_char(round(v), 'FM999,999,999,999')
-                ELSE round(v::numeric, (digits - 1 - floor(log(abs(v::numeric))))::int)::text END
-$$;
-
-CREATE FUNCTION ratio(a float8, b float8) RETURNS float8 LANGUAGE sql AS $$
-    SELECT CASE WHEN a <> 'NaN' AND b <> 'NaN' AND b <> 0 THEN a / b END
 $$;
 
 -- The markdown table of data set d: a row per measure, a column per kind,

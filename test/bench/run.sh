@@ -2,8 +2,8 @@
 # bloomidx benchmark suite.  Not a test: it asserts nothing, and no test
 # suite runs it.
 #
-#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 15 minutes on 2 cores
-#   make bench SCALE=0.02     # a quick run, under 2 minutes
+#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 8 minutes on 2 cores
+#   make bench SCALE=0.02     # a quick run, about a minute
 #   SCALE=0.1 bash test/bench/run.sh
 #
 # In one throwaway cluster, on identical copies of each data set's table,
@@ -18,8 +18,9 @@
 #   - each query of the data set (1-, 2-, 3-column hits and misses, an IN
 #     list of 10 values, IS NULL, ...) with sequential scans off: a warm-up,
 #     then the median of RUNS runs of EXPLAIN (ANALYZE, BUFFERS): whole query,
-#     index node time and buffers, rows removed by recheck; the false-positive
-#     rate of misses next to the one core/sizing.cpp predicts (fpr_formula);
+#     index node time and buffers, rows removed by recheck; for the Bloom
+#     kinds, the false-positive rate of misses (mean over MISSES values) next
+#     to the one core/sizing.cpp predicts (test/bench/fpr_formula);
 #   - INSERT of INSERT_ROWS rows (time and WAL), then pgbench, 2 clients
 #     inserting one row per transaction for PGBENCH_SECONDS.
 # Writes test/bench/results/scale-<SCALE>.md (markdown tables, ratios
@@ -28,6 +29,7 @@
 # Settings (environment; make passes SCALE):
 #   SCALE           fraction of the full data sets (default 1)
 #   RUNS            measured runs per query, after one warm-up (default 5)
+#   MISSES          values per miss query for the false-positive rates (default 20)
 #   INSERT_ROWS     rows of the INSERT test (default 200,000, times SCALE below 1, at least 10,000)
 #   PGBENCH_SECONDS seconds of pgbench per kind (default 15; 5 when SCALE < 0.5)
 #   BLOOMIDX_BENCH_PORT     port of the cluster (default 5496)
@@ -47,6 +49,7 @@ ROWS_B="$(scaled 5000000 1000)"
 INSERT_ROWS="${INSERT_ROWS:-$(awk -v s="$SCALE" 'BEGIN { x = int(200000 * (s < 1 ? s : 1)); print (x < 10000 ? 10000 : x) }')}"
 PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 15) }')}"
 RUNS="${RUNS:-5}"
+MISSES="${MISSES:-20}"
 PORT="${BLOOMIDX_BENCH_PORT:-5496}"
 OUT_DIR="${BLOOMIDX_BENCH_OUT:-$BENCH/results}"
 NAME="scale-$SCALE"
@@ -99,6 +102,10 @@ bench_dataset() {
 	for k in "${KINDS[@]}"; do
 		q -c "VACUUM (FREEZE, ANALYZE) ${ds}_$k"
 	done
+	# Write the loaded tables out now, so that the kernel's writeback of
+	# gigabytes of dirty pages does not slow the first builds down.
+	q -c "CHECKPOINT"
+	sync
 	for k in "${KINDS[@]}"; do
 		log "bench $ds: $k: CREATE INDEX, then queries"
 		# bloomidx says the length and bits it chose at debug1.
@@ -109,6 +116,9 @@ bench_dataset() {
 			q -c "INSERT INTO settings VALUES ('$ds', '$k', ${msg%% *}, '$(tr -d ' ' <<<"${msg#* }")')"
 		fi
 		q -c "SELECT measure('$ds', '$k', $RUNS)" >/dev/null
+		if [[ "$k" == bloom* ]]; then
+			q -c "SELECT false_positives('$ds', '$k', $MISSES)" >/dev/null
+		fi
 	done
 	log "bench $ds: INSERT of $INSERT_ROWS rows and ${PGBENCH_SECONDS}s of pgbench per kind"
 	for k in "${KINDS[@]}"; do
@@ -143,29 +153,33 @@ bench_dataset b "$ROWS_B"
 log "bench: report and chart"
 MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
 {
-	echo "# bloomidx benchmarks, SCALE=$SCALE"
-	echo
-	echo "\`make bench SCALE=$SCALE\` ([test/bench/run.sh](../run.sh)), $(date -u +%Y-%m-%d), on this machine:"
-	echo "$(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB,"
-	echo "PostgreSQL $(q -c 'SHOW server_version'), $BUILT at commit $COMMIT; whole run $MINUTES min."
-	echo "Cluster: shared_buffers 4GB, work_mem 256MB, maintenance_work_mem 1GB, jit off, no parallel workers,"
-	echo "autovacuum off, fsync off, synchronous_commit off, full_page_writes on, a CHECKPOINT before each"
-	echo "build and each insert test. Every kind has its own identical copy of the table (VACUUM FREEZE, ANALYZE)."
-	echo
-	echo "Queries run with enable_seqscan = off, and the planner picks its plan (bitmap or index scan; see"
-	echo "*Plans*): a warm-up, then the median of $RUNS runs of EXPLAIN (ANALYZE, BUFFERS). *whole query* is"
-	echo "the Execution Time; *index node* the time and shared buffers of the Bitmap Index Scan (BitmapAnd,"
-	echo "Index Scan: an Index Scan's time and buffers include the heap); *rows removed* those the heap scan"
-	echo "drops at recheck (or filter). n/a: the kind cannot answer the query through its index. False-positive"
-	echo "rate: rows removed by a miss over the rows of the table; predicted: core/sizing.cpp at the length and"
-	echo "bits the bloomidx index was built with (test/bench/fpr_formula). Ratios: bloomidx / contrib/bloom,"
-	echo "lower is better except for rows per second and transactions per second. Timings are from a shared"
-	echo "machine and vary from run to run by several per cent, more for queries under a millisecond."
-	echo
-	echo "![query time, index size and build time per index kind]($NAME.png)"
+	cat <<-EOF
+		# bloomidx benchmarks, SCALE=$SCALE
+
+		\`make bench SCALE=$SCALE\` ([test/bench/run.sh](../run.sh)) on $(date -u +%Y-%m-%d): $(nproc) cores
+		($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB, PostgreSQL $(q -c 'SHOW server_version'),
+		$BUILT at commit $COMMIT; the whole run took $MINUTES minutes.
+		Cluster: shared_buffers 4GB, work_mem 256MB, maintenance_work_mem 1GB, jit off, no parallel workers,
+		autovacuum off, fsync off, synchronous_commit off, full_page_writes on, a CHECKPOINT before each
+		build and each insert test. Each kind has its own identical copy of the table (VACUUM FREEZE, ANALYZE).
+
+		Queries run with enable_seqscan = off; the planner picks the plan (bitmap or index scan, see
+		*Plans*). A warm-up, then the median of $RUNS runs of EXPLAIN (ANALYZE, BUFFERS): *whole query* is the
+		Execution Time, *index node* the time and shared buffers of the Bitmap Index Scan (or BitmapAnd, or
+		Index [Only] Scan, whose time and buffers include the heap), *rows removed* those the heap scan drops
+		at recheck or filter. n/a: the kind cannot answer the query through its index.
+		False-positive rate: rows removed by recheck over the rows of the table, mean over $MISSES miss values
+		(the k-th is -k or 'none-k'); predicted: what core/sizing.cpp computes for the length and bits the
+		bloomidx index was built with (test/bench/fpr_formula).
+		Ratios: bloomidx / contrib/bloom, lower is better except for rows and transactions per second.
+		The machine is shared: timings vary by several per cent from run to run, more under a millisecond.
+
+		![query time, index size and build time per index kind]($NAME.png)
+	EOF
 	for ds in a b; do
 		echo
-		echo "## Data set $(tr a-z A-Z <<<"$ds"), $(q -c "SELECT to_char(nrows, 'FM999,999,999') FROM dataset WHERE ds = '$ds'") rows"
+		q -c "SELECT format('## Data set %s, %s rows', upper(ds), to_char(nrows, 'FM999,999,999'))
+		      FROM dataset WHERE ds = '$ds'"
 		echo
 		q -c "SELECT about FROM dataset WHERE ds = '$ds'"
 		q -c "SELECT 'bloomidx (defaults) chose length ' || length || ' and bits per column ' || replace(bits, ',', ', ')
@@ -178,17 +192,19 @@ MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
 		echo
 		q -c "SELECT plans('$ds')"
 	done
-} >"$OUT_DIR/$NAME.md"
+} >"$TMP/report.md"
 
 q -c "SELECT chart(array_agg(ds), array_agg(101 + 10 * ord ORDER BY ord), array_agg(short ORDER BY ord))
       FROM query WHERE ds = 'a'" >"$TMP/a.dat"
 q -c "SELECT chart(array_agg(ds), array_agg(101 + 10 * ord ORDER BY ord), array_agg(short ORDER BY ord))
       FROM query WHERE ds = 'b'" >"$TMP/b.dat"
-q -c "SELECT chart('{a,b}', '{2,2}', array_agg(format('data set %s, %s rows', upper(ds), nrows) ORDER BY ds))
+q -c "SELECT chart('{a,b}', '{2,2}', array_agg(format('data set %s', upper(ds)) ORDER BY ds))
       FROM dataset" >"$TMP/sizes.dat"
 q -c "SELECT chart('{a,b}', '{1,1}', array_agg(format('data set %s', upper(ds)) ORDER BY ds))
       FROM dataset" >"$TMP/builds.dat"
 gnuplot -e "qa='$TMP/a.dat'; qb='$TMP/b.dat'; sizes='$TMP/sizes.dat'; builds='$TMP/builds.dat'" \
-	-e "out='$OUT_DIR/$NAME.png'; heading='bloomidx benchmarks, SCALE=$SCALE ($ROWS_A and $ROWS_B rows)'" \
+	-e "out='$OUT_DIR/$NAME.png'; heading='bloomidx benchmarks, SCALE=$SCALE: data sets $(q -c "SELECT string_agg(format('%s %s rows',
+		upper(ds), to_char(nrows, 'FM999,999,999')), ', ' ORDER BY ds) FROM dataset")'" \
 	"$BENCH/chart.gp"
+mv "$TMP/report.md" "$OUT_DIR/$NAME.md"
 log "bench: done in $MINUTES min: $OUT_DIR/$NAME.md and $NAME.png"
