@@ -14,8 +14,10 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 SHLIB_LINK = -lstdc++
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps verify planner randomized randomized_types
+REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps verify planner randomized randomized_types search_path
 REGRESS_OPTS = --load-extension=bloomidx
+ISOLATION = cic_inserts vacuum_scan insert_vacuum
+ISOLATION_OPTS = --load-extension=bloomidx
 
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -fvisibility=hidden -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions

@@ -1,5 +1,7 @@
 -- bloomidx 1.0: the access method and its operator classes.
--- Every name is schema-qualified, so a hostile search_path cannot redirect it.
+-- Every name is schema-qualified, so a hostile search_path cannot redirect
+-- it; the two that are not (the handler, the integer family) are this
+-- script's own objects, just created in the extension's schema.
 
 \echo Use "CREATE EXTENSION bloomidx" to load this file. \quit
 

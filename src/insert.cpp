@@ -1,9 +1,10 @@
 /*
  * insert.cpp: one row into an existing index.  The row goes to the page
- * the metapage points at, else to a page the free space map knows has
- * room (space vacuum freed), else to a new page at the end of the file.
- * No buffer lock is held while another is taken, and the metapage is
- * never locked while the file is extended.
+ * this statement's previous row went to, else to the page the metapage
+ * points at, else to a page the free space map knows has room (space
+ * vacuum freed), else to a new page at the end of the file.  No buffer
+ * lock is held while another is taken, and the metapage is never locked
+ * while the file is extended.
  */
 #include "bloomidx.h"
 

@@ -49,7 +49,7 @@ suite_unit() {
 suite_regress() {
 	cluster_trap
 	cluster_start "$REGRESS_PORT" bloomidx-regress
-	rm -f regression.diffs regression.out
+	rm -f regression.diffs regression.out output_iso/regression.diffs
 	local rc=0
 	# pg_regress is only a client here: it may run as root against the
 	# server that runs as postgres.
@@ -57,11 +57,15 @@ suite_regress() {
 		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" || rc=$?
 	if ((rc != 0)); then
 		warn "pg_regress failed (exit $rc)"
-		if [[ -f regression.diffs ]]; then
-			echo "----- regression.diffs -----"
-			cat regression.diffs
-			echo "----- end of regression.diffs -----"
-		fi
+		local diffs
+		# pg_regress's, then pg_isolation_regress's (make installcheck runs both).
+		for diffs in regression.diffs output_iso/regression.diffs; do
+			if [[ -f "$diffs" ]]; then
+				echo "----- $diffs -----"
+				cat "$diffs"
+				echo "----- end of $diffs -----"
+			fi
+		done
 		cluster_print_logs
 		return "$rc"
 	fi
