@@ -23,6 +23,7 @@ extern "C" {
 #include "access/generic_xlog.h"
 #include "access/htup_details.h"
 #include "access/reloptions.h"
+#include "access/relation.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/xloginsert.h"

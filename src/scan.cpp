@@ -210,6 +210,10 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	bloomidx::QueryMatcher matcher(so->base, so->groups, so->ngroups);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
+	/* The table's length, to reject TIDs past it (the executor locks it). */
+	Relation	heap = relation_open(index->rd_index->indrelid, NoLock);
+	BlockNumber heap_blocks = RelationGetNumberOfBlocks(heap);
+
 	/*
 	 * Like a sequential scan of a table: a bulk-read ring only for an index
 	 * larger than a quarter of shared_buffers, so that a smaller one stays
@@ -237,10 +241,19 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			{
 				memcpy(&so->tids[i], bloomidx::row_tid(raw, *g, so->matches[i]),
 					   sizeof(ItemPointerData));
-				/* The bitmap would reject it with a message about no index. */
+				/*
+				 * A damaged TID must not reach the bitmap (which rejects a bad
+				 * offset without naming the index) or the heap (a block past
+				 * its end).  The table may have grown since the scan began: a
+				 * concurrent insert's row is past the length read then.
+				 */
 				OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(&so->tids[i]);
+				BlockNumber target = ItemPointerGetBlockNumberNoCheck(&so->tids[i]);
 
-				if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage)
+				if (target >= heap_blocks)
+					heap_blocks = RelationGetNumberOfBlocks(heap);
+				if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage ||
+					target >= heap_blocks)
 					bloomidx_report_corrupted_page(index, blkno,
 												   psprintf("Entry %d holds an invalid heap TID.",
 															so->matches[i]));
@@ -252,6 +265,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		UnlockReleaseBuffer(buffer);
 		CHECK_FOR_INTERRUPTS();
 	}
+	relation_close(heap, NoLock);
 	if (bas)
 		FreeAccessStrategy(bas);
 	return found;
