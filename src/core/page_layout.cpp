@@ -1,5 +1,6 @@
 #include "page_layout.hpp"
 
+#include "hash.hpp"
 #include "signature.hpp"
 
 #include "core_guard.hpp"
@@ -44,6 +45,15 @@ PageProblem check_bounds(const uint8_t *page) noexcept
 
 } // namespace
 
+uint32_t meta_options_check(const MetaPageData *meta) noexcept
+{
+    MetaPageData copy;
+    std::memcpy(&copy, meta, sizeof copy);
+    copy.insert_block = 0; // changes as the index grows
+    copy.options_check = 0;
+    return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, kMetaMagic));
+}
+
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
                const uint16_t *column_bits) noexcept
 {
@@ -59,6 +69,7 @@ void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
     meta->insert_block = 0; // none yet: block 0 is the metapage itself
     for (uint16_t i = 0; i < ncolumns; i++)
         meta->column_bits[i] = column_bits[i];
+    meta->options_check = meta_options_check(meta);
 }
 
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
@@ -128,6 +139,8 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
     for (int i = 0; i < meta->ncolumns; i++)
         if (meta->column_bits[i] < 1 || meta->column_bits[i] > meta->signature_bits)
             return PageProblem::BadOptions;
+    if (meta->options_check != meta_options_check(meta))
+        return PageProblem::BadOptions;
     return PageProblem::None;
 }
 

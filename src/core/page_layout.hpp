@@ -54,7 +54,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,160
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 2;        // bump on any change to this file
+constexpr uint16_t kMetaVersion = 3;        // bump on any change to this file
 constexpr uint16_t kFormatRowWise = 1;      // the only storage format so far
 constexpr uint16_t kHashXxh3V1 = 1;         // hash.cpp + positions.cpp, version 1
 
@@ -70,8 +70,14 @@ struct MetaPageData {
     uint16_t reserved;
     uint32_t insert_block;    // data page inserts try first (a hint)
     uint16_t column_bits[32]; // bits each column's value sets
+    uint32_t options_check;   // hash of every field above but insert_block
 };
-static_assert(sizeof(MetaPageData) == 88, "metapage layout is fixed");
+static_assert(sizeof(MetaPageData) == 92, "metapage layout is fixed");
+
+// The check of a metapage's frozen fields.  A damaged bit count that is
+// still in range would otherwise make every scan compute other positions
+// and miss rows silently; with it, the damage is reported instead.
+uint32_t meta_options_check(const MetaPageData *meta) noexcept;
 
 struct RowPageGeometry {
     uint32_t signature_bytes;

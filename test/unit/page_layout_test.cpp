@@ -169,7 +169,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 2) << "2: TIDs grow down from the special space";
+    EXPECT_EQ(kMetaVersion, 3) << "3: options_check in the metapage";
     EXPECT_EQ(offsetof(PageOpaque, count), 0u);
     EXPECT_EQ(offsetof(PageOpaque, flags), 2u);
     EXPECT_EQ(offsetof(PageOpaque, format), 4u);
@@ -184,6 +184,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(offsetof(MetaPageData, capacity), 16u);
     EXPECT_EQ(offsetof(MetaPageData, insert_block), 20u);
     EXPECT_EQ(offsetof(MetaPageData, column_bits), 24u);
+    EXPECT_EQ(offsetof(MetaPageData, options_check), 88u);
 
     // Where the accessors point.
     Page p;
@@ -373,6 +374,14 @@ TEST(MetaPage, CorruptionsAreNamed)
          [](uint8_t *p) { meta_data(p)->column_bits[1] = 0; }},
         {"column bits > m", PageProblem::BadOptions,
          [](uint8_t *p) { meta_data(p)->column_bits[2] = 81; }},
+        {"column bits changed but in range", PageProblem::BadOptions,
+         [](uint8_t *p) { meta_data(p)->column_bits[0] = 3; }},
+        {"a byte of an unused column slot", PageProblem::BadOptions,
+         [](uint8_t *p) { meta_data(p)->column_bits[20] = 7; }},
+        {"options_check", PageProblem::BadOptions,
+         [](uint8_t *p) { meta_data(p)->options_check ^= 0x100; }},
+        {"insert_block (a hint, not checked here)", PageProblem::None,
+         [](uint8_t *p) { meta_data(p)->insert_block = 5; }},
         {"page_id", PageProblem::NotBloomidx, [](uint8_t *p) { page_opaque(p)->page_id = 0xFF81; }},
         {"pd_special", PageProblem::NotBloomidx,
          [](uint8_t *p) { put_u16(p, kPdSpecialOffset, 8176); }},
