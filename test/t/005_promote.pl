@@ -25,7 +25,8 @@ use BloomidxTAP;
 
 init_seed();
 
-my $PGBENCH_SECONDS = 20;
+# About two minutes of concurrent writes, lookups and VACUUMs (issue 5).
+my $PGBENCH_SECONDS = $ENV{BLOOMIDX_SOAK_SECONDS} // 120;
 my $NROWS = 20000;
 
 my $primary = PostgreSQL::Test::Cluster->new('promote_primary');
