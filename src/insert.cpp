@@ -153,13 +153,17 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		blkno = GetPageWithFreeSpace(index, entry.size);
 		if (blkno == InvalidBlockNumber)
 			break;
-		if (plausible_block(index, blkno) && try_block(index, blkno, state, &entry))
+		if (!plausible_block(index, blkno))
+		{
+			RecordPageWithFreeSpace(index, blkno, 0);	/* a stale hint */
+			continue;
+		}
+		if (try_block(index, blkno, state, &entry))	/* records 0 when full */
 		{
 			bloomidx_set_insert_block(index, blkno);
 			cache->last_block = blkno;
 			return false;
 		}
-		RecordPageWithFreeSpace(index, blkno, 0);
 	}
 
 	blkno = extend_with(index, state, &entry);
