@@ -113,10 +113,34 @@ uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 									const bool *isnull, uint8 *signature);
 
-/* build.cpp */
+/* build.cpp: CREATE INDEX; one participant's part of it */
+typedef struct BloomidxBuildPart
+{
+	BloomidxState state;
+	PGAlignedBlock page;		/* the data page being filled */
+	BlockNumber last_block;		/* last data page written */
+	double		heap_tuples;
+	double		index_tuples;
+	bool		shared_extension;	/* other participants extend the index too */
+	MemoryContext tuple_cxt;	/* reset after every row */
+} BloomidxBuildPart;
+
 extern "C" IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 											IndexInfo *indexInfo);
 extern "C" void bloomidx_buildempty(Relation index);
+void		bloomidx_build_part_init(BloomidxBuildPart *part, Relation index,
+									 bool shared_extension);
+void		bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
+									 IndexInfo *indexInfo, TableScanDesc scan, bool progress);
+void		bloomidx_build_part_absorb(BloomidxBuildPart *part, Relation index,
+									   const char *other);
+void		bloomidx_build_part_end(BloomidxBuildPart *part);
+
+/* parallel_build.cpp */
+int			bloomidx_parallel_build_workers(Relation heap, Relation index);
+bool		bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
+									int nworkers, BloomidxBuildPart *leader);
+extern "C" PGDLLEXPORT void bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc);
 
 /* insert.cpp */
 extern "C" bool bloomidx_insert(Relation index, Datum *values, bool *isnull,

@@ -222,9 +222,23 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	BufferAccessStrategy bas = nblocks > (BlockNumber) (NBuffers / 4)
 		? GetAccessStrategy(BAS_BULKREAD) : NULL;
 
+	/*
+	 * The next page is pinned before this one is tested, and its signatures
+	 * prefetched, so that memory loads them meanwhile.
+	 */
+	Buffer		next = InvalidBuffer;
+
+	if (bloomidx::kMetaBlock + 1 < nblocks)
+		next = ReadBufferExtended(index, MAIN_FORKNUM, bloomidx::kMetaBlock + 1, RBM_NORMAL, bas);
 	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+		Buffer		buffer = next;
+
+		next = InvalidBuffer;
+		if (blkno + 1 < nblocks)
+		{
+			next = ReadBufferExtended(index, MAIN_FORKNUM, blkno + 1, RBM_NORMAL, bas);
+		}
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
@@ -232,6 +246,8 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		if (!PageIsNew(page))
 		{
 			bloomidx_check_data_page(index, blkno, page, g);
+			if (BufferIsValid(next))
+				bloomidx::prefetch_row_page((const uint8 *) BufferGetPage(next), *g);
 			const uint8 *raw = (const uint8 *) page;
 			int			n = matcher.match_array(bloomidx::row_signatures(raw),
 												bloomidx::page_opaque(raw)->count,

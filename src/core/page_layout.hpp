@@ -119,6 +119,11 @@ inline uint8_t *row_signature(uint8_t *page, const RowPageGeometry &g, uint32_t 
 {
     return page + kPageHeaderSize + i * g.signature_bytes;
 }
+inline const uint8_t *row_signature(const uint8_t *page, const RowPageGeometry &g,
+                                    uint32_t i) noexcept
+{
+    return page + kPageHeaderSize + i * g.signature_bytes;
+}
 inline const uint8_t *row_signatures(const uint8_t *page) noexcept
 {
     return page + kPageHeaderSize;
@@ -130,6 +135,19 @@ inline uint8_t *row_tid(uint8_t *page, const RowPageGeometry &, uint32_t i) noex
 inline const uint8_t *row_tid(const uint8_t *page, const RowPageGeometry &, uint32_t i) noexcept
 {
     return page + row_page_upper(i + 1);
+}
+
+// Asks the CPU to start loading a data page's signatures (and its special
+// space, which holds the count) while another page is tested.  The
+// hardware prefetcher stops at every 4 kB boundary, so a scan that waits
+// for each page's first lines spends a quarter of its time stalled.  Only
+// a hint: it reads nothing, so a page changing meanwhile is harmless.
+inline void prefetch_row_page(const uint8_t *page, const RowPageGeometry &g) noexcept
+{
+    const uint32_t end = kPageHeaderSize + g.capacity * g.signature_bytes;
+    for (uint32_t off = 0; off < end; off += 64)
+        __builtin_prefetch(page + off);
+    __builtin_prefetch(page + kSpecialOffset);
 }
 
 // Free bytes a data page reports to the free space map.

@@ -88,10 +88,23 @@ BEGIN
     END;
 END $$;
 
--- Builds one kind's index(es) after a checkpoint; records time, size, WAL.
+-- Builds one kind's index(es) twice, each after a checkpoint: serially
+-- (max_parallel_maintenance_workers = 0; then dropped), and with the
+-- cluster's setting (PostgreSQL's default, up to 2 workers), which stays.
+-- Records both times, and the size and WAL of the second.
 CREATE FUNCTION build(d text, k text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE stmt text; t record; ms float8 := 0; wal float8 := 0;
+DECLARE stmt text; t record; ms float8 := 0; serial_ms float8 := 0; wal float8 := 0; idx regclass;
+        workers text := current_setting('max_parallel_maintenance_workers');
 BEGIN
+    PERFORM set_config('max_parallel_maintenance_workers', '0', true);
+    CHECKPOINT;
+    FOREACH stmt IN ARRAY index_ddl(d, k) LOOP
+        serial_ms := serial_ms + (timed(stmt)).ms;
+    END LOOP;
+    FOR idx IN SELECT indexrelid::regclass FROM pg_index WHERE indrelid = (d || '_' || k)::regclass LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+    PERFORM set_config('max_parallel_maintenance_workers', workers, true);
     CHECKPOINT;
     FOREACH stmt IN ARRAY index_ddl(d, k) LOOP
         t := timed(stmt);
@@ -99,11 +112,12 @@ BEGIN
         wal := wal + t.wal;
     END LOOP;
     PERFORM put(d, 0, '**Build**', NULL, NULL);
-    PERFORM put(d, 1, 'CREATE INDEX (ms)', k, ms);
-    PERFORM put(d, 2, 'index size (MB)', k,
+    PERFORM put(d, 1, format('CREATE INDEX (ms), max_parallel_maintenance_workers = %s (PostgreSQL''s default)', workers), k, ms);
+    PERFORM put(d, 2, '... serially, max_parallel_maintenance_workers = 0 (ms)', k, serial_ms);
+    PERFORM put(d, 3, 'index size (MB)', k,
                 (SELECT sum(pg_relation_size(indexrelid)) / 1048576.0 FROM pg_index
                  WHERE indrelid = (d || '_' || k)::regclass));
-    PERFORM put(d, 3, 'WAL written by CREATE INDEX (MB)', k, wal / 1048576.0);
+    PERFORM put(d, 4, 'WAL written by CREATE INDEX (MB)', k, wal / 1048576.0);
 END $$;
 
 -- EXPLAIN (ANALYZE, FORMAT JSON) of SELECT * FROM kind k's table of data

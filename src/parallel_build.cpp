@@ -1,0 +1,204 @@
+/*
+ * parallel_build.cpp: CREATE INDEX over parallel workers.
+ *
+ * A Bloom index has no order to keep, so a parallel build needs no sort
+ * and no merge: the leader and each worker take blocks of one parallel
+ * heap scan, fill pages of their own and append each full page to the
+ * index (under the relation extension lock, which PostgreSQL does not
+ * share within a parallel group).  Each worker leaves its last, partly
+ * filled page in shared memory; the leader adds those entries to its own
+ * last page, so the index ends with one partly filled page, as after a
+ * serial build.  The leader then WAL-logs every page (build.cpp).
+ *
+ * The number of workers is PostgreSQL's own choice for an index build
+ * (plan_create_index_workers: max_parallel_maintenance_workers, the
+ * table's size or its parallel_workers option), as for btree.
+ */
+#include "bloomidx.h"
+
+/* Keys of the shared memory table of contents. */
+#define KEY_SHARED			UINT64CONST(0xB1D5000000000001)
+#define KEY_SCAN			UINT64CONST(0xB1D5000000000002)
+#define KEY_LAST_PAGES		UINT64CONST(0xB1D5000000000003)
+#define KEY_QUERY_TEXT		UINT64CONST(0xB1D5000000000004)
+#define KEY_WAL_USAGE		UINT64CONST(0xB1D5000000000005)
+#define KEY_BUFFER_USAGE	UINT64CONST(0xB1D5000000000006)
+
+/* What the leader and the workers share, besides the scan and the pages. */
+typedef struct ParallelBuildShared
+{
+	Oid			heap_relid;
+	Oid			index_relid;
+	bool		concurrent;		/* CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY */
+
+	/* Sums over the workers, under mutex. */
+	slock_t		mutex;
+	double		heap_tuples;
+	double		index_tuples;
+	bool		broken_hot_chain;
+} ParallelBuildShared;
+
+int
+bloomidx_parallel_build_workers(Relation heap, Relation index)
+{
+	if (!IsNormalProcessingMode() || IsInParallelMode())
+		return 0;
+	return plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+}
+
+/*
+ * Runs the build over `nworkers` workers and the leader, whose part ends
+ * holding the index's last partly filled page.  Returns false, having
+ * done nothing, when no shared memory was to be had (the caller then
+ * builds serially).
+ */
+bool
+bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int nworkers,
+						BloomidxBuildPart *leader)
+{
+	EnterParallelMode();
+	ParallelContext *pcxt = CreateParallelContext("bloomidx", "bloomidx_parallel_build_main",
+												  nworkers);
+
+	/* As a serial build: every tuple, or those of an MVCC snapshot when concurrent. */
+	Snapshot	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot())
+		: SnapshotAny;
+	Size		scan_size = table_parallelscan_estimate(heap, snapshot);
+	Size		query_len = debug_query_string != NULL ? strlen(debug_query_string) + 1 : 0;
+
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(ParallelBuildShared));
+	shm_toc_estimate_chunk(&pcxt->estimator, scan_size);
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(BLCKSZ, nworkers));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WalUsage), nworkers));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(BufferUsage), nworkers));
+	if (query_len > 0)
+		shm_toc_estimate_chunk(&pcxt->estimator, query_len);
+	shm_toc_estimate_keys(&pcxt->estimator, query_len > 0 ? 6 : 5);
+
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return false;
+	}
+
+	ParallelBuildShared *shared =
+		(ParallelBuildShared *) shm_toc_allocate(pcxt->toc, sizeof(ParallelBuildShared));
+
+	shared->heap_relid = RelationGetRelid(heap);
+	shared->index_relid = RelationGetRelid(index);
+	shared->concurrent = indexInfo->ii_Concurrent;
+	SpinLockInit(&shared->mutex);
+	shared->heap_tuples = 0;
+	shared->index_tuples = 0;
+	shared->broken_hot_chain = false;
+	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
+
+	ParallelTableScanDesc pscan = (ParallelTableScanDesc) shm_toc_allocate(pcxt->toc, scan_size);
+
+	table_parallelscan_initialize(heap, pscan, snapshot);
+	shm_toc_insert(pcxt->toc, KEY_SCAN, pscan);
+
+	/* One page per worker, empty until it ends (a worker never launched leaves it so). */
+	char	   *last_pages = (char *) shm_toc_allocate(pcxt->toc, mul_size(BLCKSZ, nworkers));
+
+	for (int i = 0; i < nworkers; i++)
+		bloomidx_init_data_page(last_pages + (Size) i * BLCKSZ, &leader->state.geometry);
+	shm_toc_insert(pcxt->toc, KEY_LAST_PAGES, last_pages);
+
+	/* Workers' WAL and buffer use, for pg_stat_statements and EXPLAIN-like accounting. */
+	WalUsage   *wal_usage = (WalUsage *) shm_toc_allocate(pcxt->toc,
+														 mul_size(sizeof(WalUsage), nworkers));
+	BufferUsage *buffer_usage =
+		(BufferUsage *) shm_toc_allocate(pcxt->toc, mul_size(sizeof(BufferUsage), nworkers));
+
+	shm_toc_insert(pcxt->toc, KEY_WAL_USAGE, wal_usage);
+	shm_toc_insert(pcxt->toc, KEY_BUFFER_USAGE, buffer_usage);
+
+	if (query_len > 0)
+	{
+		char	   *query = (char *) shm_toc_allocate(pcxt->toc, query_len);
+
+		memcpy(query, debug_query_string, query_len);
+		shm_toc_insert(pcxt->toc, KEY_QUERY_TEXT, query);
+	}
+
+	LaunchParallelWorkers(pcxt);
+	ereport(DEBUG1,
+			(errmsg_internal("bloomidx index \"%s\": parallel build, %d of %d workers launched",
+							 RelationGetRelationName(index), pcxt->nworkers_launched,
+							 nworkers)));
+
+	/* The leader takes its share of the blocks too (all of them if no worker started). */
+	bloomidx_build_part_scan(leader, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
+							 true);
+
+	WaitForParallelWorkersToFinish(pcxt);
+	for (int i = 0; i < pcxt->nworkers_launched; i++)
+		InstrAccumParallelQuery(&buffer_usage[i], &wal_usage[i]);
+
+	/* Absorbing entries does not count them: their workers did. */
+	for (int i = 0; i < nworkers; i++)
+		bloomidx_build_part_absorb(leader, index, last_pages + (Size) i * BLCKSZ);
+	leader->heap_tuples += shared->heap_tuples;
+	leader->index_tuples += shared->index_tuples;
+	if (shared->broken_hot_chain)
+		indexInfo->ii_BrokenHotChain = true;
+
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return true;
+}
+
+/* A worker: its share of the heap scan, then its last page and counts to the leader. */
+void
+bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
+{
+	debug_query_string = (const char *) shm_toc_lookup(toc, KEY_QUERY_TEXT, true);
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+
+	ParallelBuildShared *shared = (ParallelBuildShared *) shm_toc_lookup(toc, KEY_SHARED, false);
+
+	/* The locks the leader holds (index.c's choice), shared within the group. */
+	LOCKMODE	heap_lockmode = shared->concurrent ? ShareUpdateExclusiveLock : ShareLock;
+	LOCKMODE	index_lockmode = shared->concurrent ? RowExclusiveLock : AccessExclusiveLock;
+	Relation	heap = table_open(shared->heap_relid, heap_lockmode);
+	Relation	index = index_open(shared->index_relid, index_lockmode);
+	IndexInfo  *indexInfo = BuildIndexInfo(index);
+
+	indexInfo->ii_Concurrent = shared->concurrent;
+
+	InstrStartParallelQuery();
+
+	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
+	ParallelTableScanDesc pscan = (ParallelTableScanDesc) shm_toc_lookup(toc, KEY_SCAN, false);
+
+	bloomidx_build_part_init(part, index, true);
+	bloomidx_build_part_scan(part, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
+							 false);
+
+	char	   *last_pages = (char *) shm_toc_lookup(toc, KEY_LAST_PAGES, false);
+
+	memcpy(last_pages + (Size) ParallelWorkerNumber * BLCKSZ, part->page.data, BLCKSZ);
+
+	SpinLockAcquire(&shared->mutex);
+	shared->heap_tuples += part->heap_tuples;
+	shared->index_tuples += part->index_tuples;
+	if (indexInfo->ii_BrokenHotChain)
+		shared->broken_hot_chain = true;
+	SpinLockRelease(&shared->mutex);
+
+	WalUsage   *wal_usage = (WalUsage *) shm_toc_lookup(toc, KEY_WAL_USAGE, false);
+	BufferUsage *buffer_usage = (BufferUsage *) shm_toc_lookup(toc, KEY_BUFFER_USAGE, false);
+
+	InstrEndParallelQuery(&buffer_usage[ParallelWorkerNumber], &wal_usage[ParallelWorkerNumber]);
+
+	bloomidx_build_part_end(part);
+	index_close(index, index_lockmode);
+	table_close(heap, heap_lockmode);
+}
