@@ -112,7 +112,7 @@ bench_dataset() {
 		# bloomidx says the length and bits it chose at debug1.
 		q -c "SET client_min_messages = debug1" -c "SELECT build('$ds', '$k')" \
 			>/dev/null 2>"$TMP/build.err" || { cat "$TMP/build.err"; die "build of $k failed"; }
-		msg="$(sed -n 's/.*bloomidx index "[^"]*": length \([0-9]*\), bits per column \([0-9, ]*\),.*/\1 \2/p' "$TMP/build.err")"
+		msg="$(sed -n 's/.*bloomidx index "[^"]*": length \([0-9]*\), bits per column \([0-9, ]*\),.*/\1 \2/p' "$TMP/build.err" | head -n 1)"
 		if [[ -n "$msg" ]]; then
 			q -c "INSERT INTO settings VALUES ('$ds', '$k', ${msg%% *}, '$(tr -d ' ' <<<"${msg#* }")')"
 		fi
