@@ -18,6 +18,8 @@ static_assert(SizeOfPageHeaderData == bloomidx::kPageHeaderSize, "page header si
 static_assert(offsetof(PageHeaderData, pd_lower) == bloomidx::kPdLowerOffset, "pd_lower");
 static_assert(offsetof(PageHeaderData, pd_upper) == bloomidx::kPdUpperOffset, "pd_upper");
 static_assert(offsetof(PageHeaderData, pd_special) == bloomidx::kPdSpecialOffset, "pd_special");
+static_assert(offsetof(PageHeaderData, pd_prune_xid) == bloomidx::kPdPruneXidOffset &&
+			  sizeof(TransactionId) == 4, "data pages keep their entry sums in pd_prune_xid");
 static_assert(sizeof(ItemPointerData) == bloomidx::kTidSize, "heap TID size");
 static_assert(INDEX_MAX_KEYS == bloomidx::kMaxColumns, "one column_bits slot per key");
 static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpaque),
@@ -103,7 +105,10 @@ pg_attribute_noreturn() void bloomidx_report_corrupted_page(Relation index, Bloc
 pg_attribute_noreturn() void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
 														  bloomidx::PageProblem problem);
 void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
-									 const bloomidx::RowPageGeometry *geometry);
+									 const bloomidx::RowPageGeometry *geometry,
+									 bloomidx::EntryChecks entries =
+									 bloomidx::EntryChecks::SignaturesAndTids);
+void		bloomidx_check_data_page_tids(Relation index, BlockNumber blkno, Page page);
 
 /* state.cpp */
 void		bloomidx_init_state(BloomidxState *state, Relation index);

@@ -132,12 +132,26 @@ bloomidx_set_insert_block(Relation index, BlockNumber blkno)
 	UnlockReleaseBuffer(buffer);
 }
 
-/* Raises ERRCODE_INDEX_CORRUPTED unless page is a sound data page. */
+/*
+ * Raises ERRCODE_INDEX_CORRUPTED unless page is a sound data page whose
+ * entries (those `entries` says) match its sums.
+ */
 void
 bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
-						 const bloomidx::RowPageGeometry *geometry)
+						 const bloomidx::RowPageGeometry *geometry,
+						 bloomidx::EntryChecks entries)
 {
-	PageProblem problem = bloomidx::check_row_page((const uint8 *) page, *geometry);
+	PageProblem problem = bloomidx::check_row_page((const uint8 *) page, *geometry, entries);
+
+	if (problem != PageProblem::None)
+		bloomidx_report_page_problem(index, blkno, problem);
+}
+
+/* The TIDs half of bloomidx_check_data_page, for a page checked without it. */
+void
+bloomidx_check_data_page_tids(Relation index, BlockNumber blkno, Page page)
+{
+	PageProblem problem = bloomidx::check_row_page_tids((const uint8 *) page);
 
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);

@@ -245,7 +245,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 		if (!PageIsNew(page))
 		{
-			bloomidx_check_data_page(index, blkno, page, g);
+			bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::Signatures);
 			if (BufferIsValid(next))
 				bloomidx::prefetch_row_page((const uint8 *) BufferGetPage(next), *g);
 			const uint8 *raw = (const uint8 *) page;
@@ -253,6 +253,8 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 												bloomidx::page_opaque(raw)->count,
 												so->matches);
 
+			if (n > 0)
+				bloomidx_check_data_page_tids(index, blkno, page);
 			for (int i = 0; i < n; i++)
 			{
 				memcpy(&so->tids[i], bloomidx::row_tid(raw, *g, so->matches[i]),

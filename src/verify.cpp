@@ -7,7 +7,8 @@
  *   - the metapage (core/page_layout.hpp's check_meta_page, the number of
  *     columns, the insert hint inside the file);
  *   - every data page (check_row_page: special space, kind, format, count,
- *     pd_lower / pd_upper / pd_special) and every entry on it: its heap TID
+ *     pd_lower / pd_upper / pd_special, the sums of its signatures and of
+ *     its TIDs) and every entry on it: its heap TID
  *     is a valid item pointer inside the table, its signature has no bit
  *     past the index's length and at least the bits one column sets;
  *     pages PageIsNew (an extension a crash interrupted) are skipped;
@@ -17,7 +18,9 @@
  *     every bit the row's values set.  Entries of rows the snapshot does
  *     not see (dead, not yet vacuumed) are fine.
  * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
- * for the index's contents) that names the index and the page or the row.
+ * for the index's contents) that names the index and the page or the row;
+ * a page whose entry sums disagree is reported last, as the checks of its
+ * entries and rows may name the damaged entry first.
  *
  * The caller needs SELECT on the table, checked before any lock is
  * taken.  Index expressions, predicates and hash functions run as the
@@ -91,6 +94,9 @@ typedef struct VerifyState
 	BlockNumber index_blocks;
 	BlockNumber new_pages;
 	int64		heap_rows;		/* rows the table scan checked */
+
+	PageProblem sums_problem;	/* first page whose entry sums disagree */
+	BlockNumber sums_problem_block;
 
 	PGAlignedBlock page;		/* copy of the page being checked */
 	uint8		expected[bloomidx::kMaxSignatureBytes];
@@ -275,8 +281,21 @@ check_data_pages(VerifyState *vs)
 			vs->new_pages++;
 			continue;
 		}
-		bloomidx_check_data_page(vs->index, blkno, (Page) vs->page.data, &vs->geometry);
+		bloomidx_check_data_page(vs->index, blkno, (Page) vs->page.data, &vs->geometry,
+								 bloomidx::EntryChecks::None);
 		collect_entries(vs, blkno);
+
+		/*
+		 * Entries whose sums disagree: reported after the row-by-row checks,
+		 * which may name the damaged entry or row instead.
+		 */
+		PageProblem sums = bloomidx::check_row_page((const uint8 *) vs->page.data, vs->geometry);
+
+		if (sums != PageProblem::None && vs->sums_problem == PageProblem::None)
+		{
+			vs->sums_problem = sums;
+			vs->sums_problem_block = blkno;
+		}
 	}
 	FreeAccessStrategy(bas);
 }
@@ -566,6 +585,8 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 		check_every_row(vs, snapshot);
 		UnregisterSnapshot(snapshot);
 	}
+	if (vs->sums_problem != PageProblem::None)
+		bloomidx_report_page_problem(index, vs->sums_problem_block, vs->sums_problem);
 
 	ereport(DEBUG1,
 			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks (%u new), %zu entries; table \"%s\": " INT64_FORMAT " rows checked",

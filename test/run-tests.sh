@@ -20,6 +20,8 @@
 #                          framework picks free ports for its nodes itself)
 #   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all)
 #   PROVE_FLAGS            extra prove flags, e.g. --verbose
+#   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
+#                          (default all)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
 #   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 900)
 #   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...).
@@ -79,7 +81,7 @@ suite_tap() {
 	cp -r test/t "$tapdir/t"
 	if is_root; then chown -R postgres: "$tapdir"; fi
 	local tests=() f
-	for f in "$tapdir"/t/*.pl; do
+	for f in "$tapdir"/t/${BLOOMIDX_TAP_TESTS:-*}.pl; do
 		[[ -f "$f" ]] && tests+=("t/${f##*/}")
 	done
 	((${#tests[@]} > 0)) || {

@@ -1,5 +1,9 @@
 #include "page_layout.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "hash.hpp"
 #include "signature.hpp"
 
@@ -20,6 +24,23 @@ inline void write_u16(uint8_t *p, uint32_t v) noexcept
 {
     uint16_t w = static_cast<uint16_t>(v);
     std::memcpy(p, &w, sizeof w);
+}
+
+inline uint32_t read_u32(const uint8_t *p) noexcept
+{
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Adds (mod 2^16) to the two entry sums of a data page.
+inline void add_to_sums(uint8_t *page, uint32_t signatures, uint32_t tids) noexcept
+{
+    uint32_t v = read_u32(page + kPdPruneXidOffset);
+    uint32_t low = (v + signatures) & 0xFFFFu;
+    uint32_t high = ((v >> 16) + tids) & 0xFFFFu;
+    v = low | (high << 16);
+    std::memcpy(page + kPdPruneXidOffset, &v, sizeof v);
 }
 
 inline void set_count(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept
@@ -72,6 +93,37 @@ void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
     meta->options_check = meta_options_check(meta);
 }
 
+uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept
+{
+    uint32_t i = 0;
+    uint64_t total = 0;
+#if defined(__SSE2__)
+    // Eight 16-bit lanes wrap mod 2^16 as the sum does: 16 bytes an add.
+    __m128i a = _mm_setzero_si128();
+    __m128i b = _mm_setzero_si128();
+    for (; i + 32 <= len; i += 32) {
+        a = _mm_add_epi16(a, _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + i)));
+        b = _mm_add_epi16(b, _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + i + 16)));
+    }
+    uint16_t lanes[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(lanes), _mm_add_epi16(a, b));
+    for (uint16_t lane : lanes)
+        total += lane;
+#endif
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w = load_u64(bytes + i);
+        total += (w & 0xFFFF) + ((w >> 16) & 0xFFFF) + ((w >> 32) & 0xFFFF) + (w >> 48);
+    }
+    for (; i + 2 <= len; i += 2)
+        total += read_u16(bytes + i);
+    return static_cast<uint16_t>(total);
+}
+
+uint32_t row_page_stored_sums(const uint8_t *page) noexcept
+{
+    return read_u32(page + kPdPruneXidOffset);
+}
+
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
                      const uint8_t *tid) noexcept
 {
@@ -80,11 +132,19 @@ void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *sig
     if (signature != slot) // a build makes the signature in place
         std::memcpy(slot, signature, g.signature_bytes);
     std::memcpy(row_tid(page, g, count), tid, kTidSize);
+    add_to_sums(page, entry_sum(slot, g.signature_bytes), entry_sum(tid, kTidSize));
     set_count(page, g, count + 1);
 }
 
 void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept
 {
+    // Slot `to` now holds a copy of entry `from`: the sums count it twice
+    // until the truncation that ends a compaction drops the tail.
+    add_to_sums(page,
+                0x10000u + entry_sum(row_signature(page, g, from), g.signature_bytes) -
+                    entry_sum(row_signature(page, g, to), g.signature_bytes),
+                0x10000u + entry_sum(row_tid(page, g, from), kTidSize) -
+                    entry_sum(row_tid(page, g, to), kTidSize));
     std::memcpy(row_signature(page, g, to), row_signature(page, g, from), g.signature_bytes);
     std::memcpy(row_tid(page, g, to), row_tid(page, g, from), kTidSize);
 }
@@ -93,13 +153,29 @@ void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) 
 {
     uint32_t old = page_opaque(page)->count;
     if (count < old) {
-        std::memset(row_signature(page, g, count), 0, (old - count) * g.signature_bytes);
-        std::memset(row_tid(page, g, old - 1), 0, (old - count) * kTidSize);
+        uint8_t *signatures = row_signature(page, g, count);
+        uint8_t *tids = row_tid(page, g, old - 1);
+        uint32_t signature_len = (old - count) * g.signature_bytes;
+        uint32_t tid_len = (old - count) * kTidSize;
+        add_to_sums(page, 0x10000u - entry_sum(signatures, signature_len),
+                    0x10000u - entry_sum(tids, tid_len));
+        std::memset(signatures, 0, signature_len);
+        std::memset(tids, 0, tid_len);
     }
     set_count(page, g, count);
 }
 
-PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexcept
+PageProblem check_row_page_tids(const uint8_t *page) noexcept
+{
+    uint32_t count = page_opaque(page)->count;
+    if (entry_sum(page + row_page_upper(count), count * kTidSize) !=
+        (row_page_stored_sums(page) >> 16))
+        return PageProblem::BadTids;
+    return PageProblem::None;
+}
+
+PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
+                           EntryChecks entries) noexcept
 {
     PageProblem p = check_bounds(page);
     if (p != PageProblem::None)
@@ -114,7 +190,13 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexce
     if (read_u16(page + kPdLowerOffset) != row_page_lower(g, op->count) ||
         read_u16(page + kPdUpperOffset) != row_page_upper(op->count))
         return PageProblem::BadBounds;
-    return PageProblem::None;
+    if (entries == EntryChecks::None)
+        return PageProblem::None;
+    if (entry_sum(page + kPageHeaderSize, op->count * g.signature_bytes) !=
+        (row_page_stored_sums(page) & 0xFFFFu))
+        return PageProblem::BadSignatures;
+    return entries == EntryChecks::SignaturesAndTids ? check_row_page_tids(page)
+                                                     : PageProblem::None;
 }
 
 PageProblem check_meta_page(const uint8_t *page) noexcept
@@ -156,6 +238,8 @@ const char *page_problem_text(PageProblem problem) noexcept
     case PageProblem::BadMagic: return "bad metapage magic number";
     case PageProblem::BadVersion: return "unsupported metapage version";
     case PageProblem::BadOptions: return "metapage options out of range";
+    case PageProblem::BadSignatures: return "signatures do not match the page's sum";
+    case PageProblem::BadTids: return "heap TIDs do not match the page's sum";
     }
     return "unknown problem";
 }

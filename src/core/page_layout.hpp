@@ -19,6 +19,17 @@
 // full-page image leaves it out.  C, the capacity, is fixed by S: as many
 // (S + 6)-byte entries as fit in the 8,160 payload bytes, which is exactly
 // contrib/bloom's tuples per page.  Vacuum compacts entries [0, n).
+//
+// Entry sums: with data checksums off (initdb's default) nothing else
+// would notice a flipped bit in a signature, and a cleared bit loses a row
+// silently.  So a data page keeps, in the 4 header bytes only heap pages
+// use (pd_prune_xid, offset 20), the sum mod 2^16 of its signatures taken
+// as 16-bit words (low half) and the same sum of its TIDs (high half).
+// Every entry is a whole number of 16-bit words (signatures have an even
+// length, TIDs are 6 bytes, both start at even offsets), so each change
+// below updates the sums by the entries it adds or drops.  Any flipped
+// bit, any damage within one 16-bit word, and all but about 1 in 65,536
+// other damage changes a sum; every reader tests them (check_row_page).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +47,7 @@ constexpr uint32_t kMetaBlock = 0;
 constexpr uint32_t kPdLowerOffset = 12;
 constexpr uint32_t kPdUpperOffset = 14;
 constexpr uint32_t kPdSpecialOffset = 16;
+constexpr uint32_t kPdPruneXidOffset = 20; // data pages: the entry sums
 
 // Special space of every bloomidx page.
 struct PageOpaque {
@@ -54,7 +66,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,160
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 3;        // bump on any change to this file
+constexpr uint16_t kMetaVersion = 4;        // bump on any change to this file
 constexpr uint16_t kFormatRowWise = 1;      // the only storage format so far
 constexpr uint16_t kHashXxh3V1 = 1;         // hash.cpp + positions.cpp, version 1
 
@@ -161,6 +173,13 @@ inline uint32_t row_page_free_bytes(const RowPageGeometry &g, uint32_t count) no
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
                const uint16_t *column_bits) noexcept;
 
+// The sum mod 2^16 of `len` bytes (even) taken as 16-bit words.
+uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept;
+
+// The entry sums a data page holds: signatures in the low half, TIDs in
+// the high half.
+uint32_t row_page_stored_sums(const uint8_t *page) noexcept;
+
 // Appends one entry to a row-wise data page with room for it.
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
                      const uint8_t *tid) noexcept;
@@ -183,10 +202,20 @@ enum class PageProblem {
     BadMagic,      // metapage magic number wrong
     BadVersion,    // metapage written by another format version
     BadOptions,    // metapage options out of range or inconsistent
+    BadSignatures, // signatures do not add up to the page's sum
+    BadTids,       // heap TIDs do not add up to the page's sum
 };
 
+// Which entry sums check_row_page tests after the page's structure.  A
+// scan reads every signature but only the TIDs of rows that match, so it
+// tests the TIDs (check_row_page_tids) of those pages alone; verify tests
+// the sums last, after the entries one by one, to name the damaged entry.
+enum class EntryChecks { None, Signatures, SignaturesAndTids };
+
 // Checks a data page against the geometry the metapage promises.
-PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g) noexcept;
+PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
+                           EntryChecks entries = EntryChecks::SignaturesAndTids) noexcept;
+PageProblem check_row_page_tids(const uint8_t *page) noexcept;
 
 // Checks a metapage.
 PageProblem check_meta_page(const uint8_t *page) noexcept;

@@ -127,6 +127,7 @@ struct Range {
 // The header fields and the count an append or a truncation may change.
 const Range kLowerBytes{kPdLowerOffset, kPdLowerOffset + 2};
 const Range kUpperBytes{kPdUpperOffset, kPdUpperOffset + 2};
+const Range kSumBytes{kPdPruneXidOffset, kPdPruneXidOffset + 4};
 const Range kCountBytes{kCountOffset, kCountOffset + 2};
 
 void fill_random(uint8_t *p, size_t n, std::mt19937_64 &rng)
@@ -139,6 +140,7 @@ const PageProblem kAllProblems[] = {
     PageProblem::None,       PageProblem::NotBloomidx, PageProblem::WrongKind,
     PageProblem::BadFormat,  PageProblem::BadCount,    PageProblem::BadBounds,
     PageProblem::BadMagic,   PageProblem::BadVersion,  PageProblem::BadOptions,
+    PageProblem::BadSignatures, PageProblem::BadTids,
 };
 
 ::testing::AssertionResult problem_is(PageProblem got, PageProblem expect)
@@ -169,7 +171,8 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 3) << "3: options_check in the metapage";
+    EXPECT_EQ(kMetaVersion, 4) << "4: entry sums in pd_prune_xid of data pages";
+    EXPECT_EQ(kPdPruneXidOffset, 20u);
     EXPECT_EQ(offsetof(PageOpaque, count), 0u);
     EXPECT_EQ(offsetof(PageOpaque, flags), 2u);
     EXPECT_EQ(offsetof(PageOpaque, format), 4u);
@@ -450,7 +453,7 @@ TEST(RowPage, AppendFillsThePageAndTouchesNothingElse)
             ASSERT_TRUE(same_outside(prev.b, p.b,
                                      {{sig_at(s, i), sig_at(s, i) + s},
                                       {tid_at(i), tid_at(i) + kTidSize},
-                                      kCountBytes, kLowerBytes, kUpperBytes}))
+                                      kCountBytes, kLowerBytes, kUpperBytes, kSumBytes}))
                 << "bits " << bits << " append " << i;
             sigs.push_back(sig);
             tids.push_back(tid);
@@ -473,7 +476,7 @@ TEST(RowPage, AppendFillsThePageAndTouchesNothingElse)
         // the count) kept.
         const uint32_t lower = lower_for(s, g.capacity), upper = upper_for(g.capacity);
         EXPECT_TRUE(same_outside(before.b, p.b,
-                                 {{24, lower}, {upper, 8184}, kCountBytes, kLowerBytes, kUpperBytes}))
+                                 {{24, lower}, {upper, 8184}, kCountBytes, kLowerBytes, kUpperBytes, kSumBytes}))
             << "bits " << bits;
         EXPECT_EQ(std::memcmp(p.b + lower, before.b + lower, upper - lower), 0) << "the hole";
         EXPECT_EQ(page_opaque(p.b)->flags, kPageData);
@@ -557,7 +560,7 @@ TEST(RowPage, AppendTakesASignatureMadeInPlace)
             ASSERT_EQ(std::memcmp(p.b + tid_at(i), tid.data(), kTidSize), 0) << "S " << s << " entry " << i;
             ASSERT_TRUE(same_outside(prev.b, p.b,
                                      {{tid_at(i), tid_at(i) + kTidSize}, kCountBytes, kLowerBytes,
-                                      kUpperBytes}))
+                                      kUpperBytes, kSumBytes}))
                 << "S " << s << " entry " << i;
             ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
         }
@@ -602,7 +605,7 @@ TEST(RowPage, TruncateZeroesExactlyTheDroppedEntries)
                 // space but the count.
                 ASSERT_TRUE(same_outside(before.b, p.b,
                                          {dropped_sigs, dropped_tids, kCountBytes, kLowerBytes,
-                                          kUpperBytes}))
+                                          kUpperBytes, kSumBytes}))
                     << where;
                 if (keep == n) {
                     ASSERT_EQ(std::memcmp(before.b, p.b, kBlockSize), 0) << where << ": a no-op";
@@ -861,7 +864,7 @@ TEST(PageProblemText, EveryProblemHasItsOwnWords)
         texts.insert(text);
     }
     EXPECT_EQ(texts.size(), sizeof kAllProblems / sizeof kAllProblems[0]);
-    EXPECT_EQ(static_cast<int>(PageProblem::BadOptions) + 1,
+    EXPECT_EQ(static_cast<int>(PageProblem::BadTids) + 1,
               static_cast<int>(sizeof kAllProblems / sizeof kAllProblems[0]))
         << "a new PageProblem: add it to kAllProblems";
 }
