@@ -17,23 +17,18 @@ use BloomidxTAP;
 
 init_seed();
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init(allows_streaming => 1);
-$node->append_conf(
-	'postgresql.conf', q{
+my $node = new_bloomidx_node(
+	'crash',
+	init    => { allows_streaming => 1 },
+	helpers => 1,
+	conf    => q{
 shared_buffers = 64MB
-max_connections = 20
-autovacuum = off
 log_statement = mod
 checkpoint_timeout = 1h
 max_wal_size = 2GB
 bgwriter_lru_maxpages = 0
 wal_consistency_checking = 'all'
 });
-$node->start;
-
-$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
-install_helpers($node);
 
 # Built before the checkpoint: its build is on disk.
 create_test_table($node, 't');

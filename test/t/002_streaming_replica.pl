@@ -17,21 +17,15 @@ use BloomidxTAP;
 
 init_seed();
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', q{
-shared_buffers = 32MB
-max_connections = 20
-autovacuum = off
+my $primary = new_bloomidx_node(
+	'primary',
+	init    => { allows_streaming => 1 },
+	helpers => 1,
+	conf    => q{
 log_statement = mod
 max_wal_size = 1GB
 wal_consistency_checking = 'all'
 });
-$primary->start;
-
-$primary->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
-install_helpers($primary);
 create_test_table($primary, 't');
 load_rows($primary, 't', 1, 4000);
 $primary->safe_psql('postgres',

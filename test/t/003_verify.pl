@@ -19,17 +19,7 @@ use BloomidxTAP;
 
 init_seed();
 
-my $node = PostgreSQL::Test::Cluster->new('verify');
-$node->init(allows_streaming => 1);
-$node->append_conf(
-	'postgresql.conf', q{
-shared_buffers = 32MB
-max_connections = 20
-autovacuum = off
-});
-$node->start;
-
-$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+my $node = new_bloomidx_node('verify', init => { allows_streaming => 1 });
 is($node->safe_psql('postgres', 'SHOW data_checksums'),
 	'off', 'no data checksums: overwritten bytes reach bloomidx, not the checksum check');
 

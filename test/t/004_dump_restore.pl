@@ -23,18 +23,7 @@ use BloomidxTAP;
 
 init_seed();
 
-my $node = PostgreSQL::Test::Cluster->new('dump');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_buffers = 32MB
-max_connections = 20
-autovacuum = off
-});
-$node->start;
-
-$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
-install_helpers($node);
+my $node = new_bloomidx_node('dump', helpers => 1);
 
 # Rows with NULLs in a and b too (load_rows has some in c and d), so that
 # IS NULL has something to find.

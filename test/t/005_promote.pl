@@ -29,21 +29,15 @@ init_seed();
 my $PGBENCH_SECONDS = $ENV{BLOOMIDX_SOAK_SECONDS} // 120;
 my $NROWS = 20000;
 
-my $primary = PostgreSQL::Test::Cluster->new('promote_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', q{
-shared_buffers = 32MB
-max_connections = 20
-autovacuum = off
+my $primary = new_bloomidx_node(
+	'promote_primary',
+	init    => { allows_streaming => 1 },
+	helpers => 1,
+	conf    => q{
 max_wal_size = 1GB
 wal_consistency_checking = 'generic'
 max_standby_streaming_delay = -1
 });
-$primary->start;
-
-$primary->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
-install_helpers($primary);
 create_test_table($primary, 't');
 load_rows($primary, 't', 1, $NROWS);
 # A btree on id for pgbench's updates and deletes by id; conditions on a..d
@@ -99,33 +93,24 @@ $primary->wait_for_catchup($standby);
 # ------------------------------------------------------------------------
 # The workload.
 
+# The same four counts through the index (i_) and by a sequential scan (s_).
+my $counts = q{SELECT (SELECT count(*) FROM t WHERE a = :qa AND d = :qd) AS n1,
+       (SELECT count(*) FROM t WHERE b = 10000000000 + :qb) AS n2,
+       (SELECT count(*) FROM t WHERE c = ('v' || :qc) AND d IS NULL) AS n3,
+       (SELECT count(*) FROM t WHERE a IN (:qa, :qa + 1) AND c IN ('p' || :qc, 'v' || :qc)) AS n4};
 my $script = PostgreSQL::Test::Utils::tempdir() . '/workload.sql';
 PostgreSQL::Test::Utils::append_to_file(
-	$script, qq{
-\\set k random(1, $NROWS)
-\\set nid random(1, 100000000)
-INSERT INTO t (id, a, b, c, d) VALUES (:nid + 1000000, :nid % 997, 10000000000 + :nid % 4999, 'p' || (:nid % 701), :nid % 13);
-UPDATE t SET a = (a + 1) % 997, c = 'v' || ((:k * 7) % 701) WHERE id = :k;
-UPDATE t SET d = CASE WHEN d IS NULL THEN :k % 13 END, b = b + 1 WHERE id = (:k * 3) % $NROWS + 1;
-DELETE FROM t WHERE id = (:k * 13) % $NROWS + 1;
-INSERT INTO t (id, a, b, c, d) SELECT (:k * 13) % $NROWS + 1, :k % 997, NULL, NULL, :k % 13 WHERE :k % 2 = 0;
-\\set qa random(0, 996)
+	$script, workload_writes($NROWS, 'NULL') . qq{\\set qa random(0, 996)
 \\set qd random(0, 12)
 \\set qb random(0, 5000)
 \\set qc random(0, 700)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_indexscan = off;
-SELECT (SELECT count(*) FROM t WHERE a = :qa AND d = :qd) AS n1,
-       (SELECT count(*) FROM t WHERE b = 10000000000 + :qb) AS n2,
-       (SELECT count(*) FROM t WHERE c = ('v' || :qc) AND d IS NULL) AS n3,
-       (SELECT count(*) FROM t WHERE a IN (:qa, :qa + 1) AND c IN ('p' || :qc, 'v' || :qc)) AS n4 \\gset i_
+$counts \\gset i_
 SET LOCAL enable_seqscan = on;
 SET LOCAL enable_bitmapscan = off;
-SELECT (SELECT count(*) FROM t WHERE a = :qa AND d = :qd) AS n1,
-       (SELECT count(*) FROM t WHERE b = 10000000000 + :qb) AS n2,
-       (SELECT count(*) FROM t WHERE c = ('v' || :qc) AND d IS NULL) AS n3,
-       (SELECT count(*) FROM t WHERE a IN (:qa, :qa + 1) AND c IN ('p' || :qc, 'v' || :qc)) AS n4 \\gset s_
+$counts \\gset s_
 END;
 \\if :i_n1 != :s_n1 or :i_n2 != :s_n2 or :i_n3 != :s_n3 or :i_n4 != :s_n4
 INSERT INTO mismatches (what) VALUES ('qa=:qa qd=:qd qb=:qb qc=:qc index :i_n1 :i_n2 :i_n3 :i_n4 seqscan :s_n1 :s_n2 :s_n3 :s_n4');

@@ -22,19 +22,7 @@ init_seed();
 my $CYCLES = 4;
 my $NROWS = 4000;
 
-my $node = PostgreSQL::Test::Cluster->new('crash_cycles');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_buffers = 32MB
-max_connections = 20
-autovacuum = off
-restart_after_crash = off
-});
-$node->start;
-
-$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
-install_helpers($node);
+my $node = new_bloomidx_node('crash_cycles', helpers => 1, conf => "restart_after_crash = off\n");
 create_test_table($node, 't');
 load_rows($node, 't', 1, $NROWS);
 # A btree on id for pgbench's updates and deletes by id; the checks force
@@ -49,15 +37,7 @@ verify_index($node, 't_bl', 'before the first crash');
 
 my $script = PostgreSQL::Test::Utils::tempdir() . '/workload.sql';
 PostgreSQL::Test::Utils::append_to_file(
-	$script, qq{
-\\set k random(1, $NROWS)
-\\set nid random(1, 100000000)
-INSERT INTO t (id, a, b, c, d) VALUES (:nid + 1000000, :nid % 997, 10000000000 + :nid % 4999, 'p' || (:nid % 701), :nid % 13);
-UPDATE t SET a = (a + 1) % 997, c = 'v' || ((:k * 7) % 701) WHERE id = :k;
-UPDATE t SET d = CASE WHEN d IS NULL THEN :k % 13 END, b = b + 1 WHERE id = (:k * 3) % $NROWS + 1;
-DELETE FROM t WHERE id = (:k * 13) % $NROWS + 1;
-INSERT INTO t (id, a, b, c, d) SELECT (:k * 13) % $NROWS + 1, :k % 997, NULL, 'r' || (:k % 300), :k % 13 WHERE :k % 2 = 0;
-BEGIN;
+	$script, workload_writes($NROWS, "'r' || (:k % 300)") . qq{BEGIN;
 INSERT INTO t (id, a, b, c, d) SELECT :nid + 2000000 + g, (:nid + g) % 997, 10000000000 + g, 'm' || g, g % 13 FROM generate_series(1, 2) g;
 DELETE FROM t WHERE id = (:k * 17) % $NROWS + 1;
 COMMIT;

@@ -39,19 +39,12 @@ my $NTABLES = 4;
 my $BLCKSZ = 8192;
 my $SPECIAL = $BLCKSZ - 8;
 
-my $node = PostgreSQL::Test::Cluster->new('random_corruption');
-$node->init(extra => ['--data-checksums']);
-$node->append_conf(
-	'postgresql.conf', q{
-shared_buffers = 16MB
-max_connections = 20
-autovacuum = off
-restart_after_crash = off
-});
-$node->start;
+my $node = new_bloomidx_node(
+	'random_corruption',
+	init => { extra => ['--data-checksums'] },
+	conf => "shared_buffers = 16MB\nrestart_after_crash = off\n");
 is($node->safe_psql('postgres', 'SHOW data_checksums'), 'on', 'data checksums are on');
 is($node->safe_psql('postgres', 'SHOW block_size'), $BLCKSZ, 'block size is 8 kB');
-$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
 
 # Small tables, a few index pages each, with dead rows so that VACUUM has
 # index entries to delete.

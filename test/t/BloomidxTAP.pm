@@ -8,10 +8,14 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(
   init_seed
+  new_bloomidx_node
+  workload_writes
   verify_index
   create_test_table
   load_rows
@@ -89,6 +93,40 @@ sub load_rows
 		       CASE WHEN i % 41 = 0 THEN NULL ELSE i % 13 END
 		FROM generate_series($from, $to) AS i});
 	return;
+}
+
+# A started node with bloomidx installed: PostgreSQL::Test::Cluster's
+# init(%$init), the settings every test shares (small, no autovacuum),
+# then the lines of $conf (a later setting wins), and with helpers => 1
+# bloomidx_tap_run (install_helpers).
+sub new_bloomidx_node
+{
+	my ($name, %args) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%{ $args{init} // {} });
+	$node->append_conf('postgresql.conf',
+		"shared_buffers = 32MB\nmax_connections = 20\nautovacuum = off\n" . ($args{conf} // ''));
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+	install_helpers($node) if $args{helpers};
+	return $node;
+}
+
+# The writes of the pgbench workloads on a test table of $nrows rows (ids
+# 1 .. $nrows; k is a random id): an INSERT of a new row, two UPDATEs (one
+# moving d to or from NULL), a DELETE, and the re-INSERT of half the ids
+# deleted with b NULL and c $reinsert_c.  pgbench script lines.
+sub workload_writes
+{
+	my ($nrows, $reinsert_c) = @_;
+	return qq{\\set k random(1, $nrows)
+\\set nid random(1, 100000000)
+INSERT INTO t (id, a, b, c, d) VALUES (:nid + 1000000, :nid % 997, 10000000000 + :nid % 4999, 'p' || (:nid % 701), :nid % 13);
+UPDATE t SET a = (a + 1) % 997, c = 'v' || ((:k * 7) % 701) WHERE id = :k;
+UPDATE t SET d = CASE WHEN d IS NULL THEN :k % 13 END, b = b + 1 WHERE id = (:k * 3) % $nrows + 1;
+DELETE FROM t WHERE id = (:k * 13) % $nrows + 1;
+INSERT INTO t (id, a, b, c, d) SELECT (:k * 13) % $nrows + 1, :k % 997, NULL, $reinsert_c, :k % 13 WHERE :k % 2 = 0;
+};
 }
 
 # Create bloomidx_tap_run(table, condition): EXPLAIN (COSTS OFF) of the
