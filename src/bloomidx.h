@@ -98,6 +98,7 @@ void		bloomidx_init_page(Page page, uint16 flags);
 void		bloomidx_init_data_page(Page page, const bloomidx::RowPageGeometry *geometry);
 void		bloomidx_fill_metapage(Relation index, Page page);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
+Buffer	   *bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints);
 BlockNumber bloomidx_insert_block(Relation index);
 void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
 pg_attribute_noreturn() void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,

@@ -63,14 +63,66 @@ bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem prob
 }
 
 /*
- * The index's metapage contents, read once and kept in rd_amcache (freed
- * by the relcache whenever the index is rebuilt or altered).
+ * What a backend keeps of an index in rd_amcache, one chunk that the
+ * relcache frees whenever the index is rebuilt or altered: the metapage's
+ * contents, read once, and the buffer where this backend's scans last
+ * found each data page.  With that hint the next scan pins the page
+ * without a lookup in the shared buffer table (ReadRecentBuffer checks
+ * that the buffer still holds the page; a stale hint costs a normal read).
  */
+typedef struct IndexCache
+{
+	MetaPageData meta;
+	BlockNumber nhints;
+	Buffer		hints[FLEXIBLE_ARRAY_MEMBER];	/* InvalidBuffer: none yet */
+} IndexCache;
+
+/* Hints for the first this many blocks at most (4 MB, a 8 GB index). */
+#define MAX_BUFFER_HINTS ((BlockNumber) 1 << 20)
+
+static IndexCache *
+new_index_cache(Relation index, const MetaPageData *meta, BlockNumber nhints)
+{
+	IndexCache *cache = (IndexCache *)
+		MemoryContextAllocZero(index->rd_indexcxt,
+							   offsetof(IndexCache, hints) + nhints * sizeof(Buffer));
+
+	cache->meta = *meta;
+	cache->nhints = nhints;
+	return cache;
+}
+
+/*
+ * The buffer hints of blocks [0, *nhints) of the index, made room for up
+ * to nblocks; valid until the relcache entry next changes (not within a
+ * scan).
+ */
+Buffer *
+bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints)
+{
+	(void) bloomidx_cached_meta(index);
+	IndexCache *cache = (IndexCache *) index->rd_amcache;
+	BlockNumber want = Min(nblocks, MAX_BUFFER_HINTS);
+
+	if (cache->nhints < want)
+	{
+		IndexCache *grown = new_index_cache(index, &cache->meta, want);
+
+		memcpy(grown->hints, cache->hints, cache->nhints * sizeof(Buffer));
+		pfree(cache);
+		index->rd_amcache = grown;
+		cache = grown;
+	}
+	*nhints = cache->nhints;
+	return cache->hints;
+}
+
+/* The index's metapage contents (see IndexCache). */
 const MetaPageData *
 bloomidx_cached_meta(Relation index)
 {
 	if (index->rd_amcache != NULL)
-		return (const MetaPageData *) index->rd_amcache;
+		return &((const IndexCache *) index->rd_amcache)->meta;
 
 	MetaPageData copy;
 	PageProblem problem = PageProblem::None;
@@ -94,11 +146,10 @@ bloomidx_cached_meta(Relation index)
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 
-	void	   *cached = MemoryContextAlloc(index->rd_indexcxt, sizeof(MetaPageData));
+	IndexCache *cache = new_index_cache(index, &copy, 0);
 
-	memcpy(cached, &copy, sizeof(MetaPageData));
-	index->rd_amcache = cached;
-	return (const MetaPageData *) cached;
+	index->rd_amcache = cache;
+	return &cache->meta;
 }
 
 /* The data page inserts should try first, or InvalidBlockNumber. */

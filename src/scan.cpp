@@ -1,8 +1,9 @@
 /*
  * scan.cpp: bitmap scans.  The query's keys become one base mask (every
  * equality and IS NULL) and one group of masks per IN list (= ANY), each
- * element tested on its own; every data page is read once, in order,
- * through a bulk-read ring, and the TIDs of matching signatures go to the
+ * element tested on its own; every data page is read once, in order
+ * (through a bulk-read ring for an index too big to stay cached, else
+ * through buffer hints), and the TIDs of matching signatures go to the
  * bitmap marked recheck (a Bloom filter only says "maybe").
  */
 #include "bloomidx.h"
@@ -185,6 +186,29 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	return true;
 }
 
+/*
+ * Pins data page blkno: through the buffer this backend last found it in
+ * when there is a hint (no buffer table lookup, which is a fifth of a
+ * scan of a cached index), else through the ring or a normal read.
+ */
+static inline Buffer
+read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *hints,
+		  BlockNumber nhints)
+{
+	if (blkno >= nhints)
+		return ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+
+	Buffer		hint = hints[blkno];
+
+	if (BufferIsValid(hint) && ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, hint))
+	{
+		pgstat_count_buffer_hit(index);
+		return hint;
+	}
+	hints[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	return hints[blkno];
+}
+
 static bool
 build_query(IndexScanDesc scan, ScanOpaque *so)
 {
@@ -222,6 +246,10 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	BufferAccessStrategy bas = nblocks > (BlockNumber) (NBuffers / 4)
 		? GetAccessStrategy(BAS_BULKREAD) : NULL;
 
+	/* Buffer hints only for an index that stays cached (no ring). */
+	BlockNumber nhints = 0;
+	Buffer	   *hints = bas == NULL ? bloomidx_buffer_hints(index, nblocks, &nhints) : NULL;
+
 	/*
 	 * The next page is pinned before this one is tested, and its signatures
 	 * prefetched, so that memory loads them meanwhile.
@@ -229,16 +257,14 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Buffer		next = InvalidBuffer;
 
 	if (bloomidx::kMetaBlock + 1 < nblocks)
-		next = ReadBufferExtended(index, MAIN_FORKNUM, bloomidx::kMetaBlock + 1, RBM_NORMAL, bas);
+		next = read_page(index, bloomidx::kMetaBlock + 1, bas, hints, nhints);
 	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buffer = next;
 
 		next = InvalidBuffer;
 		if (blkno + 1 < nblocks)
-		{
-			next = ReadBufferExtended(index, MAIN_FORKNUM, blkno + 1, RBM_NORMAL, bas);
-		}
+			next = read_page(index, blkno + 1, bas, hints, nhints);
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
