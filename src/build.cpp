@@ -1,7 +1,7 @@
 /*
  * build.cpp: CREATE INDEX (heap scans fill pages in local memory, each
- * written whole, then every page WAL-logged in bulk) and the init fork of
- * an index on an UNLOGGED table.  A build runs in one process, or split
+ * written whole and WAL-logged whole as it is written, while it is still
+ * in the CPU's cache) and the init fork of an index on an UNLOGGED table.  A build runs in one process, or split
  * over parallel workers (parallel_build.cpp): each participant runs
  * bloomidx_build_part_scan over its share of the table.
  */
@@ -45,6 +45,9 @@ flush_page(Relation index, BloomidxBuildPart *part)
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	memcpy(BufferGetPage(buffer), part->page.data, BLCKSZ);
 	MarkBufferDirty(buffer);
+	/* Final now: logged whole by whoever filled it, so that workers share the WAL work. */
+	if (RelationNeedsWAL(index))
+		log_newpage_buffer(buffer, true);
 	part->last_block = BufferGetBlockNumber(buffer);
 	UnlockReleaseBuffer(buffer);
 
@@ -168,9 +171,10 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		UnlockReleaseBuffer(buffer);
 	}
 
-	/* No WAL was written page by page: log every page now, 32 per record. */
+	/* Data pages were logged as they were written; the metapage is final now. */
 	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+		log_newpage_range(index, MAIN_FORKNUM, bloomidx::kMetaBlock, bloomidx::kMetaBlock + 1,
+						  true);
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 

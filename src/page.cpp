@@ -93,9 +93,9 @@ new_index_cache(Relation index, const MetaPageData *meta, BlockNumber nhints)
 }
 
 /*
- * The buffer hints of blocks [0, *nhints) of the index, made room for up
- * to nblocks; valid until the relcache entry next changes (not within a
- * scan).
+ * The buffer hints of blocks [0, *nhints) of the index, with room for at
+ * least nblocks (up to MAX_BUFFER_HINTS); valid until the relcache entry
+ * next changes (never within a scan).
  */
 Buffer *
 bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints)
@@ -106,7 +106,9 @@ bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints)
 
 	if (cache->nhints < want)
 	{
-		IndexCache *grown = new_index_cache(index, &cache->meta, want);
+		/* A quarter more than asked, so that a growing index is not copied per scan. */
+		IndexCache *grown =
+			new_index_cache(index, &cache->meta, Min(want + want / 4, MAX_BUFFER_HINTS));
 
 		memcpy(grown->hints, cache->hints, cache->nhints * sizeof(Buffer));
 		pfree(cache);

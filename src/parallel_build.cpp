@@ -8,7 +8,8 @@
  * share within a parallel group).  Each worker leaves its last, partly
  * filled page in shared memory; the leader adds those entries to its own
  * last page, so the index ends with one partly filled page, as after a
- * serial build.  The leader then WAL-logs every page (build.cpp).
+ * serial build.  Whoever writes a page WAL-logs it (build.cpp), so the
+ * WAL work is shared too.
  *
  * The number of workers is PostgreSQL's own choice for an index build
  * (plan_create_index_workers: max_parallel_maintenance_workers, the
