@@ -41,6 +41,6 @@ set title 'index size'
 plot for [k=2:6] sizes using k:xtic(1)
 set origin 0.5, 0
 set ylabel 's'
-set title 'CREATE INDEX time'
+set title 'CREATE INDEX time (default parallel maintenance workers)'
 plot for [k=2:6] builds using (column(k) / 1000):xtic(1)
 unset multiplot
