@@ -52,6 +52,10 @@ $node->safe_psql('postgres',
 	'CREATE INDEX u_bloomidx ON u USING bloomidx (c, a, d, b)');
 load_rows($node, 'u', 2501, 4000);
 
+# And a parallel build after the checkpoint: pages written and WAL-logged
+# by three processes.
+parallel_build($node, 'p', 'p_bloomidx', 60000);
+
 # An uncommitted transaction (still open at the crash) and a rolled-back one,
 # both with a = -1 / -2, which no committed row has.
 my $bg = $node->background_psql('postgres', on_error_stop => 0);
@@ -115,6 +119,14 @@ sub check_all
 		label    => "$phase u");
 	check_every_row_found($node, 'u', 'u_bloomidx', [ [ 'c', 'd' ] ],
 		"$phase u");
+	verify_index($node, 'p_bloomidx', "$phase (parallel build)");
+	compare_index_to_seqscan(
+		idx_node => $node,
+		seq_node => $node,
+		table    => 'p',
+		index    => 'p_bloomidx',
+		conds    => random_conditions(fetch_rows($node, 'p'), int($nqueries / 4)),
+		label    => "$phase p");
 	return;
 }
 

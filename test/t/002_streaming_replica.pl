@@ -58,6 +58,7 @@ $primary->safe_psql('postgres',
 load_rows($primary, 'u', 3001, 3500);
 $primary->safe_psql('postgres', 'REINDEX INDEX u_bloomidx');
 load_rows($primary, 'u', 3501, 4000);
+parallel_build($primary, 'p', 'p_bloomidx', 60000);
 
 $primary->wait_for_catchup($standby);
 
@@ -96,9 +97,17 @@ sub check_standby
 		label    => "$phase u (standby index vs primary seqscan)");
 	check_every_row_found($standby, 'u', 'u_bloomidx', [ ['b'] ],
 		"$phase u on standby");
+	compare_index_to_seqscan(
+		idx_node => $standby,
+		seq_node => $primary,
+		table    => 'p',
+		index    => 'p_bloomidx',
+		conds    => random_conditions(fetch_rows($primary, 'p'), int($nqueries / 4)),
+		label    => "$phase p, built in parallel (standby index vs primary seqscan)");
 	verify_index($_->[0], $_->[1], "$phase on the $_->[2]")
 	  for ([ $primary, 't_bloomidx', 'primary' ], [ $standby, 't_bloomidx', 'standby' ],
-		[ $primary, 'u_bloomidx', 'primary' ], [ $standby, 'u_bloomidx', 'standby' ]);
+		[ $primary, 'u_bloomidx', 'primary' ], [ $standby, 'u_bloomidx', 'standby' ],
+		[ $primary, 'p_bloomidx', 'primary' ], [ $standby, 'p_bloomidx', 'standby' ]);
 	return;
 }
 

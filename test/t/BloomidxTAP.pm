@@ -15,6 +15,7 @@ use Test::More;
 our @EXPORT = qw(
   init_seed
   new_bloomidx_node
+  parallel_build
   workload_writes
   verify_index
   create_test_table
@@ -110,6 +111,24 @@ sub new_bloomidx_node
 	$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
 	install_helpers($node) if $args{helpers};
 	return $node;
+}
+
+# Creates table $table with $nrows rows and builds index $index on it with
+# two parallel workers (the leader and both workers each write and
+# WAL-log pages of their own); passes only if both workers started.
+sub parallel_build
+{
+	my ($node, $table, $index, $nrows) = @_;
+	create_test_table($node, $table);
+	load_rows($node, $table, 1, $nrows);
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"ALTER TABLE $table SET (parallel_workers = 2); SET client_min_messages = debug1; "
+		  . "SET max_parallel_maintenance_workers = 2; SET maintenance_work_mem = '256MB'; "
+		  . "CREATE INDEX $index ON $table USING bloomidx (a, b, c, d)");
+	is($ret, 0, "parallel build of $index") or diag $err;
+	like($err, qr/bloomidx index "\Q$index\E": parallel build, 2 of 2 workers launched/,
+		"$index: built by the leader and 2 workers");
+	return;
 }
 
 # The writes of the pgbench workloads on a test table of $nrows rows (ids
