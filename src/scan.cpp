@@ -246,9 +246,13 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	BufferAccessStrategy bas = nblocks > (BlockNumber) (NBuffers / 4)
 		? GetAccessStrategy(BAS_BULKREAD) : NULL;
 
-	/* Buffer hints only for an index that stays cached (no ring). */
+	/*
+	 * Buffer hints only for an index that stays cached (no ring) in shared
+	 * buffers (a temporary index's local buffers are private and few).
+	 */
 	BlockNumber nhints = 0;
-	Buffer	   *hints = bas == NULL ? bloomidx_buffer_hints(index, nblocks, &nhints) : NULL;
+	Buffer	   *hints = bas == NULL && !RelationUsesLocalBuffers(index)
+		? bloomidx_buffer_hints(index, nblocks, &nhints) : NULL;
 
 	/*
 	 * The next page is pinned before this one is tested, and its signatures
