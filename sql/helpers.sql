@@ -80,3 +80,19 @@ BEGIN
     RETURN node;
 END
 $$;
+
+-- The tally of a randomized test: checks 'SELECT id FROM tbl WHERE cond'
+-- with index_vs_seqscan and says 'different' (after a NOTICE naming the
+-- condition), 'rows' or 'empty'.
+CREATE FUNCTION random_query_outcome(tbl text, cond text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    outcome text := index_vs_seqscan(format('SELECT id FROM %s WHERE %s', tbl, cond));
+BEGIN
+    IF outcome NOT LIKE 'same %' THEN
+        RAISE NOTICE 'query % gives %', cond, outcome;
+        RETURN 'different';
+    END IF;
+    RETURN CASE WHEN outcome = 'same 0 rows' THEN 'empty' ELSE 'rows' END;
+END
+$$;

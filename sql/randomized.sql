@@ -59,14 +59,10 @@ BEGIN
                 cond := coalesce(cond || ' AND ', '') || names[c] || ' = ' || val;
             END LOOP;
         END LOOP;
-        outcome := index_vs_seqscan('SELECT id FROM rnd WHERE ' || cond);
+        outcome := random_query_outcome('rnd', cond);
         queries := queries + 1;
-        IF outcome NOT LIKE 'same %' THEN
-            differences := differences + 1;
-            RAISE NOTICE 'query % gives %', cond, outcome;
-        ELSIF outcome <> 'same 0 rows' THEN
-            with_rows := with_rows + 1;
-        END IF;
+        differences := differences + (outcome = 'different')::int;
+        with_rows := with_rows + (outcome = 'rows')::int;
     END LOOP;
     RETURN NEXT;
 END
