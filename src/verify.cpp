@@ -289,7 +289,11 @@ check_data_pages(VerifyState *vs)
 		 * Entries whose sums disagree: reported after the row-by-row checks,
 		 * which may name the damaged entry or row instead.
 		 */
-		PageProblem sums = bloomidx::check_row_page((const uint8 *) vs->page.data, vs->geometry);
+		const uint8 *raw = (const uint8 *) vs->page.data;
+		PageProblem sums = bloomidx::check_row_page_signatures(raw, vs->geometry);
+
+		if (sums == PageProblem::None)
+			sums = bloomidx::check_row_page_tids(raw);
 
 		if (sums != PageProblem::None && vs->sums_problem == PageProblem::None)
 		{

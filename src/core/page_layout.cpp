@@ -165,6 +165,15 @@ void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) 
     set_count(page, g, count);
 }
 
+PageProblem check_row_page_signatures(const uint8_t *page, const RowPageGeometry &g) noexcept
+{
+    uint32_t count = page_opaque(page)->count;
+    if (entry_sum(page + kPageHeaderSize, count * g.signature_bytes) !=
+        (row_page_stored_sums(page) & 0xFFFFu))
+        return PageProblem::BadSignatures;
+    return PageProblem::None;
+}
+
 PageProblem check_row_page_tids(const uint8_t *page) noexcept
 {
     uint32_t count = page_opaque(page)->count;
@@ -192,11 +201,10 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
         return PageProblem::BadBounds;
     if (entries == EntryChecks::None)
         return PageProblem::None;
-    if (entry_sum(page + kPageHeaderSize, op->count * g.signature_bytes) !=
-        (row_page_stored_sums(page) & 0xFFFFu))
-        return PageProblem::BadSignatures;
-    return entries == EntryChecks::SignaturesAndTids ? check_row_page_tids(page)
-                                                     : PageProblem::None;
+    p = check_row_page_signatures(page, g);
+    if (p != PageProblem::None || entries == EntryChecks::Signatures)
+        return p;
+    return check_row_page_tids(page);
 }
 
 PageProblem check_meta_page(const uint8_t *page) noexcept

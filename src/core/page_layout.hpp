@@ -215,6 +215,8 @@ enum class EntryChecks { None, Signatures, SignaturesAndTids };
 // Checks a data page against the geometry the metapage promises.
 PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
                            EntryChecks entries = EntryChecks::SignaturesAndTids) noexcept;
+// The two sums alone, on a page whose structure check_row_page passed.
+PageProblem check_row_page_signatures(const uint8_t *page, const RowPageGeometry &g) noexcept;
 PageProblem check_row_page_tids(const uint8_t *page) noexcept;
 
 // Checks a metapage.

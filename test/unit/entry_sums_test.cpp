@@ -136,6 +136,7 @@ TEST(EntrySums, EveryFlippedBitOfEveryEntryIsFound)
                 p.b[off] ^= static_cast<uint8_t>(1u << bit);
                 ASSERT_EQ(check_row_page(p.b, g), PageProblem::BadSignatures) << off << ":" << bit;
                 ASSERT_EQ(check_row_page(p.b, g, EntryChecks::Signatures), PageProblem::BadSignatures);
+                ASSERT_EQ(check_row_page_signatures(p.b, g), PageProblem::BadSignatures);
                 p.b[off] ^= static_cast<uint8_t>(1u << bit);
             }
         for (uint32_t off = upper; off < kSpecialOffset; off++)
