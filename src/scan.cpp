@@ -13,8 +13,6 @@
 #include "core/hash.hpp"
 #include "core/positions.hpp"
 
-/* More entries than any page can hold (2-byte signatures: 1020). */
-#define MAX_PAGE_ENTRIES (bloomidx::kPayloadBytes / (2 + bloomidx::kTidSize))
 
 typedef struct ScanOpaque
 {
@@ -23,8 +21,8 @@ typedef struct ScanOpaque
 	bloomidx::SignatureMask base;
 	bloomidx::MaskGroup *groups;	/* one per IN list */
 	int			ngroups;
-	uint16		matches[MAX_PAGE_ENTRIES];
-	ItemPointerData tids[MAX_PAGE_ENTRIES];
+	uint16		matches[bloomidx::kMaxPageEntries];
+	ItemPointerData tids[bloomidx::kMaxPageEntries];
 } ScanOpaque;
 
 IndexScanDesc

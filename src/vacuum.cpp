@@ -6,7 +6,6 @@
  */
 #include "bloomidx.h"
 
-#define MAX_PAGE_ENTRIES (bloomidx::kPayloadBytes / (2 + bloomidx::kTidSize))
 
 /* Removes dead entries of one locked page; returns how many. */
 static uint32
@@ -15,7 +14,7 @@ compact_page(Relation index, Buffer buffer, const bloomidx::RowPageGeometry *g,
 {
 	uint8	   *raw = (uint8 *) BufferGetPage(buffer);
 	uint32		count = bloomidx::page_opaque(raw)->count;
-	bool		dead[MAX_PAGE_ENTRIES];
+	bool		dead[bloomidx::kMaxPageEntries];
 	uint32		ndead = 0;
 
 	for (uint32 i = 0; i < count; i++)

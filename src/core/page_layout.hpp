@@ -101,6 +101,10 @@ constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes)
     return RowPageGeometry{signature_bytes, kPayloadBytes / (signature_bytes + kTidSize)};
 }
 
+// More entries than any data page holds (the shortest signature, 2 bytes,
+// gives the most): the size of per-page arrays in scans and vacuum.
+constexpr uint32_t kMaxPageEntries = kPayloadBytes / (2 + kTidSize);
+
 // Where the hole starts and ends on a data page with `count` entries.
 constexpr uint32_t row_page_lower(const RowPageGeometry &g, uint32_t count)
 {
