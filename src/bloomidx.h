@@ -18,8 +18,6 @@ static_assert(SizeOfPageHeaderData == bloomidx::kPageHeaderSize, "page header si
 static_assert(offsetof(PageHeaderData, pd_lower) == bloomidx::kPdLowerOffset, "pd_lower");
 static_assert(offsetof(PageHeaderData, pd_upper) == bloomidx::kPdUpperOffset, "pd_upper");
 static_assert(offsetof(PageHeaderData, pd_special) == bloomidx::kPdSpecialOffset, "pd_special");
-static_assert(offsetof(PageHeaderData, pd_prune_xid) == bloomidx::kPdPruneXidOffset &&
-			  sizeof(TransactionId) == 4, "data pages keep their entry sums in pd_prune_xid");
 static_assert(sizeof(ItemPointerData) == bloomidx::kTidSize, "heap TID size");
 static_assert(INDEX_MAX_KEYS == bloomidx::kMaxColumns, "one column_bits slot per key");
 static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpaque),
@@ -47,9 +45,10 @@ typedef struct BloomidxOptions
 } BloomidxOptions;
 
 /*
- * How a column's values become 64-bit hashes.  Every kind but the last
- * hashes the value's bytes with XXH3, and is only for types whose equality
- * is byte equality (state.cpp says which).
+ * How a column's values become 64-bit hashes (state.cpp says which kind a
+ * type takes).  The byte kinds hash the value's bytes with XXH3 and are
+ * only for types whose equality is byte equality; the others call the
+ * family's extended hash function and hash its result with XXH3.
  */
 typedef enum ValueHashKind
 {
@@ -60,16 +59,23 @@ typedef enum ValueHashKind
 	VALUE_UUID,					/* the 16 bytes */
 	VALUE_VARLENA_BYTES,		/* detoasted payload: bytea, text under a
 								 * deterministic collation */
-	VALUE_HASH_FUNCTION			/* the opclass's extended hash, then XXH3 */
+	VALUE_BPCHAR_BYTES,			/* char(n), deterministic collation: the
+								 * payload without trailing blanks */
+	VALUE_BPCHAR_FUNCTION,		/* char(n) otherwise: the function, given
+								 * the value without trailing blanks */
+	VALUE_ARRAY_FUNCTION,		/* arrays: char(n) elements as above, any
+								 * other through hash_array_extended */
+	VALUE_HASH_FUNCTION			/* the family's extended hash, then XXH3 */
 } ValueHashKind;
 
 /* Turns values of one type, in one index column, into 64-bit hashes. */
 typedef struct ValueHasher
 {
 	ValueHashKind kind;
+	uint8		byte_class;		/* state.cpp's ByteClass of its function */
 	Oid			collation;
 	uint64		seed;			/* the column's: core/hash.hpp */
-	FmgrInfo	proc;			/* the opclass's extended hash function */
+	FmgrInfo	proc;			/* the family's extended hash function */
 } ValueHasher;
 
 /* Everything needed to make signatures for one index. */
@@ -95,7 +101,7 @@ void		bloomidx_options_for_build(Relation index, uint16 *signature_bits,
 
 /* page.cpp */
 void		bloomidx_init_page(Page page, uint16 flags);
-void		bloomidx_init_data_page(Page page, const bloomidx::RowPageGeometry *geometry);
+void		bloomidx_init_data_page(Page page);
 void		bloomidx_fill_metapage(Relation index, Page page);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 Buffer	   *bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints);
@@ -113,8 +119,9 @@ void		bloomidx_check_data_page_tids(Relation index, BlockNumber blkno, Page page
 
 /* state.cpp */
 void		bloomidx_init_state(BloomidxState *state, Relation index);
-void		bloomidx_init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation,
-								 int column);
+uint8		bloomidx_column_hashing(Relation index, int column);
+const ValueHasher *bloomidx_key_hasher(Relation index, const BloomidxState *state,
+									   int column, Oid key_type, ValueHasher *scratch);
 uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 									const bool *isnull, uint8 *signature);
@@ -143,7 +150,8 @@ void		bloomidx_build_part_absorb(BloomidxBuildPart *part, Relation index,
 void		bloomidx_build_part_end(BloomidxBuildPart *part);
 
 /* parallel_build.cpp */
-int			bloomidx_parallel_build_workers(Relation heap, Relation index);
+int			bloomidx_parallel_build_workers(Relation heap, Relation index,
+											IndexInfo *indexInfo);
 bool		bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo,
 									int nworkers, BloomidxBuildPart *leader);
 extern "C" PGDLLEXPORT void bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc);

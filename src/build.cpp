@@ -11,7 +11,7 @@ void
 bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_extension)
 {
 	bloomidx_init_state(&part->state, index);
-	bloomidx_init_data_page(part->page.data, &part->state.geometry);
+	bloomidx_init_data_page(part->page.data);
 	part->last_block = InvalidBlockNumber;
 	part->heap_tuples = 0;
 	part->index_tuples = 0;
@@ -51,7 +51,7 @@ flush_page(Relation index, BloomidxBuildPart *part)
 	part->last_block = BufferGetBlockNumber(buffer);
 	UnlockReleaseBuffer(buffer);
 
-	bloomidx_init_data_page(part->page.data, &part->state.geometry);
+	bloomidx_init_data_page(part->page.data);
 }
 
 static void
@@ -150,7 +150,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	write_metapage(index);
 
 	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
-	int			nworkers = bloomidx_parallel_build_workers(heap, index);
+	int			nworkers = bloomidx_parallel_build_workers(heap, index, indexInfo);
 
 	bloomidx_build_part_init(part, index, nworkers > 0);
 	if (nworkers == 0 || !bloomidx_build_parallel(heap, index, indexInfo, nworkers, part))

@@ -4,6 +4,8 @@
  */
 #include "bloomidx.h"
 
+#include "core/hash.hpp"
+
 extern "C" {
 PG_MODULE_MAGIC;
 PG_FUNCTION_INFO_V1(bloomidx_handler);
@@ -12,6 +14,17 @@ PG_FUNCTION_INFO_V1(bloomidx_handler);
 void
 _PG_init(void)
 {
+	/*
+	 * Every signature on disk was made with one hash: a module that hashes
+	 * otherwise (another xxHash, a miscompilation) would silently lose rows
+	 * of every existing index, on a standby or after pg_upgrade too.
+	 */
+	if (!bloomidx::hash_known_answers_ok())
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("bloomidx cannot load: its hash function gives other answers than the one its indexes were built with"),
+				 errdetail("The module was built against an xxHash whose XXH3 differs from version 0.8."),
+				 errhint("Rebuild bloomidx against xxHash 0.8.0 or later.")));
 	bloomidx_register_options();
 	bloomidx_install_alter_notice();
 }

@@ -28,18 +28,47 @@ append_logged(Relation index, Buffer buffer, const BloomidxState *state,
 												 new_page ? GENERIC_XLOG_FULL_IMAGE : 0);
 
 	if (new_page)
-		bloomidx_init_data_page(page, &state->geometry);
+		bloomidx_init_data_page(page);
 	bloomidx::row_page_append((uint8 *) page, state->geometry, entry->signature,
 							  (const uint8 *) &entry->tid);
 	GenericXLogFinish(xlog);
 }
 
-/* What an INSERT statement keeps between its rows (in ii_AmCache). */
+/*
+ * What an INSERT statement keeps between its rows (in ii_AmCache), and
+ * the context each row's work runs in: hash functions may allocate (a
+ * detoasted numeric, an ICU sort key), so it is reset after every row, as
+ * contrib/bloom, GIN and GiST do.
+ */
 typedef struct InsertCache
 {
 	BloomidxState state;
 	BlockNumber last_block;		/* where this statement's last row went */
+	MemoryContext row_cxt;
 } InsertCache;
+
+/*
+ * Adds the entry to the locked page of buffer (block blkno) if it has
+ * room; a new page (extended, then a crash before use) is initialised.
+ */
+static bool
+append_if_room(Relation index, Buffer buffer, BlockNumber blkno, const BloomidxState *state,
+			   const NewEntry *entry)
+{
+	Page		page = BufferGetPage(buffer);
+	bool		fresh = PageIsNew(page);
+	uint32		count = 0;
+
+	if (!fresh)
+	{
+		bloomidx_check_data_page(index, blkno, page, &state->geometry);
+		count = bloomidx::page_opaque((uint8 *) page)->count;
+	}
+	if (count >= state->geometry.capacity)
+		return false;
+	append_logged(index, buffer, state, entry, fresh);
+	return true;
+}
 
 /*
  * Tries to add the entry to block blkno, a data page of the index.  When
@@ -52,49 +81,48 @@ try_block(Relation index, BlockNumber blkno, const BloomidxState *state,
 	Buffer		buffer = ReadBuffer(index, blkno);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	Page		page = BufferGetPage(buffer);
-	bool		fresh = PageIsNew(page);	/* extended, then a crash before use */
-	uint32		count = 0;
+	bool		added = append_if_room(index, buffer, blkno, state, entry);
 
-	if (!fresh)
-	{
-		bloomidx_check_data_page(index, blkno, page, &state->geometry);
-		count = bloomidx::page_opaque((uint8 *) page)->count;
-	}
-	if (count < state->geometry.capacity)
-	{
-		append_logged(index, buffer, state, entry, fresh);
-		UnlockReleaseBuffer(buffer);
-		return true;
-	}
 	UnlockReleaseBuffer(buffer);
-	RecordPageWithFreeSpace(index, blkno, 0);
-	return false;
+	if (!added)
+		RecordPageWithFreeSpace(index, blkno, 0);
+	return added;
 }
 
-/* Adds the entry to a new page at the end of the index; returns its block. */
+/*
+ * Adds the entry to a new page at the end of the index; returns its block.
+ * The new block is visible to others as soon as the file grows, before
+ * this backend locks its buffer: VACUUM may have recorded it in the free
+ * space map meanwhile, and another inserter used it.  So the page is
+ * initialised only if it is still new, and a page filled meanwhile (by
+ * then full, in theory) just leads to another extension.
+ */
 static BlockNumber
 extend_with(Relation index, const BloomidxState *state, const NewEntry *entry)
 {
 	bool		need_lock = !RELATION_IS_LOCAL(index);
 
-	if (need_lock)
-		LockRelationForExtension(index, ExclusiveLock);
-	Buffer		buffer = ReadBuffer(index, P_NEW);
+	for (;;)
+	{
+		if (need_lock)
+			LockRelationForExtension(index, ExclusiveLock);
+		Buffer		buffer = ReadBuffer(index, P_NEW);
 
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (need_lock)
-		UnlockRelationForExtension(index, ExclusiveLock);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (need_lock)
+			UnlockRelationForExtension(index, ExclusiveLock);
 
-	append_logged(index, buffer, state, entry, true);
-	BlockNumber blkno = BufferGetBlockNumber(buffer);
+		BlockNumber blkno = BufferGetBlockNumber(buffer);
+		bool		added = append_if_room(index, buffer, blkno, state, entry);
+		uint32		count = bloomidx::page_opaque((uint8 *) BufferGetPage(buffer))->count;
 
-	UnlockReleaseBuffer(buffer);
+		UnlockReleaseBuffer(buffer);
 
-	/* Should the metapage update be lost to a race, the FSM still knows. */
-	RecordPageWithFreeSpace(index, blkno,
-							bloomidx::row_page_free_bytes(state->geometry, 1));
-	return blkno;
+		/* Should the metapage update be lost to a race, the FSM still knows. */
+		RecordPageWithFreeSpace(index, blkno, bloomidx::row_page_free_bytes(state->geometry, count));
+		if (added)
+			return blkno;
+	}
 }
 
 /* A block the free space map suggests, if it can be a data page. */
@@ -118,14 +146,19 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		cache = (InsertCache *) palloc(sizeof(InsertCache));
 		bloomidx_init_state(&cache->state, index);
 		cache->last_block = InvalidBlockNumber;
+		cache->row_cxt = AllocSetContextCreate(indexInfo->ii_Context, "bloomidx insert row",
+											   ALLOCSET_SMALL_SIZES);
 		MemoryContextSwitchTo(old);
 		indexInfo->ii_AmCache = cache;
 	}
 	const BloomidxState *state = &cache->state;
 	NewEntry	entry;
+	MemoryContext old = MemoryContextSwitchTo(cache->row_cxt);
 
 	memset(entry.signature, 0, state->geometry.signature_bytes);
 	bloomidx_form_signature(state, values, isnull, entry.signature);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(cache->row_cxt);
 	entry.tid = *ht_ctid;
 	entry.size = state->geometry.signature_bytes + sizeof(ItemPointerData);
 

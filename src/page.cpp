@@ -21,10 +21,10 @@ bloomidx_init_page(Page page, uint16 flags)
 	opaque->page_id = bloomidx::kPageId;
 }
 
+/* A data page with no entries: PageInit's pd_lower and pd_upper bound the hole. */
 void
-bloomidx_init_data_page(Page page, const bloomidx::RowPageGeometry *geometry)
+bloomidx_init_data_page(Page page)
 {
-	/* No entries: PageInit's pd_lower and pd_upper bound the hole already. */
 	bloomidx_init_page(page, bloomidx::kPageData);
 }
 
@@ -33,12 +33,15 @@ bloomidx_fill_metapage(Relation index, Page page)
 {
 	uint16		signature_bits;
 	uint16		column_bits[INDEX_MAX_KEYS];
+	uint8		column_hashing[INDEX_MAX_KEYS];
 	int			ncolumns = RelationGetNumberOfAttributes(index);
 
 	bloomidx_options_for_build(index, &signature_bits, column_bits);
+	for (int i = 0; i < ncolumns; i++)
+		column_hashing[i] = bloomidx_column_hashing(index, i);
 	bloomidx_init_page(page, bloomidx::kPageMeta);
 	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
-						(uint16) ncolumns, column_bits);
+						(uint16) ncolumns, column_bits, column_hashing);
 	/* pd_lower past the metadata, so Generic WAL does not skip it as a hole */
 	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(MetaPageData);
 }
@@ -138,9 +141,22 @@ bloomidx_cached_meta(Relation index)
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 
 	problem = bloomidx::check_meta_page(page);
-	if (problem == PageProblem::None)
+	if (problem == PageProblem::None || problem == PageProblem::BadVersion)
 		copy = *bloomidx::meta_data(page);
 	UnlockReleaseBuffer(buffer);
+
+	/*
+	 * An index of another format (an older bloomidx, or a newer one after a
+	 * downgrade) is not damaged: it needs to be rebuilt, which says so.
+	 */
+	if (problem == PageProblem::BadVersion)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has on-disk format version %u, but this bloomidx reads only version %u",
+						RelationGetRelationName(index), copy.version, bloomidx::kMetaVersion),
+				 errhint("REINDEX INDEX %s; rebuilds it in the current format.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+													RelationGetRelationName(index)))));
 
 	if (problem == PageProblem::None &&
 		copy.ncolumns != RelationGetNumberOfAttributes(index))

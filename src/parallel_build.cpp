@@ -13,7 +13,9 @@
  *
  * The number of workers is PostgreSQL's own choice for an index build
  * (plan_create_index_workers: max_parallel_maintenance_workers, the
- * table's size or its parallel_workers option), as for btree.
+ * table's size or its parallel_workers option), as for btree.  As btree,
+ * the leader takes part in the scan only under parallel_leader_participation
+ * (or when no worker could be launched).
  */
 #include "bloomidx.h"
 
@@ -39,12 +41,27 @@ typedef struct ParallelBuildShared
 	bool		broken_hot_chain;
 } ParallelBuildShared;
 
+/*
+ * The workers index_build decided on.  Before PostgreSQL 17 (which asks the
+ * access method's amcanbuildparallel), index_build decides only for btree
+ * and leaves ii_ParallelWorkers at 0 for every other access method, so the
+ * same decision is made here, under index_build's own conditions.  Its
+ * callers that forbid a parallel build (bootstrap; rebuilding the indexes
+ * of a table truncated in its creating transaction) do so for tables of no
+ * blocks, for which the planner chooses no workers either.
+ */
 int
-bloomidx_parallel_build_workers(Relation heap, Relation index)
+bloomidx_parallel_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
 {
+#if PG_VERSION_NUM >= 170000
+	return indexInfo->ii_ParallelWorkers;
+#else
+	if (indexInfo->ii_ParallelWorkers > 0)
+		return indexInfo->ii_ParallelWorkers;
 	if (!IsNormalProcessingMode() || IsInParallelMode())
 		return 0;
 	return plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+#endif
 }
 
 /*
@@ -107,7 +124,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	char	   *last_pages = (char *) shm_toc_allocate(pcxt->toc, mul_size(BLCKSZ, nworkers));
 
 	for (int i = 0; i < nworkers; i++)
-		bloomidx_init_data_page(last_pages + (Size) i * BLCKSZ, &leader->state.geometry);
+		bloomidx_init_data_page(last_pages + (Size) i * BLCKSZ);
 	shm_toc_insert(pcxt->toc, KEY_LAST_PAGES, last_pages);
 
 	/* Workers' WAL and buffer use, for pg_stat_statements and EXPLAIN-like accounting. */
@@ -128,14 +145,17 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	}
 
 	LaunchParallelWorkers(pcxt);
-	ereport(DEBUG1,
-			(errmsg_internal("bloomidx index \"%s\": parallel build, %d of %d workers launched",
-							 RelationGetRelationName(index), pcxt->nworkers_launched,
-							 nworkers)));
 
-	/* The leader takes its share of the blocks too (all of them if no worker started). */
-	bloomidx_build_part_scan(leader, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
-							 true);
+	/* The leader scans too unless told not to, and always if no worker started. */
+	bool		leader_scans = parallel_leader_participation || pcxt->nworkers_launched == 0;
+
+	ereport(DEBUG1,
+			(errmsg_internal("bloomidx index \"%s\": parallel build, %d of %d workers launched, leader %s",
+							 RelationGetRelationName(index), pcxt->nworkers_launched,
+							 nworkers, leader_scans ? "participating" : "not participating")));
+	if (leader_scans)
+		bloomidx_build_part_scan(leader, heap, index, indexInfo,
+								 table_beginscan_parallel(heap, pscan), true);
 
 	WaitForParallelWorkersToFinish(pcxt);
 	for (int i = 0; i < pcxt->nworkers_launched; i++)

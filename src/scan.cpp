@@ -58,27 +58,21 @@ bloomidx_endscan(IndexScanDesc scan)
 }
 
 /*
- * The hash of a value compared with an index column.  A cross-type key
- * (int8col = 5) hashes with its own type's function from the column's
- * operator family, which agrees with the column type's on equal values.
+ * Adds to query the bits of a value compared with an index column.  A
+ * cross-type key (int8col = 5) hashes with its own type's function from
+ * the column's operator family (state.cpp), or tests no bits when it
+ * cannot hash as the column's values did: the recheck then decides.
  */
-static uint64
-key_hash(Relation index, const BloomidxState *state, Oid key_type, int column, Datum value)
+static void
+add_key_value(Relation index, const BloomidxState *state, Oid key_type, int column,
+			  Datum value, uint8 *query)
 {
-	if (!OidIsValid(key_type) || key_type == index->rd_opcintype[column])
-		return bloomidx_hash_value(&state->hasher[column], value);
+	ValueHasher scratch;
+	const ValueHasher *hasher = bloomidx_key_hasher(index, state, column, key_type, &scratch);
 
-	Oid			proc = get_opfamily_proc(index->rd_opfamily[column], key_type, key_type,
-										 BLOOMIDX_HASH_PROC);
-	ValueHasher hasher;
-
-	if (!OidIsValid(proc))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("operator family of column %d of index \"%s\" has no hash function for type %s",
-						column + 1, RelationGetRelationName(index), format_type_be(key_type))));
-	bloomidx_init_hasher(&hasher, proc, state->hasher[column].collation, column);
-	return bloomidx_hash_value(&hasher, value);
+	if (hasher != NULL)
+		bloomidx::add_value(query, state->meta.signature_bits, state->meta.column_bits[column],
+							bloomidx_hash_value(hasher, value));
 }
 
 /* The non-NULL elements of an = ANY key's array; returns how many. */
@@ -149,8 +143,7 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 
 		if (!(key->sk_flags & SK_SEARCHARRAY))
 		{
-			bloomidx::add_value(query, m, bits,
-								key_hash(index, state, key->sk_subtype, column, key->sk_argument));
+			add_key_value(index, state, key->sk_subtype, column, key->sk_argument, query);
 			continue;
 		}
 
@@ -161,8 +154,7 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			return false;		/* IN () or IN (NULL): nothing matches */
 		if (n == 1)
 		{
-			bloomidx::add_value(query, m, bits,
-								key_hash(index, state, key->sk_subtype, column, elements[0]));
+			add_key_value(index, state, key->sk_subtype, column, elements[0], query);
 			continue;
 		}
 		bloomidx::SignatureMask *masks = (bloomidx::SignatureMask *)
@@ -171,8 +163,7 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 		for (int i = 0; i < n; i++)
 		{
 			memset(element, 0, nbytes);
-			bloomidx::add_value(element, m, bits,
-								key_hash(index, state, key->sk_subtype, column, elements[i]));
+			add_key_value(index, state, key->sk_subtype, column, elements[i], element);
 			new (&masks[i]) bloomidx::SignatureMask();
 			masks[i].build(element, nbytes);
 		}

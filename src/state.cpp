@@ -6,6 +6,7 @@
 #include "bloomidx.h"
 
 extern "C" {
+#include "utils/typcache.h"
 #include "utils/uuid.h"
 }
 
@@ -13,58 +14,247 @@ extern "C" {
 #include "core/positions.hpp"
 
 /*
- * Types whose equality is byte equality skip the fmgr call: the opclass's
+ * Types whose equality is byte equality skip the fmgr call: the family's
  * extended hash function tells which type it is (PostgreSQL's own hash
  * function for a type hashes exactly these bytes, so a type that uses it
- * has this equality).  Integers of every width hash as int64, so int2, int4
- * and int8 agree (cross-type "=").  Any other function is called, and its
- * result hashed again with the column's seed, so that equal values in
- * different columns still set different bits.
+ * has this equality).  Any other function is called, and its result
+ * hashed again with the column's seed, so that equal values in different
+ * columns still set different bits.
  *
  * A type must never take a byte path if two equal values can have
- * different bytes: float (-0 = 0, NaN = NaN), numeric (1.0 = 1.00), bpchar
- * (trailing spaces), interval ('1 day' = '24 hours'), jsonb, inet, arrays,
- * text under a nondeterministic collation all go through their function.
- * The hash of a cross-type key comes from its own type's function in the
- * column's family (scan.cpp), so a family must either take byte paths
- * that agree (the integers) or call functions that agree (the floats).
+ * different bytes: float (-0 = 0, NaN = NaN), numeric (1.0 = 1.00),
+ * interval ('1 day' = '24 hours'), jsonb, inet, arrays, text under a
+ * nondeterministic collation all go through their function.  char(n)
+ * ignores trailing blanks: its byte path drops them, and its function is
+ * given the value without them, because PostgreSQL 15's
+ * hashbpcharextended keeps them under a nondeterministic collation (and
+ * would then hash 'abc' and 'abc  ' apart although they are equal).
+ *
+ * A cross-type key (int8col = 5::int2) is hashed by its own type's
+ * function in the column's family, so the whole family must hash alike:
+ * a column takes byte paths only when every member of its family has a
+ * byte path of one class (below), and calls every member's function
+ * otherwise, which a valid hash family guarantees to agree.  The choice is
+ * frozen in the metapage at build (column_hashing), since the family may
+ * gain members later: a key whose type's function is outside the frozen
+ * class tests no bits (every row stays a candidate), never wrong bits.
  */
-void
-bloomidx_init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation, int column)
+typedef enum ByteClass
+{
+	BYTES_NONE = 0,				/* no byte path: call the function */
+	BYTES_INTEGER,				/* int2, int4, int8, date: widened to int64 */
+	BYTES_TIMESTAMP,			/* timestamp, timestamptz */
+	BYTES_TIME,
+	BYTES_OID,
+	BYTES_UUID,
+	BYTES_BYTEA,
+	BYTES_TEXT,					/* under a deterministic collation */
+	BYTES_BPCHAR				/* under a deterministic collation */
+} ByteClass;
+
+static bool
+is_deterministic(Oid collation)
+{
+	return OidIsValid(collation) && get_collation_isdeterministic(collation);
+}
+
+static ByteClass
+byte_class(Oid hash_proc, Oid collation)
 {
 	switch (hash_proc)
 	{
 		case F_HASHINT2EXTENDED:
-			hasher->kind = VALUE_INT2;
-			break;
-		case F_HASHINT4EXTENDED:	/* int4, date */
-			hasher->kind = VALUE_INT4;
-			break;
+		case F_HASHINT4EXTENDED:
 		case F_HASHINT8EXTENDED:
-		case F_TIMESTAMP_HASH_EXTENDED: /* timestamp, timestamptz: int64 */
-		case F_TIME_HASH_EXTENDED:	/* time: int64 microseconds */
-			hasher->kind = VALUE_INT8;
-			break;
+			return BYTES_INTEGER;
+		case F_TIMESTAMP_HASH_EXTENDED:
+			return BYTES_TIMESTAMP;
+		case F_TIME_HASH_EXTENDED:
+			return BYTES_TIME;
 		case F_HASHOIDEXTENDED:
-			hasher->kind = VALUE_OID;
-			break;
+			return BYTES_OID;
 		case F_UUID_HASH_EXTENDED:
-			hasher->kind = VALUE_UUID;
-			break;
-		case F_HASHVARLENAEXTENDED: /* bytea */
-			hasher->kind = VALUE_VARLENA_BYTES;
-			break;
+			return BYTES_UUID;
+		case F_HASHVARLENAEXTENDED:
+			return BYTES_BYTEA;
 		case F_HASHTEXTEXTENDED:
-			hasher->kind = OidIsValid(collation) && get_collation_isdeterministic(collation)
-				? VALUE_VARLENA_BYTES : VALUE_HASH_FUNCTION;
-			break;
+			return is_deterministic(collation) ? BYTES_TEXT : BYTES_NONE;
+		case F_HASHBPCHAREXTENDED:
+			return is_deterministic(collation) ? BYTES_BPCHAR : BYTES_NONE;
 		default:
-			hasher->kind = VALUE_HASH_FUNCTION;
-			break;
+			return BYTES_NONE;
 	}
+}
+
+/* The kind of a function with a byte path (byte_class is not BYTES_NONE). */
+static ValueHashKind
+byte_kind(Oid hash_proc)
+{
+	switch (hash_proc)
+	{
+		case F_HASHINT2EXTENDED:
+			return VALUE_INT2;
+		case F_HASHINT4EXTENDED:
+			return VALUE_INT4;
+		case F_HASHINT8EXTENDED:
+		case F_TIMESTAMP_HASH_EXTENDED:
+		case F_TIME_HASH_EXTENDED:
+			return VALUE_INT8;
+		case F_HASHOIDEXTENDED:
+			return VALUE_OID;
+		case F_UUID_HASH_EXTENDED:
+			return VALUE_UUID;
+		case F_HASHBPCHAREXTENDED:
+			return VALUE_BPCHAR_BYTES;
+		default:
+			return VALUE_VARLENA_BYTES; /* bytea, text */
+	}
+}
+
+static ValueHashKind
+function_kind(Oid hash_proc)
+{
+	switch (hash_proc)
+	{
+		case F_HASHBPCHAREXTENDED:
+			return VALUE_BPCHAR_FUNCTION;
+		case F_HASH_ARRAY_EXTENDED:
+			return VALUE_ARRAY_FUNCTION;
+		default:
+			return VALUE_HASH_FUNCTION;
+	}
+}
+
+/* How CREATE INDEX hashes column `column`: bloomidx::kHashByValue or kHashByFunction. */
+uint8
+bloomidx_column_hashing(Relation index, int column)
+{
+	Oid			collation = index->rd_indcollation[column];
+	CatCList   *procs = SearchSysCacheList1(AMPROCNUM,
+											ObjectIdGetDatum(index->rd_opfamily[column]));
+	ByteClass	common = BYTES_NONE;
+	bool		by_value = true;
+
+	for (int i = 0; i < procs->n_members; i++)
+	{
+		Form_pg_amproc proc = (Form_pg_amproc) GETSTRUCT(&procs->members[i]->tuple);
+
+		if (proc->amprocnum != BLOOMIDX_HASH_PROC)
+			continue;
+		ByteClass	c = byte_class(proc->amproc, collation);
+
+		if (c == BYTES_NONE || (common != BYTES_NONE && c != common))
+			by_value = false;
+		common = c;
+	}
+	ReleaseCatCacheList(procs);
+	return by_value && common != BYTES_NONE ? bloomidx::kHashByValue : bloomidx::kHashByFunction;
+}
+
+static void
+init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation, int column, uint8 hashing)
+{
+	hasher->byte_class = (uint8) byte_class(hash_proc, collation);
+	hasher->kind = hashing == bloomidx::kHashByValue ? byte_kind(hash_proc) : function_kind(hash_proc);
 	hasher->collation = collation;
 	hasher->seed = bloomidx::column_seed(column);
 	fmgr_info(hash_proc, &hasher->proc);
+}
+
+/*
+ * The hasher of a key of type key_type compared with column `column`: the
+ * column's own, or one made in *scratch for a cross-type key; NULL when the
+ * key cannot be hashed the way the column's values were (its type joined
+ * the family after the build with another byte class), so that it must
+ * test no bits.
+ */
+const ValueHasher *
+bloomidx_key_hasher(Relation index, const BloomidxState *state, int column, Oid key_type,
+					ValueHasher *scratch)
+{
+	const ValueHasher *own = &state->hasher[column];
+
+	if (!OidIsValid(key_type) || key_type == index->rd_opcintype[column])
+		return own;
+
+	Oid			proc = get_opfamily_proc(index->rd_opfamily[column], key_type, key_type,
+										 BLOOMIDX_HASH_PROC);
+
+	if (!OidIsValid(proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("operator family of column %d of index \"%s\" has no hash function for type %s",
+						column + 1, RelationGetRelationName(index), format_type_be(key_type))));
+	uint8		hashing = state->meta.column_hashing[column];
+
+	if (hashing == bloomidx::kHashByValue && byte_class(proc, own->collation) != own->byte_class)
+		return NULL;
+	init_hasher(scratch, proc, own->collation, column, hashing);
+	return scratch;
+}
+
+/* The length of a char(n) payload without its trailing blanks (bcTruelen). */
+static int
+bpchar_true_length(const char *data, int len)
+{
+	while (len > 0 && data[len - 1] == ' ')
+		len--;
+	return len;
+}
+
+/* The hash function's answer for a char(n) value, given without its trailing blanks. */
+static uint64
+bpchar_function_hash(FmgrInfo *proc, Oid collation, Datum value)
+{
+	struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+	int			len = VARSIZE_ANY_EXHDR(v);
+	int			kept = bpchar_true_length(VARDATA_ANY(v), len);
+	Datum		arg = PointerGetDatum(v);
+
+	if (kept != len)
+	{
+		struct varlena *stripped = (struct varlena *) palloc(VARHDRSZ + kept);
+
+		SET_VARSIZE(stripped, VARHDRSZ + kept);
+		memcpy(VARDATA(stripped), VARDATA_ANY(v), kept);
+		arg = PointerGetDatum(stripped);
+	}
+	uint64		h = DatumGetUInt64(FunctionCall2Coll(proc, collation, arg, Int64GetDatum(0)));
+
+	if (arg != PointerGetDatum(v))
+		pfree(DatumGetPointer(arg));
+	if ((Pointer) v != DatumGetPointer(value))
+		pfree(v);
+	return h;
+}
+
+/*
+ * An array's hash: hash_array_extended's, except for char(n) elements,
+ * which go through bpchar_function_hash and are combined as it combines
+ * its elements' hashes.
+ */
+static uint64
+array_function_hash(const ValueHasher *hasher, Datum value)
+{
+	ArrayType  *array = DatumGetArrayTypeP(value);
+	TypeCacheEntry *element = lookup_type_cache(ARR_ELEMTYPE(array),
+												TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+
+	if (element->hash_extended_proc != F_HASHBPCHAREXTENDED)
+		return DatumGetUInt64(FunctionCall2Coll((FmgrInfo *) &hasher->proc, hasher->collation,
+												PointerGetDatum(array), Int64GetDatum(0)));
+
+	ArrayIterator it = array_create_iterator(array, 0, NULL);
+	uint64		result = 0;
+	Datum		item;
+	bool		isnull;
+
+	while (array_iterate(it, &item, &isnull))
+		result = (result << 5) - result +
+			(isnull ? 0 : bpchar_function_hash(&element->hash_extended_proc_finfo,
+											   hasher->collation, item));
+	array_free_iterator(it);
+	return result;
 }
 
 uint64
@@ -83,15 +273,25 @@ bloomidx_hash_value(const ValueHasher *hasher, Datum value)
 		case VALUE_UUID:
 			return bloomidx::hash_bytes(DatumGetUUIDP(value)->data, UUID_LEN, hasher->seed);
 		case VALUE_VARLENA_BYTES:
+		case VALUE_BPCHAR_BYTES:
 			{
 				struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
-				uint64		h = bloomidx::hash_bytes(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v),
-													 hasher->seed);
+				int			len = VARSIZE_ANY_EXHDR(v);
+
+				if (hasher->kind == VALUE_BPCHAR_BYTES)
+					len = bpchar_true_length(VARDATA_ANY(v), len);
+				uint64		h = bloomidx::hash_bytes(VARDATA_ANY(v), len, hasher->seed);
 
 				if ((Pointer) v != DatumGetPointer(value))
 					pfree(v);
 				return h;
 			}
+		case VALUE_BPCHAR_FUNCTION:
+			return bloomidx::hash_int((int64) bpchar_function_hash((FmgrInfo *) &hasher->proc,
+																	hasher->collation, value),
+									  hasher->seed);
+		case VALUE_ARRAY_FUNCTION:
+			return bloomidx::hash_int((int64) array_function_hash(hasher, value), hasher->seed);
 		case VALUE_HASH_FUNCTION:
 			break;
 	}
@@ -117,7 +317,13 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),
 					 errmsg("operator class of column %d of index \"%s\" has no hash support function",
 							i + 1, RelationGetRelationName(index))));
-		bloomidx_init_hasher(&state->hasher[i], proc, index->rd_indcollation[i], i);
+		init_hasher(&state->hasher[i], proc, index->rd_indcollation[i], i,
+					state->meta.column_hashing[i]);
+		/* Frozen as a byte path, which the column's own type must have. */
+		if (state->meta.column_hashing[i] == bloomidx::kHashByValue &&
+			state->hasher[i].byte_class == BYTES_NONE)
+			bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
+										 bloomidx::PageProblem::BadOptions);
 	}
 }
 

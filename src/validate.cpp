@@ -1,9 +1,19 @@
 /*
  * validate.cpp: amvalidate, run by the opclass checks (and by users who
  * write their own opclass): strategy 1 is "=", support function 1 is a
- * 64-bit hash (type, int8) -> int8 for each type of the family.
+ * 64-bit hash (type, int8) -> int8 for each type of the family.  As for
+ * PostgreSQL's hash operator classes (hashvalidate), every type of every
+ * operator needs a hash function, and more: since a key of one type must
+ * set the bits that an equal value of the column's type set, each "=" must
+ * belong to a hash operator family that hashes both its types with the
+ * functions given here (a family whose functions disagree would answer
+ * wrongly, so it is reported instead).
  */
 #include "bloomidx.h"
+
+extern "C" {
+#include "access/hash.h"
+}
 
 /*
  * PostgreSQL hashes a few types with the function of another type of the
@@ -32,6 +42,14 @@ borrowed_hash_function(Oid funcid, Oid type)
 	}
 }
 
+/* Whether proc can be support function 1 of type: (type, int8) -> int8. */
+static bool
+hash_signature_ok(Oid proc, Oid type)
+{
+	return check_amproc_signature(proc, INT8OID, false, 2, 2, type, INT8OID) ||
+		borrowed_hash_function(proc, type);
+}
+
 static bool
 check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_hash)
 {
@@ -51,9 +69,7 @@ check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_h
 			continue;
 		}
 		if (proc->amproclefttype != proc->amprocrighttype ||
-			(!check_amproc_signature(proc->amproc, INT8OID, false, 2, 2,
-									 proc->amproclefttype, INT8OID) &&
-			 !borrowed_hash_function(proc->amproc, proc->amproclefttype)))
+			!hash_signature_ok(proc->amproc, proc->amproclefttype))
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -69,8 +85,90 @@ check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_h
 	return ok;
 }
 
+/* The family's support function 1 for type, or InvalidOid. */
+static Oid
+family_hash_proc(CatCList *procs, Oid type)
+{
+	for (int i = 0; i < procs->n_members; i++)
+	{
+		Form_pg_amproc proc = (Form_pg_amproc) GETSTRUCT(&procs->members[i]->tuple);
+
+		if (proc->amprocnum == BLOOMIDX_HASH_PROC && proc->amproclefttype == type &&
+			proc->amprocrighttype == type)
+			return proc->amproc;
+	}
+	return InvalidOid;
+}
+
+/*
+ * Checks that operator op of the family is an equality whose two types the
+ * family hashes as one of PostgreSQL's hash operator families holding op
+ * does (its support function 2, the extended hash).  A missing or malformed
+ * function of the class's own type is reported by the caller already.
+ */
 static bool
-check_operators(CatCList *operators, const char *family, Oid opcintype, bool *has_equal)
+check_operator_hashing(Form_pg_amop op, CatCList *procs, const char *family, Oid opcintype)
+{
+	Oid			types[2] = {op->amoplefttype, op->amoprighttype};
+	Oid			ours[2];
+	bool		ok = true;
+
+	for (int t = 0; t < 2; t++)
+	{
+		ours[t] = family_hash_proc(procs, types[t]);
+		if (OidIsValid(ours[t]) && hash_signature_ok(ours[t], types[t]))
+			continue;
+		ok = false;
+		if (!OidIsValid(ours[t]) && types[t] != opcintype && (t == 0 || types[1] != types[0]))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" lacks support function 1 for type %s, which operator %s needs",
+							family, format_type_be(types[t]), format_operator(op->amopopr))));
+		}
+	}
+	if (!ok)
+		return false;
+
+	CatCList   *memberships = SearchSysCacheList1(AMOPOPID, ObjectIdGetDatum(op->amopopr));
+	bool		hashable = false;
+	bool		agree = false;
+
+	for (int i = 0; i < memberships->n_members; i++)
+	{
+		Form_pg_amop member = (Form_pg_amop) GETSTRUCT(&memberships->members[i]->tuple);
+
+		if (member->amopmethod != HASH_AM_OID || member->amopstrategy != HTEqualStrategyNumber)
+			continue;
+		hashable = true;
+		if (get_opfamily_proc(member->amopfamily, types[0], types[0], HASHEXTENDED_PROC) == ours[0] &&
+			get_opfamily_proc(member->amopfamily, types[1], types[1], HASHEXTENDED_PROC) == ours[1])
+			agree = true;
+	}
+	ReleaseCatCacheList(memberships);
+
+	if (!hashable)
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("operator %s of bloomidx operator family \"%s\" is not an equality that PostgreSQL can hash",
+						format_operator(op->amopopr), family),
+				 errdetail("No hash operator family contains it."),
+				 errhint("Strategy 1 must be the \"=\" of a hash operator class.")));
+	else if (!agree)
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator family \"%s\" hashes the types of operator %s with other functions than PostgreSQL's hash operator family for it",
+						family, format_operator(op->amopopr)),
+				 errdetail("Here: %s for %s and %s for %s.",
+						   format_procedure(ours[0]), format_type_be(types[0]),
+						   format_procedure(ours[1]), format_type_be(types[1])),
+				 errhint("Use the extended hash functions (support function 2) of the hash operator family that contains the operator.")));
+	return hashable && agree;
+}
+
+static bool
+check_operators(CatCList *operators, CatCList *procs, const char *family, Oid opcintype,
+				bool *has_equal)
 {
 	bool		ok = true;
 
@@ -102,8 +200,13 @@ check_operators(CatCList *operators, const char *family, Oid opcintype, bool *ha
 							family, format_operator(op->amopopr))));
 			ok = false;
 		}
-		else if (op->amoplefttype == opcintype && op->amoprighttype == opcintype)
-			*has_equal = true;
+		else
+		{
+			if (!check_operator_hashing(op, procs, family, opcintype))
+				ok = false;
+			if (op->amoplefttype == opcintype && op->amoprighttype == opcintype)
+				*has_equal = true;
+		}
 	}
 	return ok;
 }
@@ -139,7 +242,7 @@ bloomidx_validate(Oid opclassoid)
 	bool		has_equal = false;
 	bool		ok = check_procedures(procs, family, opcintype, &has_hash);
 
-	ok = check_operators(operators, family, opcintype, &has_equal) && ok;
+	ok = check_operators(operators, procs, family, opcintype, &has_equal) && ok;
 	if (!has_equal)
 	{
 		ereport(INFO,

@@ -23,4 +23,13 @@ uint64_t null_hash(int column) noexcept
     return XXH3_64bits_withSeed(tag, sizeof tag - 1, ~column_seed(column));
 }
 
+bool hash_known_answers_ok() noexcept
+{
+    // XXH3_64bits of the empty input, seed 0: xxHash's own test vector.
+    return XXH3_64bits_withSeed(nullptr, 0, 0) == 0x2D06800538D394C2ULL &&
+           hash_int(42, column_seed(0)) == 0x4fcfa6b7fa3ef77cULL &&
+           hash_bytes("abc", 3, column_seed(2)) == 0x8838378c57132352ULL &&
+           null_hash(31) == 0x4679f0fc5a341659ULL;
+}
+
 } // namespace bloomidx

@@ -12,6 +12,13 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+// XXH3's output is stable only from xxHash 0.8.0 (before, it was marked
+// experimental and changed between releases): an index must never be read
+// by a build that hashes differently.
+#if !defined(XXH_VERSION_NUMBER) || XXH_VERSION_NUMBER < 800
+#error "bloomidx needs xxHash 0.8.0 or later (a stable XXH3)"
+#endif
+
 namespace bloomidx {
 
 // Seed of index column `column` (0-based).
@@ -38,5 +45,11 @@ inline uint64_t hash_int(int64_t value, uint64_t seed) noexcept
 // The hash a NULL in column `column` stands for: a NULL sets bits like a
 // value of its own, so "col IS NULL" can be searched.
 uint64_t null_hash(int column) noexcept;
+
+// Checks the hashes above against answers pinned when the on-disk format
+// (kHashXxh3V2) was fixed, and XXH3 against its published test vector.
+// False means this build hashes differently from the one that wrote the
+// indexes (another xxHash, a miscompilation): the glue refuses to load.
+bool hash_known_answers_ok() noexcept;
 
 } // namespace bloomidx

@@ -26,21 +26,12 @@ inline void write_u16(uint8_t *p, uint32_t v) noexcept
     std::memcpy(p, &w, sizeof w);
 }
 
-inline uint32_t read_u32(const uint8_t *p) noexcept
-{
-    uint32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
 // Adds (mod 2^16) to the two entry sums of a data page.
 inline void add_to_sums(uint8_t *page, uint32_t signatures, uint32_t tids) noexcept
 {
-    uint32_t v = read_u32(page + kPdPruneXidOffset);
-    uint32_t low = (v + signatures) & 0xFFFFu;
-    uint32_t high = ((v >> 16) + tids) & 0xFFFFu;
-    v = low | (high << 16);
-    std::memcpy(page + kPdPruneXidOffset, &v, sizeof v);
+    PageOpaque *op = page_opaque(page);
+    op->signature_sum = static_cast<uint16_t>(op->signature_sum + signatures);
+    op->tid_sum = static_cast<uint16_t>(op->tid_sum + tids);
 }
 
 inline void set_count(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept
@@ -76,20 +67,22 @@ uint32_t meta_options_check(const MetaPageData *meta) noexcept
 }
 
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
-               const uint16_t *column_bits) noexcept
+               const uint16_t *column_bits, const uint8_t *column_hashing) noexcept
 {
     std::memset(meta, 0, sizeof *meta);
     meta->magic = kMetaMagic;
     meta->version = kMetaVersion;
     meta->format = kFormatRowWise;
-    meta->hash_version = kHashXxh3V1;
+    meta->hash_version = kHashXxh3V2;
     meta->signature_bits = signature_bits;
     meta->signature_bytes = static_cast<uint16_t>(signature_bytes(signature_bits));
     meta->ncolumns = ncolumns;
     meta->capacity = static_cast<uint16_t>(row_page_geometry(meta->signature_bytes).capacity);
     meta->insert_block = 0; // none yet: block 0 is the metapage itself
-    for (uint16_t i = 0; i < ncolumns; i++)
+    for (uint16_t i = 0; i < ncolumns; i++) {
         meta->column_bits[i] = column_bits[i];
+        meta->column_hashing[i] = column_hashing[i];
+    }
     meta->options_check = meta_options_check(meta);
 }
 
@@ -121,7 +114,8 @@ uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept
 
 uint32_t row_page_stored_sums(const uint8_t *page) noexcept
 {
-    return read_u32(page + kPdPruneXidOffset);
+    const PageOpaque *op = page_opaque(page);
+    return op->signature_sum | (static_cast<uint32_t>(op->tid_sum) << 16);
 }
 
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
@@ -217,8 +211,11 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
     const MetaPageData *meta = meta_data(page);
     if (meta->magic != kMetaMagic)
         return PageProblem::BadMagic;
-    if (meta->version != kMetaVersion || meta->hash_version != kHashXxh3V1)
+    if (meta->version != kMetaVersion)
         return PageProblem::BadVersion;
+    // Each format version fixes its hash version: another one is damage.
+    if (meta->hash_version != kHashXxh3V2)
+        return PageProblem::BadOptions;
     if (meta->format != kFormatRowWise)
         return PageProblem::BadFormat;
     if (meta->signature_bits < 1 || meta->signature_bits > kMaxSignatureBits ||
@@ -227,7 +224,9 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
         meta->capacity != row_page_geometry(meta->signature_bytes).capacity)
         return PageProblem::BadOptions;
     for (int i = 0; i < meta->ncolumns; i++)
-        if (meta->column_bits[i] < 1 || meta->column_bits[i] > meta->signature_bits)
+        if (meta->column_bits[i] < 1 || meta->column_bits[i] > meta->signature_bits ||
+            (meta->column_hashing[i] != kHashByValue &&
+             meta->column_hashing[i] != kHashByFunction))
             return PageProblem::BadOptions;
     if (meta->options_check != meta_options_check(meta))
         return PageProblem::BadOptions;

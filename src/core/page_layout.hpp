@@ -22,14 +22,15 @@
 //
 // Entry sums: with data checksums off (initdb's default) nothing else
 // would notice a flipped bit in a signature, and a cleared bit loses a row
-// silently.  So a data page keeps, in the 4 header bytes only heap pages
-// use (pd_prune_xid, offset 20), the sum mod 2^16 of its signatures taken
-// as 16-bit words (low half) and the same sum of its TIDs (high half).
+// silently.  So a data page keeps, in its special space, the sum mod 2^16
+// of its signatures taken as 16-bit words and the same sum of its TIDs.
 // Every entry is a whole number of 16-bit words (signatures have an even
 // length, TIDs are 6 bytes, both start at even offsets), so each change
 // below updates the sums by the entries it adds or drops.  Any flipped
 // bit, any damage within one 16-bit word, and all but about 1 in 65,536
 // other damage changes a sum; every reader tests them (check_row_page).
+// (Format 4 kept them in pd_prune_xid, a heap field that page_header()
+// shows as an XID and that PostgreSQL may one day use for every page.)
 #pragma once
 
 #include <cstddef>
@@ -47,28 +48,38 @@ constexpr uint32_t kMetaBlock = 0;
 constexpr uint32_t kPdLowerOffset = 12;
 constexpr uint32_t kPdUpperOffset = 14;
 constexpr uint32_t kPdSpecialOffset = 16;
-constexpr uint32_t kPdPruneXidOffset = 20; // data pages: the entry sums
 
-// Special space of every bloomidx page.
+// Special space of every bloomidx page: 16 bytes, as contrib/bloom's (so
+// a data page holds exactly as many entries as a contrib/bloom page), with
+// the page id last, where pg_filedump and other tools look for it.
 struct PageOpaque {
-    uint16_t count;   // data page: live entries; metapage: 0
-    uint16_t flags;   // kPageMeta or kPageData
-    uint16_t format;  // storage format of a data page (kFormatRowWise)
-    uint16_t page_id; // kPageId: tells a bloomidx page from any other
+    uint16_t count;          // data page: live entries; metapage: 0
+    uint16_t flags;          // kPageMeta or kPageData
+    uint16_t format;         // storage format of a data page (kFormatRowWise)
+    uint16_t signature_sum;  // data page: entry sum of the signatures
+    uint16_t tid_sum;        // data page: entry sum of the heap TIDs
+    uint16_t reserved[2];    // zero
+    uint16_t page_id;        // kPageId: tells a bloomidx page from any other
 };
-static_assert(sizeof(PageOpaque) == 8, "special space is 8 bytes");
+static_assert(sizeof(PageOpaque) == 16, "special space is 16 bytes");
 
 constexpr uint16_t kPageMeta = 1;
 constexpr uint16_t kPageData = 2;
 constexpr uint16_t kPageId = 0xB1D5;
 constexpr uint32_t kSpecialOffset = kBlockSize - sizeof(PageOpaque);
-constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,160
+constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 4;        // bump on any change to this file
+constexpr uint16_t kMetaVersion = 5;        // bump on any change to this file
 constexpr uint16_t kFormatRowWise = 1;      // the only storage format so far
-constexpr uint16_t kHashXxh3V1 = 1;         // hash.cpp + positions.cpp, version 1
+constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
+                                            // value hashing (state.cpp), version 2
+
+// How a column's values became hashes (MetaPageData::column_hashing),
+// frozen at build because an operator family can gain members later.
+constexpr uint8_t kHashByValue = 1;    // the value's bytes (byte equality types)
+constexpr uint8_t kHashByFunction = 2; // the family's hash function for its type
 
 struct MetaPageData {
     uint32_t magic;           // kMetaMagic
@@ -82,9 +93,10 @@ struct MetaPageData {
     uint16_t reserved;
     uint32_t insert_block;    // data page inserts try first (a hint)
     uint16_t column_bits[32]; // bits each column's value sets
+    uint8_t column_hashing[32]; // kHashByValue or kHashByFunction
     uint32_t options_check;   // hash of every field above but insert_block
 };
-static_assert(sizeof(MetaPageData) == 92, "metapage layout is fixed");
+static_assert(sizeof(MetaPageData) == 124, "metapage layout is fixed");
 
 // The check of a metapage's frozen fields.  A damaged bit count that is
 // still in range would otherwise make every scan compute other positions
@@ -175,7 +187,7 @@ inline uint32_t row_page_free_bytes(const RowPageGeometry &g, uint32_t count) no
 // Fills in a fresh metapage's contents (the page itself is initialised
 // by the glue, which owns PageInit).
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
-               const uint16_t *column_bits) noexcept;
+               const uint16_t *column_bits, const uint8_t *column_hashing) noexcept;
 
 // The sum mod 2^16 of `len` bytes (even) taken as 16-bit words.
 uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept;
@@ -204,7 +216,7 @@ enum class PageProblem {
     BadCount,      // more entries than the page can hold
     BadBounds,     // pd_lower / pd_upper / pd_special out of place
     BadMagic,      // metapage magic number wrong
-    BadVersion,    // metapage written by another format version
+    BadVersion,    // metapage written by another format version (REINDEX)
     BadOptions,    // metapage options out of range or inconsistent
     BadSignatures, // signatures do not add up to the page's sum
     BadTids,       // heap TIDs do not add up to the page's sum

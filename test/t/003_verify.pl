@@ -136,11 +136,12 @@ sub set_u16 { my ($b, $off, $v) = @_; substr($$b, $off, 2) = pack('v', $v); retu
 sub set_u32 { my ($b, $off, $v) = @_; substr($$b, $off, 4) = pack('V', $v); return; }
 
 # The layout (src/core/page_layout.hpp): page header 24 bytes (pd_lower at
-# 12, pd_upper at 14, pd_special at 16), special space in the last 8 bytes
-# (count, flags, format, page_id), metapage data after the header (magic at
+# 12, pd_upper at 14, pd_special at 16), special space in the last 16 bytes
+# (count, flags, format, signature sum, TID sum, 4 reserved bytes, page_id),
+# metapage data after the header (magic at
 # 24, signature_bytes at 36, insert_block at 44); on a data page the
 # signatures from 24 up, the 6-byte TIDs from the special space down.
-my $SPECIAL = $BLCKSZ - 8;
+my $SPECIAL = $BLCKSZ - 16;
 $node->safe_psql('postgres', 'CHECKPOINT');    # the index's pages on disk
 my $orig = read_file_raw();
 my $sigbytes = u16(\$orig, 36);
@@ -308,7 +309,7 @@ with_corruption(
 
 with_corruption(
 	label  => 'entry sums',
-	mutate => sub { set_u16($_[0], $blk1 + 20, u16($_[0], $blk1 + 20) ^ 0x0100) },
+	mutate => sub { set_u16($_[0], $blk1 + $SPECIAL + 6, u16($_[0], $blk1 + $SPECIAL + 6) ^ 0x0100) },
 	check  => sub {
 		check_corrupted('entry sums', 1, "signatures do not match the page's sum.");
 	});
@@ -340,6 +341,30 @@ with_corruption(
 		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $query"),
 			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $query"),
 			'zeroed page: the index finds what a sequential scan finds');
+	});
+
+# An index of an older on-disk format (metapage version 4: entry sums in
+# pd_prune_xid) is not read as if it were current: every use says to
+# REINDEX, and REINDEX does it.  Last, as REINDEX gives the index a new file.
+with_corruption(
+	label  => 'metapage of format version 4',
+	keep   => 1,
+	mutate => sub { set_u16($_[0], 24 + 4, 4) },
+	check  => sub {
+		my $old_format =
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 5\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
+		isnt($ret, 0, 'format version 4: a query through the index fails');
+		like($err, $old_format, 'format version 4: the query says to REINDEX');
+		($ret, $err) = psql_verbose("INSERT INTO c (id) VALUES (-1)");
+		like($err, $old_format, 'format version 4: so does an INSERT');
+		($ret, $err) = psql_verbose("REINDEX INDEX c_bl");
+		is($ret, 0, 'format version 4: REINDEX rebuilds it') or diag $err;
+		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		is($ret, 0, 'format version 4: verifies after REINDEX') or diag $err;
+		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $query"),
+			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $query"),
+			'format version 4: after REINDEX the index finds what a sequential scan finds');
 	});
 
 $node->stop;

@@ -37,7 +37,7 @@ init_seed();
 my $ROUNDS = 56;       # server starts; every round damages every index
 my $NTABLES = 4;
 my $BLCKSZ = 8192;
-my $SPECIAL = $BLCKSZ - 8;
+my $SPECIAL = $BLCKSZ - 16;
 
 my $node = new_bloomidx_node(
 	'random_corruption',
@@ -146,7 +146,7 @@ sub sums_still_match
 		my ($sig, $tid) = (0, 0);
 		$sig += $_ for unpack('v*', substr($p, 24, $count * $sig_bytes));
 		$tid += $_ for unpack('v*', substr($p, $SPECIAL - 6 * $count, 6 * $count));
-		my $stored = unpack('V', substr($p, 20, 4));
+		my $stored = unpack('V', substr($p, $SPECIAL + 6, 4));    # signature sum, TID sum
 		return 0 if $sig % 65536 != ($stored & 0xFFFF) || $tid % 65536 != ($stored >> 16);
 	}
 	return 1;
@@ -173,7 +173,7 @@ sub damage
 		my $page = int(rand($npages));
 		if ($region eq 'header') { $off = $page * $BLCKSZ + int(rand(24)); }
 		elsif ($region eq 'metapage') { $off = 24 + int(rand(40)); }
-		elsif ($region eq 'special') { $off = $page * $BLCKSZ + $SPECIAL + int(rand(8)); }
+		elsif ($region eq 'special') { $off = $page * $BLCKSZ + $SPECIAL + int(rand(16)); }
 		elsif ($region eq 'entries')
 		{
 			$page = 1 + int(rand($npages - 1));
@@ -232,8 +232,11 @@ sub check_statement
 		my ($state, $msg) = ($1, $2);
 		my ($detail) = $err =~ /^(?:psql:\S+ )?DETAIL:  (.*)$/m;
 		$detail //= '';
+		# (A damaged format version reads as an index of another format,
+		# which is an error naming the index and saying to REINDEX.)
 		if ($state eq 'XX002' && $msg =~ /index "\Q$idx\E"/
-			&& ("$msg $detail" =~ /\bblock \d+/ || $msg =~ /heap tuple \(\d+,\d+\)/))
+			&& ("$msg $detail" =~ /\bblock \d+/ || $msg =~ /heap tuple \(\d+,\d+\)/
+				|| $msg =~ /has on-disk format version \d+, but/))
 		{
 			$count{XX002}++;
 			return;

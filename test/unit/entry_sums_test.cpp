@@ -1,5 +1,5 @@
 // Unit tests of the entry sums of a data page (page_layout.hpp): the sums
-// of its signatures and of its TIDs, kept in pd_prune_xid, which every
+// of its signatures and of its TIDs, kept in the special space, which every
 // change keeps current and every reader checks.  They are what turns a
 // flipped signature bit (a silent false negative otherwise) into an error.
 #include <gtest/gtest.h>
@@ -149,7 +149,7 @@ TEST(EntrySums, EveryFlippedBitOfEveryEntryIsFound)
                 p.b[off] ^= static_cast<uint8_t>(1u << bit);
             }
         // The sums themselves, damaged.
-        for (uint32_t off = kPdPruneXidOffset; off < kPdPruneXidOffset + 4; off++)
+        for (uint32_t off = kSpecialOffset + 6; off < kSpecialOffset + 10; off++)
             for (int bit = 0; bit < 8; bit++) {
                 p.b[off] ^= static_cast<uint8_t>(1u << bit);
                 ASSERT_NE(check_row_page(p.b, g), PageProblem::None) << off << ":" << bit;

@@ -6,11 +6,11 @@
 //
 // A row-wise data page with n entries of S-byte signatures is
 //
-//   [header, 24][sig 0]...[sig n-1][hole][tid n-1]...[tid 0][special, 8]
+//   [header, 24][sig 0]...[sig n-1][hole][tid n-1]...[tid 0][special, 16]
 //
-// with signature i at 24 + i*S, TID i at 8184 - (i+1)*6, pd_lower at the
+// with signature i at 24 + i*S, TID i at 8176 - (i+1)*6, pd_lower at the
 // end of the signatures (24 + n*S) and pd_upper at the start of the TIDs
-// (8184 - n*6).  The helpers below spell those offsets out on their own,
+// (8176 - n*6).  The helpers below spell those offsets out on their own,
 // so the tests do not take the layout from the code they test.
 #include <gtest/gtest.h>
 
@@ -47,9 +47,9 @@ uint16_t get_u16(const uint8_t *page, uint32_t off)
 
 // The format, independently of page_layout.hpp's accessors.
 uint32_t sig_at(uint32_t s, uint32_t i) { return 24 + i * s; }
-uint32_t tid_at(uint32_t i) { return 8184 - (i + 1) * 6; }
+uint32_t tid_at(uint32_t i) { return 8176 - (i + 1) * 6; }
 uint32_t lower_for(uint32_t s, uint32_t n) { return 24 + n * s; }
-uint32_t upper_for(uint32_t n) { return 8184 - n * 6; }
+uint32_t upper_for(uint32_t n) { return 8176 - n * 6; }
 
 constexpr uint32_t kCountOffset = kSpecialOffset + offsetof(PageOpaque, count);
 
@@ -62,17 +62,26 @@ void init_page(uint8_t *page, uint16_t flags, uint16_t lower)
     put_u16(page, kPdUpperOffset, static_cast<uint16_t>(kSpecialOffset));
     put_u16(page, kPdSpecialOffset, static_cast<uint16_t>(kSpecialOffset));
     PageOpaque *op = page_opaque(page);
-    op->count = 0;
+    std::memset(op, 0, sizeof *op); // PageInit zeroes the whole page
     op->flags = flags;
     op->format = flags == kPageData ? kFormatRowWise : 0;
     op->page_id = kPageId;
 }
 
+// Columns hashed by value and by function, alternately.
+const uint8_t kHashings[32] = {
+    kHashByValue, kHashByFunction, kHashByValue, kHashByFunction, kHashByValue, kHashByFunction,
+    kHashByValue, kHashByFunction, kHashByValue, kHashByFunction, kHashByValue, kHashByFunction,
+    kHashByValue, kHashByFunction, kHashByValue, kHashByFunction, kHashByValue, kHashByFunction,
+    kHashByValue, kHashByFunction, kHashByValue, kHashByFunction, kHashByValue, kHashByFunction,
+    kHashByValue, kHashByFunction, kHashByValue, kHashByFunction, kHashByValue, kHashByFunction,
+    kHashByValue, kHashByFunction};
+
 void init_meta_page(uint8_t *page, uint16_t bits, uint16_t ncols, const uint16_t *column_bits)
 {
     std::memset(page, 0, kBlockSize);
     init_page(page, kPageMeta, static_cast<uint16_t>(kPageHeaderSize + sizeof(MetaPageData)));
-    meta_fill(meta_data(page), bits, ncols, column_bits);
+    meta_fill(meta_data(page), bits, ncols, column_bits, kHashings);
 }
 
 void init_data_page(uint8_t *page)
@@ -127,7 +136,7 @@ struct Range {
 // The header fields and the count an append or a truncation may change.
 const Range kLowerBytes{kPdLowerOffset, kPdLowerOffset + 2};
 const Range kUpperBytes{kPdUpperOffset, kPdUpperOffset + 2};
-const Range kSumBytes{kPdPruneXidOffset, kPdPruneXidOffset + 4};
+const Range kSumBytes{kSpecialOffset + 6, kSpecialOffset + 10};
 const Range kCountBytes{kCountOffset, kCountOffset + 2};
 
 void fill_random(uint8_t *p, size_t n, std::mt19937_64 &rng)
@@ -164,19 +173,21 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPdLowerOffset, 12u);
     EXPECT_EQ(kPdUpperOffset, 14u);
     EXPECT_EQ(kPdSpecialOffset, 16u);
-    EXPECT_EQ(kSpecialOffset, 8184u);
-    EXPECT_EQ(kPayloadBytes, 8160u);
+    EXPECT_EQ(kSpecialOffset, 8176u);
+    EXPECT_EQ(kPayloadBytes, 8152u);
     EXPECT_EQ(kMetaMagic, 0x626C6478u);
     EXPECT_EQ(kPageId, 0xB1D5);
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 4) << "4: entry sums in pd_prune_xid of data pages";
-    EXPECT_EQ(kPdPruneXidOffset, 20u);
+    EXPECT_EQ(kMetaVersion, 5) << "5: entry sums in the 16-byte special space, column hashing";
+    EXPECT_EQ(sizeof(PageOpaque), 16u);
     EXPECT_EQ(offsetof(PageOpaque, count), 0u);
     EXPECT_EQ(offsetof(PageOpaque, flags), 2u);
     EXPECT_EQ(offsetof(PageOpaque, format), 4u);
-    EXPECT_EQ(offsetof(PageOpaque, page_id), 6u);
+    EXPECT_EQ(offsetof(PageOpaque, signature_sum), 6u);
+    EXPECT_EQ(offsetof(PageOpaque, tid_sum), 8u);
+    EXPECT_EQ(offsetof(PageOpaque, page_id), 14u);
     EXPECT_EQ(offsetof(MetaPageData, magic), 0u);
     EXPECT_EQ(offsetof(MetaPageData, version), 4u);
     EXPECT_EQ(offsetof(MetaPageData, format), 6u);
@@ -187,11 +198,12 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(offsetof(MetaPageData, capacity), 16u);
     EXPECT_EQ(offsetof(MetaPageData, insert_block), 20u);
     EXPECT_EQ(offsetof(MetaPageData, column_bits), 24u);
-    EXPECT_EQ(offsetof(MetaPageData, options_check), 88u);
+    EXPECT_EQ(offsetof(MetaPageData, column_hashing), 88u);
+    EXPECT_EQ(offsetof(MetaPageData, options_check), 120u);
 
     // Where the accessors point.
     Page p;
-    EXPECT_EQ(reinterpret_cast<uint8_t *>(page_opaque(p.b)), p.b + 8184);
+    EXPECT_EQ(reinterpret_cast<uint8_t *>(page_opaque(p.b)), p.b + 8176);
     EXPECT_EQ(reinterpret_cast<uint8_t *>(meta_data(p.b)), p.b + 24);
     EXPECT_EQ(row_signatures(p.b), p.b + 24);
 }
@@ -204,25 +216,25 @@ TEST(PageFormat, RowPageOffsetsArePinned)
     Page p;
     const Page &cp = p;
     const uint32_t sigs[] = {24, 34, 44, 54};
-    const uint32_t tids[] = {8178, 8172, 8166, 8160};
+    const uint32_t tids[] = {8170, 8164, 8158, 8152};
     for (uint32_t i = 0; i < 4; i++) {
         EXPECT_EQ(row_signature(p.b, g, i), p.b + sigs[i]) << i;
         EXPECT_EQ(row_tid(p.b, g, i), p.b + tids[i]) << i;
         EXPECT_EQ(row_tid(cp.b, g, i), cp.b + tids[i]) << i;
     }
     EXPECT_EQ(row_signature(p.b, g, 509), p.b + 5114);
-    EXPECT_EQ(row_tid(p.b, g, 509), p.b + 5124);
+    EXPECT_EQ(row_tid(p.b, g, 509), p.b + 5116);
 
     // The hole: [pd_lower, pd_upper), from the whole payload down to nothing.
-    static_assert(row_page_lower(g, 0) == 24 && row_page_upper(0) == 8184, "empty page");
+    static_assert(row_page_lower(g, 0) == 24 && row_page_upper(0) == 8176, "empty page");
     EXPECT_EQ(row_page_lower(g, 0), 24u);
-    EXPECT_EQ(row_page_upper(0), 8184u);
+    EXPECT_EQ(row_page_upper(0), 8176u);
     EXPECT_EQ(row_page_lower(g, 1), 34u);
-    EXPECT_EQ(row_page_upper(1), 8178u);
+    EXPECT_EQ(row_page_upper(1), 8170u);
     EXPECT_EQ(row_page_lower(g, 3), 54u);
-    EXPECT_EQ(row_page_upper(3), 8166u);
-    EXPECT_EQ(row_page_lower(g, 510), 5124u);
-    EXPECT_EQ(row_page_upper(510), 5124u);
+    EXPECT_EQ(row_page_upper(3), 8158u);
+    EXPECT_EQ(row_page_lower(g, 509), 5114u);
+    EXPECT_EQ(row_page_upper(509), 5122u);
     EXPECT_EQ(row_page_lower(row_page_geometry(512), 15), 24u + 15u * 512u);
 
     // Entry i's TID starts at the pd_upper of i + 1 entries; its signature
@@ -241,14 +253,14 @@ TEST(PageFormat, RowPageOffsetsArePinned)
 TEST(RowPageGeometry, ContribBloomDefault)
 {
     // 80 bits: 10-byte signatures + 6-byte TIDs, contrib/bloom's 16-byte
-    // tuples, 510 per page, which fill the payload: the hole closes.
+    // tuples, 509 per page, as many as contrib/bloom's page holds.
     constexpr RowPageGeometry g = row_page_geometry(10);
-    static_assert(g.capacity == 510, "contrib/bloom's tuples per page");
+    static_assert(g.capacity == 509, "contrib/bloom's tuples per page");
     EXPECT_EQ(g.signature_bytes, 10u);
-    EXPECT_EQ(g.capacity, 510u);
-    EXPECT_EQ(row_page_lower(g, g.capacity), 24u + 510u * 10u);
-    EXPECT_EQ(row_page_upper(g.capacity), 8184u - 510u * 6u);
-    EXPECT_EQ(row_page_lower(g, g.capacity), row_page_upper(g.capacity));
+    EXPECT_EQ(g.capacity, 509u);
+    EXPECT_EQ(row_page_lower(g, g.capacity), 24u + 509u * 10u);
+    EXPECT_EQ(row_page_upper(g.capacity), 8176u - 509u * 6u);
+    EXPECT_EQ(row_page_upper(g.capacity) - row_page_lower(g, g.capacity), 8u);
 }
 
 TEST(RowPageGeometry, EverySignatureSizeFits)
@@ -295,11 +307,11 @@ TEST(MetaPage, FillAndCheckRoundTrip)
     EXPECT_EQ(meta->magic, kMetaMagic);
     EXPECT_EQ(meta->version, kMetaVersion);
     EXPECT_EQ(meta->format, kFormatRowWise);
-    EXPECT_EQ(meta->hash_version, kHashXxh3V1);
+    EXPECT_EQ(meta->hash_version, kHashXxh3V2);
     EXPECT_EQ(meta->signature_bits, 80);
     EXPECT_EQ(meta->signature_bytes, 10);
     EXPECT_EQ(meta->ncolumns, 3);
-    EXPECT_EQ(meta->capacity, 510);
+    EXPECT_EQ(meta->capacity, 509);
     EXPECT_EQ(meta->reserved, 0);
     EXPECT_EQ(meta->insert_block, 0u);
     EXPECT_EQ(meta->column_bits[0], 2);
@@ -307,6 +319,11 @@ TEST(MetaPage, FillAndCheckRoundTrip)
     EXPECT_EQ(meta->column_bits[2], 80);
     for (int i = 3; i < 32; i++)
         EXPECT_EQ(meta->column_bits[i], 0) << i;
+    EXPECT_EQ(meta->column_hashing[0], kHashByValue);
+    EXPECT_EQ(meta->column_hashing[1], kHashByFunction);
+    EXPECT_EQ(meta->column_hashing[2], kHashByValue);
+    for (int i = 3; i < 32; i++)
+        EXPECT_EQ(meta->column_hashing[i], 0) << i;
     // The magic is stored little-endian right after the page header.
     EXPECT_EQ(p.b[24], 0x78);
     EXPECT_EQ(p.b[27], 0x62);
@@ -314,7 +331,7 @@ TEST(MetaPage, FillAndCheckRoundTrip)
     // meta_fill writes only its own struct, and all of it (no stale bytes).
     Page q;
     std::memset(q.b, 0xCC, kBlockSize);
-    meta_fill(meta_data(q.b), 80, 3, cols);
+    meta_fill(meta_data(q.b), 80, 3, cols, kHashings);
     EXPECT_EQ(std::memcmp(q.b + 24, p.b + 24, sizeof(MetaPageData)), 0);
     for (uint32_t i = 0; i < kBlockSize; i++)
         if (i < 24 || i >= 24 + sizeof(MetaPageData)) {
@@ -355,7 +372,7 @@ TEST(MetaPage, CorruptionsAreNamed)
         {"version 1 (TIDs after the signatures)", PageProblem::BadVersion,
          [](uint8_t *p) { meta_data(p)->version = 1; }},
         {"version zero", PageProblem::BadVersion, [](uint8_t *p) { meta_data(p)->version = 0; }},
-        {"hash_version", PageProblem::BadVersion, [](uint8_t *p) { meta_data(p)->hash_version = 2; }},
+        {"hash_version", PageProblem::BadOptions, [](uint8_t *p) { meta_data(p)->hash_version = 1; }},
         {"format", PageProblem::BadFormat, [](uint8_t *p) { meta_data(p)->format = 2; }},
         {"signature_bits zero", PageProblem::BadOptions,
          [](uint8_t *p) { meta_data(p)->signature_bits = 0; }},
@@ -379,6 +396,12 @@ TEST(MetaPage, CorruptionsAreNamed)
          [](uint8_t *p) { meta_data(p)->column_bits[2] = 81; }},
         {"column bits changed but in range", PageProblem::BadOptions,
          [](uint8_t *p) { meta_data(p)->column_bits[0] = 3; }},
+        {"column hashing zero", PageProblem::BadOptions,
+         [](uint8_t *p) { meta_data(p)->column_hashing[0] = 0; }},
+        {"column hashing unknown", PageProblem::BadOptions,
+         [](uint8_t *p) { meta_data(p)->column_hashing[1] = 3; }},
+        {"column hashing swapped but valid", PageProblem::BadOptions,
+         [](uint8_t *p) { meta_data(p)->column_hashing[2] = kHashByFunction; }},
         {"a byte of an unused column slot", PageProblem::BadOptions,
          [](uint8_t *p) { meta_data(p)->column_bits[20] = 7; }},
         {"options_check", PageProblem::BadOptions,
@@ -387,7 +410,7 @@ TEST(MetaPage, CorruptionsAreNamed)
          [](uint8_t *p) { meta_data(p)->insert_block = 5; }},
         {"page_id", PageProblem::NotBloomidx, [](uint8_t *p) { page_opaque(p)->page_id = 0xFF81; }},
         {"pd_special", PageProblem::NotBloomidx,
-         [](uint8_t *p) { put_u16(p, kPdSpecialOffset, 8176); }},
+         [](uint8_t *p) { put_u16(p, kPdSpecialOffset, 8184); }},
         {"pd_special zero (a new page)", PageProblem::NotBloomidx,
          [](uint8_t *p) { put_u16(p, kPdSpecialOffset, 0); }},
         {"pd_lower zero", PageProblem::BadBounds, [](uint8_t *p) { put_u16(p, kPdLowerOffset, 0); }},
@@ -396,7 +419,7 @@ TEST(MetaPage, CorruptionsAreNamed)
         {"pd_lower > pd_upper", PageProblem::BadBounds,
          [](uint8_t *p) { put_u16(p, kPdLowerOffset, static_cast<uint16_t>(get_u16(p, kPdUpperOffset) + 1)); }},
         {"pd_upper > pd_special", PageProblem::BadBounds,
-         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 8185); }},
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 8177); }},
         {"flags", PageProblem::WrongKind, [](uint8_t *p) { page_opaque(p)->flags = kPageData; }},
         {"flags zero", PageProblem::WrongKind, [](uint8_t *p) { page_opaque(p)->flags = 0; }},
     };
@@ -476,13 +499,13 @@ TEST(RowPage, AppendFillsThePageAndTouchesNothingElse)
         // the count) kept.
         const uint32_t lower = lower_for(s, g.capacity), upper = upper_for(g.capacity);
         EXPECT_TRUE(same_outside(before.b, p.b,
-                                 {{24, lower}, {upper, 8184}, kCountBytes, kLowerBytes, kUpperBytes, kSumBytes}))
+                                 {{24, lower}, {upper, 8176}, kCountBytes, kLowerBytes, kUpperBytes, kSumBytes}))
             << "bits " << bits;
         EXPECT_EQ(std::memcmp(p.b + lower, before.b + lower, upper - lower), 0) << "the hole";
         EXPECT_EQ(page_opaque(p.b)->flags, kPageData);
         EXPECT_EQ(page_opaque(p.b)->format, kFormatRowWise);
         EXPECT_EQ(page_opaque(p.b)->page_id, kPageId);
-        EXPECT_EQ(get_u16(p.b, kPdSpecialOffset), 8184);
+        EXPECT_EQ(get_u16(p.b, kPdSpecialOffset), 8176);
 
         // The stored signatures scan as an array.
         std::vector<uint8_t> q(s, 0);
@@ -690,7 +713,7 @@ TEST(RowPage, MoveAndTruncateCompactLikeVacuum)
 TEST(RowPage, CheckFindsEachProblem)
 {
     // A page of 100 entries of 10-byte signatures: pd_lower 1,024,
-    // pd_upper 7,584.  Capacity 510.
+    // pd_upper 7,576.  Capacity 509.
     RowPageGeometry g = row_page_geometry(10);
     struct Corruption {
         const char *what;
@@ -699,7 +722,7 @@ TEST(RowPage, CheckFindsEachProblem)
     };
     const Corruption corruptions[] = {
         {"count = capacity, bounds following", PageProblem::None,
-         [](uint8_t *p) { set_count_and_bounds(p, 10, 510); }},
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 509); }},
         {"count 0, bounds following", PageProblem::None,
          [](uint8_t *p) { set_count_and_bounds(p, 10, 0); }},
         {"count 1, bounds following", PageProblem::None,
@@ -707,12 +730,12 @@ TEST(RowPage, CheckFindsEachProblem)
         // Counts past the capacity: BadCount, whatever the exact bounds,
         // as long as the hole itself is sane.
         {"count > capacity, bounds left", PageProblem::BadCount,
-         [](uint8_t *p) { page_opaque(p)->count = 511; }},
+         [](uint8_t *p) { page_opaque(p)->count = 510; }},
         {"count huge, bounds left", PageProblem::BadCount,
          [](uint8_t *p) { page_opaque(p)->count = 0xFFFF; }},
         {"count > capacity, pd_lower off too", PageProblem::BadCount,
          [](uint8_t *p) {
-             page_opaque(p)->count = 511;
+             page_opaque(p)->count = 510;
              put_u16(p, kPdLowerOffset, static_cast<uint16_t>(get_u16(p, kPdLowerOffset) + 1));
          }},
         {"count > capacity, bounds of an empty page", PageProblem::BadCount,
@@ -720,7 +743,7 @@ TEST(RowPage, CheckFindsEachProblem)
         // ... but bounds that follow a count past the capacity cross, and
         // the bounds check sees that first.
         {"count = capacity + 1, bounds following", PageProblem::BadBounds,
-         [](uint8_t *p) { set_count_and_bounds(p, 10, 511); }},
+         [](uint8_t *p) { set_count_and_bounds(p, 10, 510); }},
         // A count changed without the bounds.
         {"count + 1, bounds left", PageProblem::BadBounds,
          [](uint8_t *p) { page_opaque(p)->count = 101; }},
@@ -729,7 +752,7 @@ TEST(RowPage, CheckFindsEachProblem)
         {"count 0, bounds left", PageProblem::BadBounds,
          [](uint8_t *p) { page_opaque(p)->count = 0; }},
         {"count = capacity, bounds left", PageProblem::BadBounds,
-         [](uint8_t *p) { page_opaque(p)->count = 510; }},
+         [](uint8_t *p) { page_opaque(p)->count = 509; }},
         // Bounds that disagree with the count.
         {"pd_lower one entry short", PageProblem::BadBounds,
          [](uint8_t *p) { put_u16(p, kPdLowerOffset, 1014); }},
@@ -746,9 +769,9 @@ TEST(RowPage, CheckFindsEachProblem)
         {"pd_upper one entry long", PageProblem::BadBounds,
          [](uint8_t *p) { put_u16(p, kPdUpperOffset, 7578); }},
         {"pd_upper one byte off", PageProblem::BadBounds,
-         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 7583); }},
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 7575); }},
         {"pd_upper at the special space", PageProblem::BadBounds,
-         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 8184); }},
+         [](uint8_t *p) { put_u16(p, kPdUpperOffset, 8176); }},
         {"pd_upper = pd_lower", PageProblem::BadBounds,
          [](uint8_t *p) { put_u16(p, kPdUpperOffset, 1024); }},
         {"bounds of count + 1", PageProblem::BadBounds,
@@ -760,7 +783,7 @@ TEST(RowPage, CheckFindsEachProblem)
         {"bounds of 12-byte signatures", PageProblem::BadBounds,
          [](uint8_t *p) { set_count_and_bounds(p, 12, 100); }},
         {"bounds swapped", PageProblem::BadBounds,
-         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 7584); put_u16(p, kPdUpperOffset, 1024); }},
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 7576); put_u16(p, kPdUpperOffset, 1024); }},
         // The rest, as before.
         {"flags meta", PageProblem::WrongKind, [](uint8_t *p) { page_opaque(p)->flags = kPageMeta; }},
         {"flags zero", PageProblem::WrongKind, [](uint8_t *p) { page_opaque(p)->flags = 0; }},
@@ -771,7 +794,7 @@ TEST(RowPage, CheckFindsEachProblem)
         {"format 2", PageProblem::BadFormat, [](uint8_t *p) { page_opaque(p)->format = 2; }},
         {"format 0", PageProblem::BadFormat, [](uint8_t *p) { page_opaque(p)->format = 0; }},
         {"format 2, count past capacity too", PageProblem::BadFormat,
-         [](uint8_t *p) { page_opaque(p)->format = 2; page_opaque(p)->count = 511; }},
+         [](uint8_t *p) { page_opaque(p)->format = 2; page_opaque(p)->count = 510; }},
         {"page_id", PageProblem::NotBloomidx, [](uint8_t *p) { page_opaque(p)->page_id = 0; }},
         {"pd_special", PageProblem::NotBloomidx,
          [](uint8_t *p) { put_u16(p, kPdSpecialOffset, kSpecialOffset - 8); }},
@@ -787,7 +810,7 @@ TEST(RowPage, CheckFindsEachProblem)
         init_data_page(p.b);
         set_count_and_bounds(p.b, 10, 100);
         ASSERT_EQ(get_u16(p.b, kPdLowerOffset), 1024);
-        ASSERT_EQ(get_u16(p.b, kPdUpperOffset), 7584);
+        ASSERT_EQ(get_u16(p.b, kPdUpperOffset), 7576);
         ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
         c.apply(p.b);
         EXPECT_TRUE(problem_is(check_row_page(p.b, g), c.expect)) << c.what;
@@ -798,7 +821,7 @@ TEST(RowPage, CheckFindsEachProblem)
     // bounds in the wrong place for a size where the count would fit.
     Page p;
     init_data_page(p.b);
-    set_count_and_bounds(p.b, 10, 510);
+    set_count_and_bounds(p.b, 10, 509);
     EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(10)), PageProblem::None));
     EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(12)), PageProblem::BadCount));
     EXPECT_TRUE(problem_is(check_row_page(p.b, row_page_geometry(8)), PageProblem::BadBounds));

@@ -46,10 +46,10 @@ std::vector<uint32_t> set_positions(uint32_t m, uint32_t b, uint64_t hash)
 TEST(Positions, KnownAnswers)
 {
     // Which bits a hash sets is part of the on-disk format, like the hash
-    // itself (kHashXxh3V1 covers hash.cpp + positions.cpp): an index built
+    // itself (kHashXxh3V2 covers hash.cpp + positions.cpp): an index built
     // with other positions gives false negatives.  If this test fails, do
     // not update the constants; keep the old walk for old indexes and bump
-    // kHashXxh3V1 for the new one.
+    // kHashXxh3V2 for the new one.
     using P = std::vector<uint32_t>;
     EXPECT_EQ(set_positions(80, 3, hash_int(42, column_seed(0))), (P{56, 65, 70}));
     EXPECT_EQ(set_positions(80, 9, hash_bytes("abc", 3, column_seed(2))),

@@ -1,0 +1,98 @@
+--
+-- Hashing that agrees with equality across a whole operator family:
+-- values equal under a type's "=" must set the same bits, whatever
+-- PostgreSQL's hash function does with them, and a key of another type of
+-- the family must set the bits an equal value of the column's type set.
+--
+
+-- char(n) under a nondeterministic collation: PostgreSQL 15's
+-- hashbpcharextended keeps the trailing blanks there (its ICU path hashes
+-- the whole padded value) although "=" ignores them.
+CREATE COLLATION hf_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE bp (id int, c char(8) COLLATE hf_ci, a char(8)[] COLLATE hf_ci, v varchar(8) COLLATE hf_ci);
+INSERT INTO bp
+SELECT i, CASE WHEN i % 100 = 0 THEN 'abc' ELSE md5(i::text)::char(8) END,
+       ARRAY[CASE WHEN i % 100 = 0 THEN 'abc' ELSE md5(i::text) END, 'x']::char(8)[],
+       CASE WHEN i % 100 = 0 THEN 'abc' ELSE md5(i::text)::varchar(8) END
+FROM generate_series(1, 10000) i;
+CREATE INDEX bp_bl ON bp USING bloomidx (c, a, v);
+SELECT 'abc'::char(8) = 'ABC  ' COLLATE hf_ci AS blank_and_case_insensitive;
+SELECT q, index_vs_seqscan('SELECT id FROM bp WHERE ' || q)
+FROM (VALUES ('c = ''abc'''), ('c = ''ABC'''), ('c = ''abc     '''), ('c = ''abc''::char(3)'),
+             ('c = ANY (''{abc, AbC  , zzz}'')'), ('a = ''{abc,x}'''), ('a = ''{ABC  ,X}'''),
+             ('a = ARRAY[''abc''::char(3), ''x'']'), ('v = ''ABC'''), ('c = ''abd''')) AS x(q);
+-- The same through a sequential scan and the index, counted.
+SET enable_seqscan = off;
+SELECT count(*) AS through_index FROM bp WHERE c = 'abc';
+RESET enable_seqscan;
+SELECT count(*) AS by_seqscan FROM bp WHERE c = 'abc';
+
+-- Under a deterministic collation char(n) hashes its bytes without the
+-- trailing blanks: the same answers, and rows that differ only there match.
+CREATE TABLE bpd (id int, c char(6) COLLATE "C", a char(6)[] COLLATE "C");
+INSERT INTO bpd SELECT i, (i % 500)::text, ARRAY[(i % 500)::text, NULL] FROM generate_series(1, 5000) i;
+CREATE INDEX bpd_bl ON bpd USING bloomidx (c, a);
+SELECT q, index_vs_seqscan('SELECT id FROM bpd WHERE ' || q)
+FROM (VALUES ('c = ''42'''), ('c = ''42    '''), ('c = ''42''::char(2)'), ('a = ''{42,NULL}'''),
+             ('a = ARRAY[''42 ''::char(3), NULL]'), ('c = ''42x''')) AS x(q);
+
+-- A cross-type member added to a shipped family: text = name, with name's
+-- own hash function.  text under a deterministic collation takes a byte
+-- path, name does not: the family no longer hashes alike through bytes.
+-- (name's collation is "C": a text column of another one is not
+-- comparable with a name through an index.)
+CREATE TABLE hf_tn (id int, t text COLLATE "C");
+INSERT INTO hf_tn SELECT i, 'v' || i FROM generate_series(1, 5000) i;
+CREATE INDEX hf_tn_before ON hf_tn USING bloomidx (t);
+ALTER OPERATOR FAMILY text_ops USING bloomidx ADD
+    OPERATOR 1 = (text, name),
+    FUNCTION 1 (name, name) hashnameextended(name, int8);
+SELECT amvalidate(oid) FROM pg_opclass
+WHERE opcname = 'text_ops' AND opcmethod = (SELECT oid FROM pg_am WHERE amname = 'bloomidx');
+-- Built before: its values went through the byte path, which a name key
+-- cannot take, so the key tests no bits and the recheck decides.
+SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ''v42''::name');
+SELECT (bitmap_index_node('SELECT id FROM hf_tn WHERE t = ''v42''::name')->>'Actual Rows')::int AS candidates;
+-- Built after: every member's function, so the name key is selective.
+CREATE INDEX hf_tn_after ON hf_tn USING bloomidx (t);
+DROP INDEX hf_tn_before;
+SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ''v42''::name');
+SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ''v42''');
+SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ANY (ARRAY[''v7'', ''v4999'', ''nope'']::name[])');
+SELECT (bitmap_index_node('SELECT id FROM hf_tn WHERE t = ''v42''::name')->>'Actual Rows')::int < 10 AS selective;
+INSERT INTO hf_tn VALUES (5001, 'v5001');
+SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ''v5001''::name');
+DROP TABLE hf_tn;
+ALTER OPERATOR FAMILY text_ops USING bloomidx DROP
+    OPERATOR 1 (text, name),
+    FUNCTION 1 (name, name);
+
+-- Broken families are reported by amvalidate instead of answering wrongly:
+-- a cross-type "=" whose other type has no hash function here, and a hash
+-- function that is not the one PostgreSQL's hash family uses for "=".
+CREATE OPERATOR FAMILY hf_int USING bloomidx;
+CREATE OPERATOR CLASS hf_int4_ops FOR TYPE int4 USING bloomidx FAMILY hf_int AS
+    OPERATOR 1 = (int4, int4),
+    FUNCTION 1 hashint4extended(int4, int8);
+ALTER OPERATOR FAMILY hf_int USING bloomidx ADD OPERATOR 1 = (int4, int8);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'hf_int4_ops';
+ALTER OPERATOR FAMILY hf_int USING bloomidx ADD
+    FUNCTION 1 (int8, int8) hashint8extended(int8, int8);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'hf_int4_ops';
+CREATE FUNCTION hf_lower_hash(text, int8) RETURNS int8
+LANGUAGE sql IMMUTABLE STRICT AS 'SELECT hashtextextended(lower($1), $2)';
+CREATE OPERATOR CLASS hf_text_ops FOR TYPE text USING bloomidx AS
+    OPERATOR 1 = (text, text),
+    FUNCTION 1 hf_lower_hash(text, int8);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'hf_text_ops';
+-- "<" is no equality any hash family knows.
+CREATE OPERATOR CLASS hf_lt_ops FOR TYPE int2 USING bloomidx AS
+    OPERATOR 1 < (int2, int2),
+    FUNCTION 1 hashint2extended(int2, int8);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'hf_lt_ops';
+DROP OPERATOR FAMILY hf_int USING bloomidx;
+DROP OPERATOR CLASS hf_text_ops USING bloomidx;
+DROP OPERATOR CLASS hf_lt_ops USING bloomidx;
+DROP FUNCTION hf_lower_hash(text, int8);
+DROP TABLE bp, bpd;
+DROP COLLATION hf_ci;
