@@ -13,7 +13,6 @@ void
 _PG_init(void)
 {
 	bloomidx_register_options();
-	bloomidx_install_alter_notice();
 }
 
 Datum
