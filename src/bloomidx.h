@@ -98,6 +98,7 @@ void		bloomidx_register_options(void);
 extern "C" bytea *bloomidx_options(Datum reloptions, bool validate);
 void		bloomidx_options_for_build(Relation index, uint16 *signature_bits,
 									   uint16 *column_bits);
+void		bloomidx_report_sizing(Relation index);
 
 /* page.cpp */
 void		bloomidx_init_page(Page page, uint16 flags);
@@ -186,8 +187,5 @@ extern "C" void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
 /* validate.cpp */
 extern "C" bool bloomidx_validate(Oid opclassoid);
 extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
-
-/* alter_notice.cpp */
-void		bloomidx_install_alter_notice(void);
 
 #endif							/* BLOOMIDX_H */

@@ -148,6 +148,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
 	write_metapage(index);
+	bloomidx_report_sizing(index);
 
 	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
 	int			nworkers = bloomidx_parallel_build_workers(heap, index, indexInfo);

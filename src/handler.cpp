@@ -26,7 +26,6 @@ _PG_init(void)
 				 errdetail("The module was built against an xxHash whose XXH3 differs from version 0.8."),
 				 errhint("Rebuild bloomidx against xxHash 0.8.0 or later.")));
 	bloomidx_register_options();
-	bloomidx_install_alter_notice();
 }
 
 Datum

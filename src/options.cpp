@@ -3,8 +3,8 @@
  * bounds of contrib/bloom) and `false_positive_rate`.  What is not given
  * is chosen by core/sizing.cpp: by default so that an equality on any one
  * column keeps at most 0.1% of non-matching rows.  The result is frozen in
- * the metapage at build; ALTER INDEX ... SET only takes effect at REINDEX
- * (alter_notice.cpp tells the user so).
+ * the metapage at build: as with btree's fillfactor or contrib/bloom's
+ * options, ALTER INDEX ... SET takes effect at the next REINDEX.
  */
 #include "bloomidx.h"
 
@@ -52,22 +52,60 @@ bloomidx_register_options(void)
 	options_table[INDEX_MAX_KEYS + 1].offset = offsetof(BloomidxOptions, false_positive_rate);
 }
 
-bytea *
-bloomidx_options(Datum reloptions, bool validate)
+/*
+ * Without a false_positive_rate, options are taken as given even where they
+ * miss the default target; but an index that keeps more than this fraction
+ * of the rows an equality on one column does not match is most likely a
+ * mistake, and the build warns.  contrib/bloom's own defaults (length 80,
+ * 2 bits per column: 1.84% on six columns) stay below it.
+ */
+#define WARN_FALSE_POSITIVE_RATE 0.05
+
+/*
+ * The request for an index of ncolumns columns, from its options (NULL:
+ * none); a colN larger than length is an error whatever the columns.
+ */
+static void
+sizing_request(const BloomidxOptions *opts, int ncolumns, bloomidx::SizingRequest *req)
 {
-	return (bytea *) build_reloptions(reloptions, validate, options_kind,
-									  sizeof(BloomidxOptions), options_table,
-									  lengthof(options_table));
+	req->ncolumns = ncolumns;
+	req->rate_given = opts && opts->false_positive_rate > 0;
+	req->target_rate = req->rate_given ? opts->false_positive_rate
+		: BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE;
+	req->length = opts ? opts->length : 0;
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+	{
+		int			bits = opts ? opts->column_bits[i] : 0;
+
+		if (req->length && bits > req->length)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("col%d = %d is larger than length = %d", i + 1, bits, req->length),
+					 errdetail("Each value sets that many distinct bits of a signature of \"length\" bits."),
+					 errhint("Raise \"length\" or lower \"col%d\".", i + 1)));
+		if (i < ncolumns)
+			req->bits[i] = (uint16) bits;
+	}
 }
 
+/*
+ * Says which option given is in the way (core/sizing.hpp finds it), so
+ * that no message blames an option that was left out, nor asks for a
+ * longer signature than there can be.
+ */
 static void
 report_sizing_error(const bloomidx::SizingRequest *req, const bloomidx::SizingResult *res)
 {
 	int			col = res->worst_column + 1;
+	int			blamed = res->blamed_column + 1;
 
-	switch (res->status)
+	if (res->status == bloomidx::SizingStatus::BadRequest)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid bloomidx options")));
+	switch (res->blame)
 	{
-		case bloomidx::SizingStatus::LengthTooShort:
+		case bloomidx::SizingBlame::Length:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("length = %d is too short for false_positive_rate = %g",
@@ -76,28 +114,73 @@ report_sizing_error(const bloomidx::SizingRequest *req, const bloomidx::SizingRe
 							   req->length, col, res->worst_rate),
 					 errhint("Raise \"length\", or leave it out to let bloomidx choose it.")));
 			break;
-		case bloomidx::SizingStatus::Unreachable:
+		case bloomidx::SizingBlame::Column:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("false_positive_rate = %g cannot be reached", req->target_rate),
-					 errdetail("Even at length = %d, an equality on column %d (col%d = %d) keeps %.3g of non-matching rows.",
-							   res->length, col, col, res->bits[col - 1], res->worst_rate),
-					 errhint("Give that column more bits, leave \"col%d\" out, or raise \"false_positive_rate\".", col)));
+					 errmsg("false_positive_rate = %g cannot be reached with col%d = %d",
+							req->target_rate, blamed, req->bits[blamed - 1]),
+					 errdetail("With length = %d, an equality on column %d keeps at least %.3g of non-matching rows.",
+							   res->length, col, res->worst_rate),
+					 errhint("Leave \"col%d\" out to let bloomidx choose it, or raise \"false_positive_rate\".",
+							 blamed)));
 			break;
-		case bloomidx::SizingStatus::Contradiction:
+		case bloomidx::SizingBlame::None:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("length = %d and the bits given for every column contradict false_positive_rate = %g",
-							req->length, req->target_rate),
-					 errdetail("An equality on column %d keeps %.3g of non-matching rows.",
-							   col, res->worst_rate),
-					 errhint("Leave out \"length\" or a \"colN\", or raise \"false_positive_rate\".")));
+					 errmsg("false_positive_rate = %g cannot be reached with the options given",
+							req->target_rate),
+					 errdetail("With length = %d, an equality on column %d keeps at least %.3g of non-matching rows.",
+							   res->length, col, res->worst_rate),
+					 errhint("Leave out some of \"length\" and the \"colN\" given, or raise \"false_positive_rate\".")));
 			break;
-		default:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid bloomidx options")));
 	}
+}
+
+static void
+check_sizing(const bloomidx::SizingRequest *req, bloomidx::SizingResult *res)
+{
+	*res = bloomidx::choose_sizing(*req);
+	if (res->status != bloomidx::SizingStatus::Ok)
+		report_sizing_error(req, res);
+}
+
+/*
+ * Options are checked when given (CREATE INDEX, ALTER INDEX ... SET), not
+ * only when a build reads them: otherwise a partitioned index, or an index
+ * given new options, would keep options that fail every later build
+ * (PARTITION OF, ATTACH PARTITION, REINDEX).  The number of columns is not
+ * known here, so the sizing is checked for the fewest the options allow:
+ * the highest colN given, or 1.  choose_sizing cannot succeed for more
+ * columns where it fails for fewer (core/sizing.hpp says why), so nothing
+ * is rejected here that a build could accept; the build checks again with
+ * the index's own columns.
+ */
+bytea *
+bloomidx_options(Datum reloptions, bool validate)
+{
+	BloomidxOptions *opts = (BloomidxOptions *)
+		build_reloptions(reloptions, validate, options_kind, sizeof(BloomidxOptions),
+						 options_table, lengthof(options_table));
+
+	if (validate && opts != NULL)
+	{
+		int			ncolumns = 1;
+		bloomidx::SizingRequest req;
+		bloomidx::SizingResult res;
+
+		for (int i = 0; i < INDEX_MAX_KEYS; i++)
+			if (opts->column_bits[i] > 0)
+				ncolumns = i + 1;
+		sizing_request(opts, ncolumns, &req);
+		check_sizing(&req, &res);
+	}
+	return (bytea *) opts;
+}
+
+static void
+options_error_context(void *arg)
+{
+	errcontext("options of bloomidx index \"%s\"", RelationGetRelationName((Relation) arg));
 }
 
 /*
@@ -108,41 +191,74 @@ void
 bloomidx_options_for_build(Relation index, uint16 *signature_bits, uint16 *column_bits)
 {
 	BloomidxOptions *opts = (BloomidxOptions *) index->rd_options;
+	int			ncolumns = RelationGetNumberOfAttributes(index);
 	bloomidx::SizingRequest req;
+	bloomidx::SizingResult res;
+	ErrorContextCallback callback;
 
-	req.ncolumns = RelationGetNumberOfAttributes(index);
-	req.rate_given = opts && opts->false_positive_rate > 0;
-	req.target_rate = req.rate_given ? opts->false_positive_rate
-		: BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE;
-	req.length = opts ? opts->length : 0;
-	for (int i = 0; i < req.ncolumns; i++)
-	{
-		req.bits[i] = (uint16) (opts ? opts->column_bits[i] : 0);
-		if (req.length && req.bits[i] > req.length)
+	callback.callback = options_error_context;
+	callback.arg = index;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+
+	for (int i = ncolumns; opts && i < INDEX_MAX_KEYS; i++)
+		if (opts->column_bits[i] > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("col%d = %d is larger than length = %d", i + 1, req.bits[i], req.length),
-					 errdetail("Each value sets that many distinct bits of a signature of \"length\" bits."),
-					 errhint("Raise \"length\" or lower \"col%d\".", i + 1)));
-	}
+					 errmsg_plural("col%d = %d is given, but the index has only %d column",
+								   "col%d = %d is given, but the index has only %d columns",
+								   ncolumns, i + 1, opts->column_bits[i], ncolumns),
+					 errhint("Leave out \"col%d\": \"colN\" gives the bits of the index's Nth column.",
+							 i + 1)));
+	sizing_request(opts, ncolumns, &req);
+	check_sizing(&req, &res);
 
-	bloomidx::SizingResult res = bloomidx::choose_sizing(req);
+	error_context_stack = callback.previous;
 
-	if (res.status != bloomidx::SizingStatus::Ok)
-		report_sizing_error(&req, &res);
+	*signature_bits = (uint16) res.length;
+	for (int i = 0; i < ncolumns; i++)
+		column_bits[i] = res.bits[i];
+}
 
+/*
+ * What the index was built with (DEBUG1), and a WARNING where options given
+ * without a rate leave it far from the default target.  ambuild calls this
+ * once its metapage is written, and not bloomidx_options_for_build, which
+ * ambuildempty calls again for an unlogged index's init fork.
+ */
+void
+bloomidx_report_sizing(Relation index)
+{
+	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
+	BloomidxOptions *opts = (BloomidxOptions *) index->rd_options;
 	StringInfoData bits_text;
+	double		worst = 0;
+	int			worst_column = 0;
 
 	initStringInfo(&bits_text);
-	*signature_bits = (uint16) res.length;
-	for (int i = 0; i < req.ncolumns; i++)
+	for (int i = 0; i < meta->ncolumns; i++)
 	{
-		column_bits[i] = res.bits[i];
-		appendStringInfo(&bits_text, "%s%d", i ? ", " : "", res.bits[i]);
+		double		rate = bloomidx::false_positive_rate(meta->signature_bits, meta->column_bits,
+														 meta->ncolumns, 1u << i);
+
+		if (rate > worst)
+		{
+			worst = rate;
+			worst_column = i;
+		}
+		appendStringInfo(&bits_text, "%s%d", i ? ", " : "", meta->column_bits[i]);
 	}
 	ereport(DEBUG1,
 			(errmsg_internal("bloomidx index \"%s\": length %d, bits per column %s, highest single-column false-positive rate %.3g",
-							 RelationGetRelationName(index), res.length, bits_text.data,
-							 res.worst_rate)));
+							 RelationGetRelationName(index), meta->signature_bits, bits_text.data,
+							 worst)));
+	if (worst > WARN_FALSE_POSITIVE_RATE && !(opts && opts->false_positive_rate > 0))
+		ereport(WARNING,
+				(errmsg("options of bloomidx index \"%s\" give a predicted false-positive rate of %.3g%%",
+						RelationGetRelationName(index), worst * 100),
+				 errdetail("At length %d with bits per column %s, an equality on column %d is predicted to keep %.3g%% of the rows it does not match; without options, at most %g%%.",
+						   meta->signature_bits, bits_text.data, worst_column + 1, worst * 100,
+						   BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE * 100),
+				 errhint("Leave out \"length\" and the \"colN\" to let bloomidx choose them, or give \"false_positive_rate\".")));
 	pfree(bits_text.data);
 }

@@ -31,7 +31,6 @@ extern "C" {
 #include "access/xact.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
-#include "catalog/objectaccess.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"

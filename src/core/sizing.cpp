@@ -238,7 +238,9 @@ SizingResult result_of(const Candidate &c, int ncolumns, SizingStatus status) no
 
 } // namespace
 
-SizingResult choose_sizing(const SizingRequest &req) noexcept
+namespace {
+
+SizingResult choose(const SizingRequest &req) noexcept
 {
     SizingResult bad;
     if (req.ncolumns < 1 || req.ncolumns > kMaxColumns || !(req.target_rate > 0) ||
@@ -314,6 +316,41 @@ SizingResult choose_sizing(const SizingRequest &req) noexcept
     Candidate c = best_bits_for_length(req, bound, round_up_16(shortest));
     evaluate(req, all, c);
     return result_of(c, req.ncolumns, SizingStatus::Ok);
+}
+
+} // namespace
+
+SizingResult choose_sizing(const SizingRequest &req) noexcept
+{
+    SizingResult res = choose(req);
+    if (res.status == SizingStatus::Ok || res.status == SizingStatus::BadRequest)
+        return res;
+
+    // Which given option is in the way: leave each open in turn.  Only on
+    // failure, so the extra work (a few milliseconds each) never slows a
+    // build that succeeds.
+    SizingRequest relaxed = req;
+    if (req.length) {
+        relaxed.length = 0;
+        SizingResult longer = choose(relaxed);
+        if (longer.status == SizingStatus::Ok && longer.length > req.length) {
+            res.blame = SizingBlame::Length;
+            return res;
+        }
+        relaxed.length = req.length;
+    }
+    for (int i = 0; i < req.ncolumns; i++) {
+        if (!req.bits[i])
+            continue;
+        relaxed.bits[i] = 0;
+        if (choose(relaxed).status == SizingStatus::Ok) {
+            res.blame = SizingBlame::Column;
+            res.blamed_column = i;
+            return res;
+        }
+        relaxed.bits[i] = req.bits[i];
+    }
+    return res;
 }
 
 } // namespace bloomidx

@@ -47,16 +47,39 @@ enum class SizingStatus {
     Contradiction,  // length and every column given, and they miss the rate
 };
 
+// On failure, the one given option that the rate cannot be met with: the
+// same request with it left open succeeds.  Length comes first (blamed
+// only where a longer signature succeeds), then the columns in order.
+enum class SizingBlame {
+    None,   // no single option: several together, or the rate itself
+    Length, // a longer signature meets the rate
+    Column, // bits[blamed_column]: too few for the rate, or so many that
+            // they crowd out the other columns' bits
+};
+
 struct SizingResult {
     SizingStatus status = SizingStatus::BadRequest;
     int length = 0;
     uint16_t bits[32] = {};
     double worst_rate = 1; // the highest single-column rate of the result
     int worst_column = 0;  // and its column (0-based)
+    SizingBlame blame = SizingBlame::None;
+    int blamed_column = 0; // 0-based, for SizingBlame::Column
 };
 
 // Chooses what the request leaves open.  A chosen length is a multiple of
 // 16 (storage rounds up to 16 bits anyway, so the rest is free).
+//
+// Columns added to a request never let it succeed: with the same options
+// given (the added columns left open), a request that fails for n columns
+// fails for every larger number too.  An added column only adds bits to
+// every row, which raises each other column's rate, and must meet a given
+// rate itself; so each length and bits the search tries is at least as bad
+// for more columns, and the search tries the same ones (it depends only on
+// the target and the options given, and assumes, as it does anyway, that
+// the rate falls with the length and is unimodal in the bits).
+// options.cpp relies on this to check options before the number of
+// columns is known; a unit test holds the core to it.
 SizingResult choose_sizing(const SizingRequest &request) noexcept;
 
 } // namespace bloomidx

@@ -75,7 +75,7 @@ $node->safe_psql(
 	'postgres', q{
 CREATE INDEX t_def_bl ON t_def USING bloomidx (a, b, c, d);
 CREATE INDEX t_len_bl ON t_len USING bloomidx (a, b, c, d)
-    WITH (length = 80, col1 = 2, col2 = 3, col3 = 5, col4 = 1);
+    WITH (length = 80, col1 = 2, col2 = 3, col3 = 5, col4 = 2);
 CREATE INDEX t_fpr_bl ON t_fpr USING bloomidx (a, b, c, d)
     WITH (false_positive_rate = 0.02, col2 = 9);
 CREATE INDEX t_part_bl ON t_part USING bloomidx (a, b, c, d)
@@ -85,7 +85,7 @@ CREATE INDEX t_expr_bl ON t_expr USING bloomidx (lower(c), (a % 100), (b - 10000
 CREATE INDEX t_opc_bl ON t_opc USING bloomidx (a, b, c ops.bl_text_ops, d ops.bl_int4_ops)
     WITH (col3 = 12);
 CREATE INDEX t_alt_bl ON t_alt USING bloomidx (a, b, c, d) WITH (length = 256);
-ALTER INDEX t_alt_bl SET (length = 48, col1 = 3);
+ALTER INDEX t_alt_bl SET (length = 80, col1 = 5);
 CREATE INDEX tp_bl ON tp USING bloomidx (a, b, c, d) WITH (false_positive_rate = 0.005);
 });
 
@@ -161,14 +161,14 @@ for my $db (@restored)
 	is($catalog{$db}, $catalog{postgres},
 		"$db: every bloomidx index has the source's definition, reloptions and table");
 }
-like($catalog{postgres}, qr/^t_len_bl\|i\|bloomidx\|\{length=80,col1=2,col2=3,col3=5,col4=1\}\|/m,
+like($catalog{postgres}, qr/^t_len_bl\|i\|bloomidx\|\{length=80,col1=2,col2=3,col3=5,col4=2\}\|/m,
 	't_len_bl keeps length and colN');
 like($catalog{postgres}, qr/^t_fpr_bl\|i\|bloomidx\|\{false_positive_rate=0\.02,col2=9\}\|/m,
 	't_fpr_bl keeps false_positive_rate');
 like($catalog{postgres}, qr/^t_part_bl\|.*WHERE \(d IS NOT NULL\)/m, 't_part_bl is partial');
 like($catalog{postgres}, qr/^t_expr_bl\|.*\(lower\(c\), \(\(a % 100\)\), \(\(b - '10000000000'::bigint\)\), d\)/m,
 	't_expr_bl is on expressions');
-like($catalog{postgres}, qr/^t_alt_bl\|i\|bloomidx\|\{length=48,col1=3\}\|/m,
+like($catalog{postgres}, qr/^t_alt_bl\|i\|bloomidx\|\{length=80,col1=5\}\|/m,
 	't_alt_bl has the options ALTER INDEX gave it');
 like($catalog{postgres}, qr/^tp_bl\|I\|bloomidx\|\{false_positive_rate=0\.005\}\|/m,
 	'tp_bl is a partitioned bloomidx index');
@@ -193,7 +193,7 @@ is($node->safe_psql($_, $opclass_sql), $opclasses,
 # Sizes: a restored index is built from the same rows with the same
 # options, so it is the size of the source's, except t_def_bl (its source
 # saw deletes and VACUUM) and t_alt_bl (built with length 256 in the
-# source, with the length 48 of its reloptions when restored).
+# source, with the length 80 of its reloptions when restored).
 my $size_sql = q{
 SELECT c.relname, pg_relation_size(c.oid)
 FROM pg_class c JOIN pg_am am ON am.oid = c.relam AND am.amname = 'bloomidx'

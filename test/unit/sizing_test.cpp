@@ -453,3 +453,102 @@ TEST(ChooseSizing, RejectsBadRequests)
     r.bits[2] = 17;
     EXPECT_EQ(bloomidx::choose_sizing(r).status, bloomidx::SizingStatus::BadRequest);
 }
+
+// A failure names the one option given that the rate cannot be met with,
+// never a column whose bits were left to be chosen.
+TEST(ChooseSizing, BlamesTheGivenOptionInTheWay)
+{
+    // col1 = 4000 crowds out the other columns: blamed, not column 2
+    // (the worst one, left open).
+    bloomidx::SizingRequest r = request(3, 0.01, true);
+    r.bits[0] = 4000;
+    bloomidx::SizingResult res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.status, bloomidx::SizingStatus::Unreachable);
+    EXPECT_NE(res.worst_column, 0);
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::Column);
+    EXPECT_EQ(res.blamed_column, 0);
+
+    // At the longest length a longer one is no way out: col1 is.
+    r = request(3, 0.000001, true, 4096);
+    r.bits[0] = 4000;
+    res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.status, bloomidx::SizingStatus::LengthTooShort);
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::Column);
+    EXPECT_EQ(res.blamed_column, 0);
+
+    // Too few bits: col1 = 1 is blamed, and is the worst column itself.
+    r = request(3, 0.00001, true);
+    r.bits[0] = 1;
+    res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::Column);
+    EXPECT_EQ(res.blamed_column, 0);
+    EXPECT_EQ(res.worst_column, 0);
+
+    // The worst column is not always the one in the way: col1 = 1 would
+    // do if col2 = 4000 did not fill every row.
+    r = request(2, 0.01, true);
+    r.bits[0] = 1;
+    r.bits[1] = 4000;
+    res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.worst_column, 0);
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::Column);
+    EXPECT_EQ(res.blamed_column, 1);
+
+    // A length too short, alone or with every column given.
+    res = bloomidx::choose_sizing(request(6, 0.0001, true, 16));
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::Length);
+    r = request(6, 0.01, true, 80);
+    for (int i = 0; i < 6; i++)
+        r.bits[i] = 2;
+    res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.status, bloomidx::SizingStatus::Contradiction);
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::Length);
+
+    // No single option: either of the two would still crowd out the other.
+    r = request(2, 0.01, true);
+    r.bits[0] = 4000;
+    r.bits[1] = 4000;
+    res = bloomidx::choose_sizing(r);
+    EXPECT_EQ(res.status, bloomidx::SizingStatus::Unreachable);
+    EXPECT_EQ(res.blame, bloomidx::SizingBlame::None);
+
+    // Success blames nothing.
+    EXPECT_EQ(bloomidx::choose_sizing(request(3, 0.01, true)).blame, bloomidx::SizingBlame::None);
+}
+
+// What options.cpp relies on to check options before the number of
+// columns is known (sizing.hpp): the same options given for more columns
+// never succeed where fewer columns fail.
+TEST(ChooseSizing, MoreColumnsNeverSucceedWhereFewerFail)
+{
+    int fewer_failed = 0, only_more_failed = 0;
+    for (int ncols : {1, 3}) {
+        for (int length : {0, 64, 4096}) {
+            for (double rate : {0.01, 0.0001, 0.000001}) {
+                for (int pattern = 0; pattern < 4; pattern++) {
+                    bloomidx::SizingRequest r = request(ncols, rate, true, length);
+                    uint16_t last[] = {1, 8, 40, 4000};
+                    r.bits[ncols - 1] = last[pattern]; // the highest colN given
+                    if (pattern == 2 && ncols > 1)
+                        r.bits[0] = 3;
+                    if (length && r.bits[ncols - 1] > length)
+                        continue;
+                    bool ok = bloomidx::choose_sizing(r).status == bloomidx::SizingStatus::Ok;
+                    fewer_failed += !ok;
+                    for (int more : {ncols + 1, ncols + 4}) {
+                        r.ncolumns = more;
+                        bool more_ok = bloomidx::choose_sizing(r).status == bloomidx::SizingStatus::Ok;
+                        EXPECT_TRUE(ok || !more_ok)
+                            << ncols << " -> " << more << " columns, length " << length
+                            << ", rate " << rate << ", pattern " << pattern;
+                        only_more_failed += ok && !more_ok;
+                    }
+                }
+            }
+        }
+    }
+    // Both kinds occur: the check is not vacuous, and amoptions's check
+    // does not replace the build's.
+    EXPECT_GT(fewer_failed, 0);
+    EXPECT_GT(only_more_failed, 0);
+}
