@@ -262,6 +262,8 @@ read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *h
 
 	if (BufferIsValid(hint) && ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, hint))
 	{
+		/* Counted as ReadBufferExtended counts a hit: a read, and a hit. */
+		pgstat_count_buffer_read(index);
 		pgstat_count_buffer_hit(index);
 		return hint;
 	}
@@ -318,6 +320,8 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Relation	index = scan->indexRelation;
 	int64		found = 0;
 
+	/* Counted as btree counts, even when no row can match. */
+	pgstat_count_index_scan(index);
 	if (!build_query(scan, so))
 		return 0;
 
