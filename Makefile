@@ -7,7 +7,7 @@ MODULE_big = bloomidx
 DATA = sql/bloomidx--1.0.sql
 PGFILEDESC = "bloomidx - Bloom signature index access method"
 
-CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o
+CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o
 GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
 	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/verify.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
@@ -16,7 +16,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers basics nulls search maintenance unlogged options sizing validate types equality_traps hash_families memory verify planner randomized randomized_types parallel_build search_path
+REGRESS = helpers basics nulls search in_lists maintenance unlogged options sizing validate types equality_traps hash_families memory verify planner stats randomized randomized_types parallel_build search_path
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid
 ISOLATION_OPTS = --load-extension=bloomidx

@@ -1,16 +1,15 @@
 /*
  * scan.cpp: bitmap scans.  The query's keys become one base mask (every
- * equality and IS NULL) and one group of masks per IN list (= ANY), each
- * element tested on its own; every data page is read once, in order
+ * equality and IS NULL) and one list of element masks per IN list (=
+ * ANY), of which one must match; every data page is read once, in order
  * (through a bulk-read ring for an index too big to stay cached, else
  * through buffer hints), and the TIDs of matching signatures go to the
  * bitmap marked recheck (a Bloom filter only says "maybe").
  */
 #include "bloomidx.h"
 
-#include <new>
-
 #include "core/hash.hpp"
+#include "core/in_list.hpp"
 #include "core/positions.hpp"
 
 
@@ -18,12 +17,23 @@ typedef struct ScanOpaque
 {
 	BloomidxState state;
 	MemoryContext query_cxt;	/* the masks of the current keys */
-	bloomidx::SignatureMask base;
-	bloomidx::MaskGroup *groups;	/* one per IN list */
-	int			ngroups;
+	bloomidx::SignatureMask base;	/* plain data: built by build_query */
+	bloomidx::ElementMasks *lists;	/* one per IN list whose bits are tested */
+	int			nlists;
+	double		elements;		/* in those lists */
 	uint16		matches[bloomidx::kMaxPageEntries];
 	ItemPointerData tids[bloomidx::kMaxPageEntries];
+	Page		copy;			/* long IN lists: a page tested unlocked */
 } ScanOpaque;
+
+/*
+ * With IN lists of this many elements in all, a page is copied and
+ * unlocked before it is tested, and interrupts are checked after every
+ * kTestsPerCheck element tests (about a tenth of a millisecond): a list of
+ * millions of elements takes seconds per page.
+ */
+static const double kCopyPageElements = 256;
+static const double kTestsPerCheck = 1 << 18;
 
 IndexScanDesc
 bloomidx_beginscan(Relation index, int nkeys, int norderbys)
@@ -34,8 +44,9 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 	bloomidx_init_state(&so->state, index);
 	so->query_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx scan query",
 										  ALLOCSET_SMALL_SIZES);
-	so->groups = NULL;
-	so->ngroups = 0;
+	so->lists = NULL;
+	so->nlists = 0;
+	so->elements = 0;
 	scan->opaque = so;
 	return scan;
 }
@@ -58,42 +69,81 @@ bloomidx_endscan(IndexScanDesc scan)
 }
 
 /*
- * Adds to query the bits of a value compared with an index column.  A
- * cross-type key (int8col = 5) hashes with its own type's function from
- * the column's operator family (state.cpp), or tests no bits when it
- * cannot hash as the column's values did: the recheck then decides.
+ * The distinct hashes of the non-NULL elements of an = ANY key's array, in
+ * a table (*hashes) that, with their masks of `stride` bytes, fits in
+ * work_mem; returns how many, or -1 when they do not fit.  The array is
+ * read in place, and a hash function's allocations (detoasting) are freed
+ * after every element, so memory stays bounded whatever the list's length.
  */
-static void
-add_key_value(Relation index, const BloomidxState *state, Oid key_type, int column,
-			  Datum value, uint8 *query)
-{
-	ValueHasher scratch;
-	const ValueHasher *hasher = bloomidx_key_hasher(index, state, column, key_type, &scratch);
-
-	if (hasher != NULL)
-		bloomidx::add_value(query, state->meta.signature_bits, state->meta.column_bits[column],
-							bloomidx_hash_value(hasher, value));
-}
-
-/* The non-NULL elements of an = ANY key's array; returns how many. */
-static int
-array_elements(ScanKey key, Datum **elements)
+static int64
+in_list_hashes(ScanKey key, const ValueHasher *hasher, size_t stride, uint64 **hashes)
 {
 	ArrayType  *array = DatumGetArrayTypeP(key->sk_argument);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	bool	   *nulls;
-	int			n;
-	int			kept = 0;
+	int			items = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	size_t		slots = bloomidx::hash_set_slots(items, stride, (size_t) work_mem * 1024);
+	uint64	   *table = slots > 0 ? (uint64 *)
+		MemoryContextAllocHuge(CurrentMemoryContext, slots * sizeof(uint64)) : NULL;
+	MemoryContext element_cxt = AllocSetContextCreate(CurrentMemoryContext,
+													  "bloomidx IN list element",
+													  ALLOCSET_SMALL_SIZES);
+	ArrayIterator iterator = array_create_iterator(array, 0, NULL);
+	bloomidx::HashSet set;
+	Datum		value;
+	bool		isnull;
+	bool		fits = true;
 
-	get_typlenbyvalalign(ARR_ELEMTYPE(array), &typlen, &typbyval, &typalign);
-	deconstruct_array(array, ARR_ELEMTYPE(array), typlen, typbyval, typalign,
-					  elements, &nulls, &n);
-	for (int i = 0; i < n; i++)
-		if (!nulls[i])
-			(*elements)[kept++] = (*elements)[i];
-	return kept;
+	set.init(table, slots);
+	while (fits && array_iterate(iterator, &value, &isnull))
+	{
+		if (isnull)
+			continue;
+
+		MemoryContext old = MemoryContextSwitchTo(element_cxt);
+		uint64		hash = bloomidx_hash_value(hasher, value);
+
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(element_cxt);
+		fits = set.insert(hash);
+		CHECK_FOR_INTERRUPTS();
+	}
+	array_free_iterator(iterator);
+	MemoryContextDelete(element_cxt);
+	if (!fits)
+	{
+		if (table)
+			pfree(table);
+		return -1;
+	}
+	*hashes = table;
+	return (int64) set.compact();
+}
+
+/*
+ * Adds an IN list of more than one distinct element to the scan's lists:
+ * its masks, built from the hashes (which it frees) in slices, checking for
+ * interrupts.
+ */
+static void
+add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
+{
+	const bloomidx::MetaPageData *meta = &so->state.meta;
+	size_t		stride = bloomidx::element_mask_stride(words);
+	uint8	   *masks = (uint8 *) MemoryContextAllocHuge(CurrentMemoryContext, n * stride);
+	const int64 slice = 4096;
+
+	for (int64 done = 0; done < n; done += slice)
+	{
+		bloomidx::build_element_masks(masks + done * stride, words, hashes + done,
+									  Min(slice, n - done), meta->signature_bits,
+									  meta->column_bits[column], meta->signature_bytes);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(hashes);
+	so->lists[so->nlists].masks = masks;
+	so->lists[so->nlists].count = (uint32) n;
+	so->lists[so->nlists].words = words;
+	so->nlists++;
+	so->elements += n;
 }
 
 /*
@@ -109,11 +159,12 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	uint32		m = state->meta.signature_bits;
 	int			nbytes = state->meta.signature_bytes;
 	uint8		query[bloomidx::kMaxSignatureBytes];
-	uint8		element[bloomidx::kMaxSignatureBytes];
 
-	so->groups = (bloomidx::MaskGroup *)
-		palloc(Max(scan->numberOfKeys, 1) * sizeof(bloomidx::MaskGroup));
-	so->ngroups = 0;
+	so->lists = (bloomidx::ElementMasks *)
+		palloc(Max(scan->numberOfKeys, 1) * sizeof(bloomidx::ElementMasks));
+	so->nlists = 0;
+	so->elements = 0;
+	so->copy = NULL;
 	memset(query, 0, sizeof(query));
 
 	for (int k = 0; k < scan->numberOfKeys; k++)
@@ -121,6 +172,7 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 		ScanKey		key = &scan->keyData[k];
 		int			column = key->sk_attno - 1;
 		uint32		bits;
+		ValueHasher cross;
 
 		if (column < 0 || column >= state->ncolumns)
 			elog(ERROR, "bloomidx: scan key on column %d of a %d-column index",
@@ -141,37 +193,40 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("bloomidx supports only equality, IN lists and IS NULL")));
 
+		/*
+		 * A cross-type key hashes with its own type's function from the
+		 * column's family (state.cpp); one that cannot hash as the column's
+		 * values did tests no bits, and the recheck decides.
+		 */
+		const ValueHasher *hasher = bloomidx_key_hasher(index, state, column, key->sk_subtype,
+														&cross);
+
+		if (hasher == NULL)
+			continue;
 		if (!(key->sk_flags & SK_SEARCHARRAY))
 		{
-			add_key_value(index, state, key->sk_subtype, column, key->sk_argument, query);
+			bloomidx::add_value(query, m, bits, bloomidx_hash_value(hasher, key->sk_argument));
 			continue;
 		}
 
-		Datum	   *elements;
-		int			n = array_elements(key, &elements);
+		uint32		words = bloomidx::element_mask_words(nbytes, bits);
+		uint64	   *hashes;
+		int64		n = in_list_hashes(key, hasher, bloomidx::element_mask_stride(words), &hashes);
 
 		if (n == 0)
 			return false;		/* IN () or IN (NULL): nothing matches */
-		if (n == 1)
-		{
-			add_key_value(index, state, key->sk_subtype, column, elements[0], query);
-			continue;
-		}
-		bloomidx::SignatureMask *masks = (bloomidx::SignatureMask *)
-			palloc(n * sizeof(bloomidx::SignatureMask));
-
-		for (int i = 0; i < n; i++)
-		{
-			memset(element, 0, nbytes);
-			add_key_value(index, state, key->sk_subtype, column, elements[i], element);
-			new (&masks[i]) bloomidx::SignatureMask();
-			masks[i].build(element, nbytes);
-		}
-		so->groups[so->ngroups].masks = masks;
-		so->groups[so->ngroups].count = n;
-		so->ngroups++;
+		if (n < 0)
+			ereport(DEBUG1,
+					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has more distinct values than work_mem holds; its bits are not tested, and the recheck decides",
+									 column + 1, RelationGetRelationName(index))));
+		else if (n == 1)
+			bloomidx::add_value(query, m, bits, hashes[0]);
+		else
+			add_in_list(so, hashes, n, words, column);
 	}
 	so->base.build(query, nbytes);
+	if (so->elements >= kCopyPageElements)
+		so->copy = (Page) palloc(BLCKSZ);
 	return true;
 }
 
@@ -191,6 +246,8 @@ read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *h
 
 	if (BufferIsValid(hint) && ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, hint))
 	{
+		/* Counted as ReadBufferExtended counts a hit: a read, and a hit. */
+		pgstat_count_buffer_read(index);
 		pgstat_count_buffer_hit(index);
 		return hint;
 	}
@@ -209,6 +266,36 @@ build_query(IndexScanDesc scan, ScanOpaque *so)
 	return possible;
 }
 
+/*
+ * The entries of a data page that the query matches, in so->matches.  With
+ * long IN lists the page is a copy, tested in slices with interrupt checks
+ * between them.
+ */
+static int
+match_page(ScanOpaque *so, const bloomidx::QueryMatcher *matcher, const uint8 *raw)
+{
+	const bloomidx::RowPageGeometry *g = &so->state.geometry;
+	int			count = bloomidx::page_opaque(raw)->count;
+
+	if (so->copy == NULL)
+		return matcher->match_array(bloomidx::row_signatures(raw), count, so->matches);
+
+	int			slice = (int) Max(1.0, kTestsPerCheck / so->elements);
+	int			n = 0;
+
+	for (int first = 0; first < count; first += slice)
+	{
+		int			k = matcher->match_array(bloomidx::row_signature(raw, *g, first),
+											 Min(slice, count - first), so->matches + n);
+
+		for (int i = n; i < n + k; i++)
+			so->matches[i] += first;
+		n += k;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return n;
+}
+
 int64
 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
@@ -217,10 +304,12 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Relation	index = scan->indexRelation;
 	int64		found = 0;
 
+	/* Counted as btree counts, even when no row can match. */
+	pgstat_count_index_scan(index);
 	if (!build_query(scan, so))
 		return 0;
 
-	bloomidx::QueryMatcher matcher(so->base, so->groups, so->ngroups);
+	bloomidx::QueryMatcher matcher(so->base, so->lists, so->nlists);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	/* The table's length, to reject TIDs past it (the executor locks it). */
@@ -262,15 +351,21 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
 
+		/* Interrupts are held off while a buffer is locked. */
+		if (so->copy)
+		{
+			memcpy(so->copy, page, BLCKSZ);
+			UnlockReleaseBuffer(buffer);
+			buffer = InvalidBuffer;
+			page = so->copy;
+		}
 		if (!PageIsNew(page))
 		{
 			bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::Signatures);
 			if (BufferIsValid(next))
 				bloomidx::prefetch_row_page((const uint8 *) BufferGetPage(next), *g);
 			const uint8 *raw = (const uint8 *) page;
-			int			n = matcher.match_array(bloomidx::row_signatures(raw),
-												bloomidx::page_opaque(raw)->count,
-												so->matches);
+			int			n = match_page(so, &matcher, raw);
 
 			if (n > 0)
 				bloomidx_check_data_page_tids(index, blkno, page);
@@ -299,7 +394,8 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 				tbm_add_tuples(tbm, so->tids, n, true);
 			found += n;
 		}
-		UnlockReleaseBuffer(buffer);
+		if (BufferIsValid(buffer))
+			UnlockReleaseBuffer(buffer);
 		CHECK_FOR_INTERRUPTS();
 	}
 	relation_close(heap, NoLock);

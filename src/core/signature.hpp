@@ -3,14 +3,16 @@
 //
 // A query is checked with 64-bit loads.  The bytes of a signature are
 // covered by 8-byte words at offsets 0, 8, 16, ... and one last word that
-// ends exactly at the signature's end (it may overlap the one before it:
-// testing a bit twice is harmless).  So no load ever reads past the
-// signature, no padding is stored, and only the query's non-zero words are
-// tested, cheapest first out.
+// ends exactly at the signature's end; where it overlaps the word before
+// it, the query's bits are left to that word, so each bit is tested by
+// exactly one word.  So no load ever reads past the signature, no padding
+// is stored, and only the query's non-zero words are tested, cheapest
+// first out.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace bloomidx {
 
@@ -41,7 +43,13 @@ inline uint64_t load_u64(const uint8_t *p) noexcept
     return v;
 }
 
-// The query bits of one scan, prepared for fast subset tests.
+// Words of 8 bytes that cover a signature of nbytes bytes (one for a
+// signature shorter than 8 bytes, loaded alone).
+constexpr int signature_words(int nbytes) { return nbytes < 8 ? 1 : (nbytes + 7) / 8; }
+
+// The query bits of one scan, prepared for fast subset tests.  Plain data
+// (trivial), so that it may live in memory PostgreSQL allocates: build()
+// sets every member a test reads.
 class SignatureMask {
 public:
     // Takes a query signature of nbytes bytes (2 <= nbytes <= 512).
@@ -59,9 +67,14 @@ public:
         }
         short_ = false;
         int last = nbytes - 8;
-        for (int off = 0; off < last; off += 8)
+        int off = 0;
+        for (; off < last; off += 8)
             add(off, load_u64(query + off));
-        add(last, load_u64(query + last));
+        // The bytes of the last word below `off` belong to the word before.
+        uint8_t tail[8];
+        std::memcpy(tail, query + last, sizeof tail);
+        std::memset(tail, 0, static_cast<size_t>(off - last));
+        add(last, load_u64(tail));
         // The word with the most query bits is the likeliest to fail on a
         // non-matching signature: test it first.
         for (int i = 1; i < nwords_; i++) {
@@ -134,6 +147,12 @@ public:
     bool empty() const noexcept { return nwords_ == 0; }
     int bytes() const noexcept { return nbytes_; }
 
+    // The query's non-zero words, in the order matches() tests them:
+    // word(i) at byte offset word_offset(i) of a signature.
+    int words() const noexcept { return nwords_; }
+    uint64_t word(int i) const noexcept { return word_[i]; }
+    uint16_t word_offset(int i) const noexcept { return offset_[i]; }
+
 private:
     void add(int off, uint64_t w) noexcept
     {
@@ -144,61 +163,12 @@ private:
         nwords_++;
     }
 
-    int nbytes_ = 0;
-    int nwords_ = 0;
-    bool short_ = false;
-    uint16_t offset_[kMaxSignatureBytes / 8 + 1] = {};
-    uint64_t word_[kMaxSignatureBytes / 8 + 1] = {};
+    int nbytes_;
+    int nwords_;
+    bool short_;
+    uint16_t offset_[kMaxSignatureBytes / 8];
+    uint64_t word_[kMaxSignatureBytes / 8];
 };
-
-// Masks of which at least one must match: the elements of an IN list.
-// OR-ing their signatures into one mask would be wrong (a row could hold
-// half the bits of one element and half of another): each is tested alone.
-struct MaskGroup {
-    const SignatureMask *masks;
-    int count;
-};
-
-// A whole scan's test: every bit of base, and one mask of each group.
-class QueryMatcher {
-public:
-    QueryMatcher(const SignatureMask &base, const MaskGroup *groups, int ngroups) noexcept
-        : base_(base), groups_(groups), ngroups_(ngroups)
-    {
-    }
-
-    bool matches(const uint8_t *sig) const noexcept
-    {
-        if (!base_.matches(sig))
-            return false;
-        for (int g = 0; g < ngroups_; g++) {
-            const MaskGroup &group = groups_[g];
-            int i = 0;
-            while (i < group.count && !group.masks[i].matches(sig))
-                i++;
-            if (i == group.count)
-                return false;
-        }
-        return true;
-    }
-
-    // As SignatureMask::match_array, for the whole query.
-    int match_array(const uint8_t *sigs, int count, uint16_t *out) const noexcept
-    {
-        if (ngroups_ == 0)
-            return base_.match_array(sigs, count, out);
-        int n = 0;
-        const uint8_t *sig = sigs;
-        for (int i = 0; i < count; i++, sig += base_.bytes())
-            if (matches(sig))
-                out[n++] = static_cast<uint16_t>(i);
-        return n;
-    }
-
-private:
-    const SignatureMask &base_;
-    const MaskGroup *groups_;
-    int ngroups_;
-};
+static_assert(std::is_trivial<SignatureMask>::value, "SignatureMask is plain data");
 
 } // namespace bloomidx
