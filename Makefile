@@ -9,7 +9,8 @@ PGFILEDESC = "bloomidx - Bloom signature index access method"
 
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o
 GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
-	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/alter_notice.o src/verify.o
+	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/alter_notice.o src/verify.o \
+	src/predict.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 SHLIB_LINK = -lstdc++
 
