@@ -15,7 +15,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 SHLIB_LINK = -lstdc++
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers basics nulls search maintenance unlogged options sizing false_positives validate types equality_traps verify planner randomized randomized_types parallel_build search_path
+REGRESS = helpers search_path basics nulls search maintenance unlogged options sizing false_positives validate types equality_traps verify planner randomized randomized_types parallel_build
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum
 ISOLATION_OPTS = --load-extension=bloomidx
