@@ -198,3 +198,13 @@ CREATE FUNCTION bloomidx_verify(index pg_catalog.regclass)
 RETURNS pg_catalog.void
 AS 'MODULE_PATHNAME', 'bloomidx_verify'
 LANGUAGE C;
+
+-- bloomidx_false_positive_rate(index, columns): the fraction of the rows
+-- that match none of its values which a query testing those columns
+-- (numbered from 1) still gets from the index, as the sizing model
+-- predicts for the index as built (src/predict.cpp).  Not STRICT: NULL is
+-- an error.
+CREATE FUNCTION bloomidx_false_positive_rate(index pg_catalog.regclass, columns pg_catalog.int4[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'bloomidx_false_positive_rate'
+LANGUAGE C STABLE;

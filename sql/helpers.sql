@@ -81,6 +81,37 @@ BEGIN
 END
 $$;
 
+-- The rows the Bitmap Index Scan of query returned, before the recheck:
+-- its matches and its false positives.
+CREATE FUNCTION index_candidates(query text) RETURNS float8
+LANGUAGE sql AS $$
+    SELECT (bitmap_index_node(query)->>'Actual Rows')::float8
+$$;
+
+-- The false-positive rate of tbl's bloomidx index, measured: over
+-- conditions that no row of tbl meets (checked), the mean fraction of its
+-- rows that the index still returns.
+CREATE FUNCTION miss_rate(tbl text, conds text[]) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+    nrows float8;
+    matches bigint;
+    candidates float8 := 0;
+    cond text;
+BEGIN
+    EXECUTE format('SELECT count(*), count(*) FILTER (WHERE %s) FROM %s',
+                   array_to_string(conds, ' OR '), tbl)
+        INTO nrows, matches;
+    IF matches > 0 THEN
+        RAISE EXCEPTION '% rows of % meet one of %: not misses', matches, tbl, conds;
+    END IF;
+    FOREACH cond IN ARRAY conds LOOP
+        candidates := candidates + index_candidates(format('SELECT * FROM %s WHERE %s', tbl, cond));
+    END LOOP;
+    RETURN candidates / (nrows * cardinality(conds));
+END
+$$;
+
 -- The tally of a randomized test: checks 'SELECT id FROM tbl WHERE cond'
 -- with index_vs_seqscan and says 'different' (after a NOTICE naming the
 -- condition), 'rows' or 'empty'.

@@ -4,8 +4,9 @@
 -- come earlier in the path (or in the schema the extension goes into)
 -- are never picked up; it never takes over an object that exists already;
 -- and none of its functions is SECURITY DEFINER or trusts the caller's
--- search_path.  Runs last: it drops and recreates the extension, which
--- drops every bloomidx index the earlier tests left.
+-- search_path.  Runs first after the helpers: it drops and recreates the
+-- extension, which drops every bloomidx index, and those the later tests
+-- leave are verified after the run (test/run-tests.sh, regress_wal_check).
 --
 
 -- Look-alikes of what the script refers to: the hash functions of the
@@ -55,7 +56,7 @@ SELECT 1 = 2 AS "1 = 2", 'x'::text = 'y' AS "'x' = 'y'",
        hashtextextended('x', 0) AS hashtextextended,
        pg_typeof(1::int8) <> 'bigint'::regtype AS "int8 is not bigint";
 
-SET client_min_messages = warning;	-- the earlier tests' indexes go
+SET client_min_messages = warning;	-- quiet about what CASCADE drops
 DROP EXTENSION bloomidx CASCADE;
 RESET client_min_messages;
 

@@ -187,5 +187,6 @@ extern "C" void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
 /* validate.cpp */
 extern "C" bool bloomidx_validate(Oid opclassoid);
 extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
+extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* predict.cpp */
 
 #endif							/* BLOOMIDX_H */

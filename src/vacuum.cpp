@@ -3,9 +3,43 @@
  * compacted in place (live entries moved down, both arrays) under Generic
  * WAL, and its free space goes to the free space map, where inserts find
  * it.
+ *
+ * A damaged data page is skipped with a WARNING (ERRCODE_INDEX_CORRUPTED,
+ * naming the index and the block, hint REINDEX), not an ERROR: an ERROR
+ * would stop every VACUUM of the table, autovacuum's included, until
+ * someone runs REINDEX, and with it the table's freezing, on the way to a
+ * wraparound shutdown.  Skipping is safe: the page keeps its entries, and
+ * it is recorded as full so that no insert is sent to it.  Entries of dead
+ * tuples left behind point at TIDs the heap's VACUUM frees, which a later
+ * row may reuse; but bloomidx answers bitmap scans only, and marks every
+ * TID for recheck, so the bitmap heap scan always fetches the tuple now at
+ * that TID (none if the slot is unused, even on an all-visible page) and
+ * drops it unless it satisfies the query: a stale entry costs a fetch,
+ * never a wrong answer.  The damage does not go unnoticed:
+ * every scan that reads the page and bloomidx_verify still raise it as an
+ * ERROR, as before, until REINDEX rebuilds the index.  A damaged metapage
+ * still stops VACUUM: no data page can be read without it, and every scan
+ * and insert fails as well.
  */
 #include "bloomidx.h"
 
+/* Whether a data page is sound; if not, says so (see above). */
+static bool
+page_is_sound(Relation index, BlockNumber blkno, Page page, const bloomidx::RowPageGeometry *g)
+{
+	bloomidx::PageProblem problem = bloomidx::check_row_page((const uint8 *) page, *g);
+
+	if (problem == bloomidx::PageProblem::None)
+		return true;
+	ereport(WARNING,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail("%s.  VACUUM skipped the page and keeps its entries.",
+					   bloomidx::page_problem_text(problem)),
+			 errhint("Please REINDEX it.")));
+	return false;
+}
 
 /* Removes dead entries of one locked page; returns how many. */
 static uint32
@@ -72,7 +106,13 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		if (!PageIsNew(page))
 		{
-			bloomidx_check_data_page(index, blkno, page, &g);
+			if (!page_is_sound(index, blkno, page, &g))
+			{
+				/* Its count cannot be trusted: nothing counted, no room. */
+				UnlockReleaseBuffer(buffer);
+				RecordPageWithFreeSpace(index, blkno, 0);
+				continue;
+			}
 			if (callback)
 				stats->tuples_removed +=
 					compact_page(index, buffer, &g, callback, callback_state);

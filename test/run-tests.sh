@@ -7,7 +7,9 @@
 # extension, then runs the suites:
 #   build        make -j2 && make install
 #   unit         make unittest (C++ core, GoogleTest)
-#   regress      make installcheck (pg_regress) against a throwaway cluster
+#   regress      make installcheck (pg_regress) against a throwaway cluster,
+#                then a crash and recovery that checks the run's WAL
+#                (regress_wal_check)
 #   tap          prove test/t/*.pl (crash recovery, streaming replica)
 # Each suite runs even if an earlier one failed (except that regress and tap
 # need the build).  Ends with "N passed, N failed" (N = suites) and exits
@@ -48,9 +50,71 @@ suite_unit() {
 	timeout -k 10 "$SUITE_TIMEOUT" make unittest PG_CONFIG="$PG_CONFIG"
 }
 
+# The regression cluster keeps every page the tests dirty in memory and
+# takes no checkpoint, so that crash recovery afterwards replays the WAL of
+# the whole run onto the pages as they were before it; and it checks each
+# Generic WAL record (all bloomidx writes) on replay against an image of
+# the page taken when the record was made.
+REGRESS_SETTINGS="
+checkpoint_timeout = 1d
+max_wal_size = 64GB
+shared_buffers = 1GB
+bgwriter_lru_maxpages = 0
+wal_consistency_checking = 'generic'
+log_checkpoints = on"
+
+regress_sql() { cluster_psql -At -c "$1" "${@:2}"; }
+
+# A page change that is not WAL-logged makes the replay fail ("inconsistent
+# page found": a later record of the page does not lead to its image) or,
+# for the last change of a page, leaves an entry missing that
+# bloomidx_verify reports.  So: check that no checkpoint cut the run short,
+# crash, recover, and verify every bloomidx index of every database.
+regress_wal_check() {
+	local checkpoint="$1" wal_start="$2" start=$SECONDS
+	if [[ "$(regress_sql 'SELECT checkpoint_lsn FROM pg_control_checkpoint()')" != "$checkpoint" ]]; then
+		warn "wal check: a checkpoint ran during the tests, so recovery would not replay them all"
+		cluster_print_logs
+		return 1
+	fi
+	log "wal check: $(regress_sql "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal_start') / 1048576)") MB of WAL to replay"
+	local log_size
+	log_size="$(stat -c %s "$CLUSTER_DIR/server.log")"
+	cluster_crash_restart || return 1
+	if tail -c "+$((log_size + 1))" "$CLUSTER_DIR/server.log" | grep -E 'PANIC|FATAL|ERROR'; then
+		warn "wal check: errors in recovery"
+		return 1
+	fi
+	local db schema count total=0
+	for db in $(regress_sql "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate"); do
+		schema="$(regress_sql "SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'bloomidx'" -d "$db")"
+		[[ -n "$schema" ]] || continue
+		# Indexes of temporary tables are gone, those not ready cannot be
+		# verified (bloomidx_verify says why); unlogged ones are empty now.
+		count="$(regress_sql "SELECT count(*) FROM pg_index i
+			JOIN pg_class c ON c.oid = i.indexrelid
+			JOIN pg_am am ON am.oid = c.relam AND am.amname = 'bloomidx'
+			CROSS JOIN LATERAL $schema.bloomidx_verify(i.indexrelid) v
+			WHERE c.relkind = 'i' AND c.relpersistence <> 't' AND i.indisready" -d "$db")" || {
+			warn "wal check: an index of database $db fails bloomidx_verify after recovery"
+			return 1
+		}
+		log "wal check: $count bloomidx indexes of database $db verified"
+		total=$((total + count))
+	done
+	if ((total == 0)); then
+		warn "wal check: the tests left no bloomidx index to verify"
+		return 1
+	fi
+	log "wal check: recovery and verification took $((SECONDS - start))s"
+}
+
 suite_regress() {
 	cluster_trap
-	cluster_start "$REGRESS_PORT" bloomidx-regress
+	cluster_start "$REGRESS_PORT" bloomidx-regress "$REGRESS_SETTINGS"
+	local checkpoint wal_start
+	checkpoint="$(regress_sql 'SELECT checkpoint_lsn FROM pg_control_checkpoint()')"
+	wal_start="$(regress_sql 'SELECT pg_current_wal_lsn()')"
 	rm -f regression.diffs regression.out output_iso/regression.diffs
 	local rc=0
 	# pg_regress is only a client here: it may run as root against the
@@ -71,6 +135,7 @@ suite_regress() {
 		cluster_print_logs
 		return "$rc"
 	fi
+	regress_wal_check "$checkpoint" "$wal_start"
 }
 
 suite_tap() {

@@ -1,10 +1,14 @@
 # shellcheck shell=bash
 # A throwaway PostgreSQL cluster for tests and the demo.  Source it.
 #
-#   cluster_start <port> [name]   initdb + start in a fresh temp folder, owned
+#   cluster_start <port> [name] [settings]
+#                                 initdb + start in a fresh temp folder, owned
 #                                 by the postgres OS user; sets and exports
 #                                 PGHOST (the socket folder), PGPORT, PGDATA,
-#                                 PGUSER, PGDATABASE, CLUSTER_DIR
+#                                 PGUSER, PGDATABASE, CLUSTER_DIR; settings
+#                                 (postgresql.conf lines) override the defaults
+#   cluster_crash_restart         stop it as a crash would (immediate) and
+#                                 start it again: crash recovery
 #   cluster_psql [psql args]      psql -X -v ON_ERROR_STOP=1 against it
 #   cluster_stop                  stop it (fast, then immediate) and remove the
 #                                 folder; safe to call twice or with no cluster
@@ -34,7 +38,7 @@ cluster_trap() {
 }
 
 cluster_start() {
-	local port="${1:?cluster_start: port required}" name="${2:-bloomidx}"
+	local port="${1:?cluster_start: port required}" name="${2:-bloomidx}" settings="${3:-}"
 	[[ "$port" =~ ^[0-9]+$ ]] || die "cluster_start: bad port '$port'"
 	[[ -z "$CLUSTER_DIR" ]] || die "cluster_start: a cluster is already running in $CLUSTER_DIR"
 	[[ -n "${PG_BINDIR:-}" ]] || pg_env_init
@@ -73,7 +77,13 @@ cluster_start() {
 		log_min_messages = warning
 		log_line_prefix = '%m [%p] '
 	EOF
+	printf '%s\n' "$settings" >>"$PGDATA/postgresql.conf"
 	log "cluster: starting on socket $PGHOST port $PGPORT"
+	cluster_pg_ctl_start || return 1
+	log "cluster: up (PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER)"
+}
+
+cluster_pg_ctl_start() {
 	if ! (cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/pg_ctl" -D "$PGDATA" \
 		-l "$CLUSTER_DIR/server.log" -w -t 120 start >"$CLUSTER_DIR/pg_ctl.log" 2>&1); then
 		warn "pg_ctl start failed"
@@ -86,7 +96,18 @@ cluster_start() {
 		cluster_print_logs
 		return 1
 	}
-	log "cluster: up (PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER)"
+}
+
+cluster_crash_restart() {
+	[[ -n "$CLUSTER_DIR" ]] || die "cluster_crash_restart: no cluster"
+	log "cluster: immediate stop, then crash recovery"
+	(cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/pg_ctl" -D "$PGDATA" -m immediate -w -t 60 stop \
+		>"$CLUSTER_DIR/pg_ctl.log" 2>&1) || {
+		warn "immediate stop failed"
+		print_file "$CLUSTER_DIR/pg_ctl.log" 50
+		return 1
+	}
+	cluster_pg_ctl_start
 }
 
 cluster_psql() {

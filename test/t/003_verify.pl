@@ -7,7 +7,7 @@
 # the block or the row; a query through a corrupted page raises an error
 # too.  After each corruption the server is still up, accepting connections,
 # and no backend crashed.  A page left all zeros by an interrupted extension
-# is fine.
+# is fine.  VACUUM over a damaged page warns, skips it and completes.
 use strict;
 use warnings;
 
@@ -365,6 +365,62 @@ with_corruption(
 		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $query"),
 			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $query"),
 			'format version 4: after REINDEX the index finds what a sequential scan finds');
+	});
+
+# ------------------------------------------------------------------------
+# VACUUM over a damaged page (src/vacuum.cpp says why): a WARNING naming the
+# index and the block, and the page skipped, so that the table's VACUUM
+# completes, removes its dead tuples and freezes; scans and bloomidx_verify
+# still report the damage, and REINDEX clears it.  A table of its own, with
+# no autovacuum to remove the dead tuples first.
+
+create_test_table($node, 'vd');
+load_rows($node, 'vd', 1, 3000);
+$node->safe_psql('postgres', q{
+ALTER TABLE vd SET (autovacuum_enabled = false);
+CREATE INDEX vd_bl ON vd USING bloomidx (a, b, c, d);
+DELETE FROM vd WHERE id % 2 = 0;
+});
+$file = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('vd_bl')");
+my $vd_query = "SELECT count(*) FROM vd WHERE a = $a5";
+my $frozen_before =
+  $node->safe_psql('postgres', "SELECT relfrozenxid FROM pg_class WHERE relname = 'vd'");
+with_corruption(
+	label  => 'VACUUM over a damaged page',
+	keep   => 1,    # REINDEX below gives the index a new file
+	mutate => sub {
+		my $b = shift;
+		set_u16($b, $blk1 + 12, u16($b, $blk1 + 12) - $sigbytes);    # pd_lower
+	},
+	check => sub {
+		my ($ret, $err) = psql_verbose('VACUUM (FREEZE) vd');
+		is($ret, 0, 'damaged page: VACUUM completes') or diag $err;
+		like($err,
+			qr/WARNING:  XX002: index "vd_bl" contains a corrupted page at block 1\b.*\n.*DETAIL:  page header bounds out of place\.  VACUUM skipped the page.*\n.*HINT:  Please REINDEX it\./,
+			'damaged page: VACUUM warns with XX002, naming the index and the block');
+		is( $node->safe_psql('postgres',
+				"SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'vd'"),
+			'0', 'damaged page: the dead tuples are removed from the table');
+		isnt(
+			$node->safe_psql('postgres',
+				"SELECT relfrozenxid FROM pg_class WHERE relname = 'vd'"),
+			$frozen_before,
+			'damaged page: the table is frozen (relfrozenxid moves)');
+		($ret, $err) = psql_verbose("SELECT bloomidx_verify('vd_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "vd_bl" contains a corrupted page at block 1\b/,
+			'damaged page: bloomidx_verify still reports it');
+		($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $vd_query");
+		like($err,
+			qr/ERROR:  XX002: index "vd_bl" contains a corrupted page at block 1\b/,
+			'damaged page: a query through the index still reports it');
+		$node->safe_psql('postgres', 'REINDEX INDEX vd_bl');
+		($ret, $err) = psql_verbose("SELECT bloomidx_verify('vd_bl')");
+		is($ret, 0, 'damaged page: REINDEX clears it') or diag $err;
+		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $vd_query"),
+			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $vd_query"),
+			'damaged page: after REINDEX the index finds what a sequential scan finds');
 	});
 
 $node->stop;
