@@ -110,6 +110,7 @@ BlockNumber bloomidx_insert_block(Relation index);
 void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
 pg_attribute_noreturn() void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 															const char *detail);
+void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);
 pg_attribute_noreturn() void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
 														  bloomidx::PageProblem problem);
 void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,

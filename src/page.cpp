@@ -46,16 +46,32 @@ bloomidx_fill_metapage(Relation index, Page page)
 	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(MetaPageData);
 }
 
-/* The one report of a damaged page: by scans, inserts, vacuum and verify. */
-void
-bloomidx_report_corrupted_page(Relation index, BlockNumber blkno, const char *detail)
+/*
+ * The one report of a damaged page: an ERROR by scans, inserts and verify,
+ * a WARNING by VACUUM, which skips the page (vacuum.cpp says why).
+ */
+static void
+report_corrupted_page(int elevel, Relation index, BlockNumber blkno, const char *detail)
 {
-	ereport(ERROR,
+	ereport(elevel,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("index \"%s\" contains a corrupted page at block %u",
 					RelationGetRelationName(index), blkno),
 			 errdetail("%s", detail),
 			 errhint("Please REINDEX it.")));
+}
+
+void
+bloomidx_report_corrupted_page(Relation index, BlockNumber blkno, const char *detail)
+{
+	report_corrupted_page(ERROR, index, blkno, detail);
+	pg_unreachable();
+}
+
+void
+bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail)
+{
+	report_corrupted_page(WARNING, index, blkno, detail);
 }
 
 void

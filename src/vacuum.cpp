@@ -31,13 +31,9 @@ page_is_sound(Relation index, BlockNumber blkno, Page page, const bloomidx::RowP
 
 	if (problem == bloomidx::PageProblem::None)
 		return true;
-	ereport(WARNING,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" contains a corrupted page at block %u",
-					RelationGetRelationName(index), blkno),
-			 errdetail("%s.  VACUUM skipped the page and keeps its entries.",
-					   bloomidx::page_problem_text(problem)),
-			 errhint("Please REINDEX it.")));
+	bloomidx_warn_corrupted_page(index, blkno,
+								 psprintf("%s.  VACUUM skipped the page and keeps its entries.",
+										  bloomidx::page_problem_text(problem)));
 	return false;
 }
 
