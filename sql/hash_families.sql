@@ -27,6 +27,24 @@ SELECT count(*) AS through_index FROM bp WHERE c = 'abc';
 RESET enable_seqscan;
 SELECT count(*) AS by_seqscan FROM bp WHERE c = 'abc';
 
+-- Arrays of a domain over char(n) too; but inside a composite or a range,
+-- PostgreSQL's hash functions reach hashbpcharextended with the blanks: such
+-- a column is refused, at CREATE INDEX, rather than answered wrongly.
+CREATE DOMAIN hf_code AS char(8) COLLATE hf_ci;
+CREATE TABLE bpn (id int, d hf_code[], r int);
+INSERT INTO bpn SELECT i, ARRAY[CASE WHEN i % 50 = 0 THEN 'abc' ELSE md5(i::text) END]::hf_code[], i
+FROM generate_series(1, 2000) i;
+CREATE INDEX bpn_bl ON bpn USING bloomidx (d);
+SELECT index_vs_seqscan('SELECT id FROM bpn WHERE d = ARRAY[''ABC  '']::hf_code[]');
+CREATE TYPE hf_pair AS (c char(8) COLLATE hf_ci, n int);
+CREATE TYPE hf_range AS RANGE (subtype = bpchar, collation = hf_ci);
+ALTER TABLE bpn ADD COLUMN p hf_pair[], ADD COLUMN g hf_range[];
+CREATE INDEX bpn_p ON bpn USING bloomidx (p);
+CREATE INDEX bpn_g ON bpn USING bloomidx (r, g);
+DROP TABLE bpn;
+DROP TYPE hf_pair, hf_range;
+DROP DOMAIN hf_code;
+
 -- Under a deterministic collation char(n) hashes its bytes without the
 -- trailing blanks: the same answers, and rows that differ only there match.
 CREATE TABLE bpd (id int, c char(6) COLLATE "C", a char(6)[] COLLATE "C");

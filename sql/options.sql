@@ -97,6 +97,14 @@ FROM (VALUES ('a = 3 AND b = 13'), ('b = 17'), ('c = ''c15''')) AS v(q);
 -- in 16 bits, two cannot) is checked by the partitions' builds, and the
 -- error names the partition's index.
 CREATE INDEX ON topt_part USING bloomidx (a, b) WITH (false_positive_rate = 0.0001, length = 16);
+-- A colN past the columns is rejected by a plain index's build, but a
+-- partitioned index cannot know its columns when given it: its
+-- partitions' indexes ignore it with a WARNING, and partitions still come.
+CREATE INDEX topt_part_c3 ON topt_part USING bloomidx (a) WITH (col3 = 5);
+CREATE TABLE topt_part3 PARTITION OF topt_part FOR VALUES FROM (20) TO (30);
+INSERT INTO topt_part VALUES (23, 1, 'x'), (23, 2, 'y'), (24, 1, 'z');
+SELECT q, index_vs_seqscan('SELECT a, b FROM topt_part WHERE ' || q)
+FROM (VALUES ('a = 23'), ('a = 3')) AS v(q);
 DROP TABLE topt_part, topt_part2;
 
 -- So does ALTER INDEX ... SET, for whatever does not depend on the

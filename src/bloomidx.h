@@ -98,7 +98,7 @@ void		bloomidx_register_options(void);
 extern "C" bytea *bloomidx_options(Datum reloptions, bool validate);
 void		bloomidx_options_for_build(Relation index, uint16 *signature_bits,
 									   uint16 *column_bits);
-void		bloomidx_report_sizing(Relation index);
+void		bloomidx_report_sizing(Relation index, bool warn);
 
 /* page.cpp */
 void		bloomidx_init_page(Page page, uint16 flags);
@@ -111,6 +111,7 @@ void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
 pg_attribute_noreturn() void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 															const char *detail);
 void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);
+pg_attribute_noreturn() void bloomidx_report_not_built(Relation index);
 pg_attribute_noreturn() void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
 														  bloomidx::PageProblem problem);
 void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,

@@ -148,7 +148,9 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
 	write_metapage(index);
-	bloomidx_report_sizing(index);
+	/* Created now (CREATE INDEX, or the build of CREATE INDEX CONCURRENTLY), not rebuilt. */
+	bloomidx_report_sizing(index, index->rd_createSubid != InvalidSubTransactionId ||
+						   indexInfo->ii_Concurrent);
 
 	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
 	int			nworkers = bloomidx_parallel_build_workers(heap, index, indexInfo);

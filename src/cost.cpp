@@ -6,9 +6,9 @@
  * The heap rows it sends to recheck are the true matches plus the false
  * positives the signature lets through, which core/sizing.cpp predicts
  * for the columns the query tests (once per combination of the IN lists'
- * elements).  An IN list whose distinct elements do not fit in work_mem
- * tests no bits at run time (scan.cpp): it is costed so, as keeping every
- * row.
+ * elements).  An IN list whose distinct elements do not fit in work_mem,
+ * or so many that most rows would pass one of them, tests no bits at run
+ * time (scan.cpp): it is costed so, as keeping every row.
  *
  * Calibration, by EXPLAIN ANALYZE on a cached table of 1 M rows: a
  * sequential scan spends about 65 ns a row on its cpu_tuple_cost +
@@ -111,6 +111,16 @@ in_list_fits(const bloomidx::MetaPageData *meta, int column, double n)
 	return n <= (double) bloomidx::HashSet::capacity(slots);
 }
 
+/* The predicted false-positive rate of a query on columns. */
+static double
+columns_false_positive_rate(const bloomidx::MetaPageData *meta, uint32 columns)
+{
+	double		rate = bloomidx::false_positive_rate(meta->signature_bits, meta->column_bits,
+													 meta->ncolumns, columns);
+
+	return rate < 0 ? 1.0 : rate;
+}
+
 static KeyShape
 key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta)
 {
@@ -137,6 +147,9 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 				if (n < 0 || !in_list_fits(meta, iclause->indexcol, n))
 					continue;	/* every row a candidate */
 				shape.hashed += n;
+				/* So many that most rows pass: not tested either (scan.cpp). */
+				if (n > 1 && n * columns_false_positive_rate(meta, column) >= 1.0)
+					continue;
 				if (n > 1)
 				{
 					shape.alternatives *= n;
@@ -150,16 +163,6 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 		}
 	}
 	return shape;
-}
-
-/* The predicted false-positive rate of a query on columns. */
-static double
-columns_false_positive_rate(const bloomidx::MetaPageData *meta, uint32 columns)
-{
-	double		rate = bloomidx::false_positive_rate(meta->signature_bits, meta->column_bits,
-													 meta->ncolumns, columns);
-
-	return rate < 0 ? 1.0 : rate;
 }
 
 void
@@ -192,7 +195,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * that pass it (all, without equalities) against the IN lists'
 	 * elements.
 	 */
-	double		reaching_lists = shape.base_columns
+	double		reaching_lists = shape.elements > 0 && shape.base_columns
 		? columns_false_positive_rate(&meta, shape.base_columns) : 1.0;
 	double		per_signature = cpu_operator_cost *
 		(kSignatureTest + kElementTest * shape.elements * reaching_lists);

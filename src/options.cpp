@@ -201,13 +201,21 @@ bloomidx_options_for_build(Relation index, uint16 *signature_bits, uint16 *colum
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
+	/*
+	 * A colN past the columns is a mistake, rejected; but a partition's
+	 * index inherits its options from a partitioned index, which took them
+	 * without knowing its columns (bloomidx_options): there it is ignored
+	 * with a WARNING, so that PARTITION OF and ATTACH PARTITION still work.
+	 */
 	for (int i = ncolumns; opts && i < INDEX_MAX_KEYS; i++)
 		if (opts->column_bits[i] > 0)
-			ereport(ERROR,
+			ereport(index->rd_rel->relispartition ? WARNING : ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg_plural("col%d = %d is given, but the index has only %d column",
 								   "col%d = %d is given, but the index has only %d columns",
 								   ncolumns, i + 1, opts->column_bits[i], ncolumns),
+					 index->rd_rel->relispartition ?
+					 errdetail("The partition's index ignores it.") : 0,
 					 errhint("Leave out \"col%d\": \"colN\" gives the bits of the index's Nth column.",
 							 i + 1)));
 	sizing_request(opts, ncolumns, &req);
@@ -221,13 +229,15 @@ bloomidx_options_for_build(Relation index, uint16 *signature_bits, uint16 *colum
 }
 
 /*
- * What the index was built with (DEBUG1), and a WARNING where options given
- * without a rate leave it far from the default target.  ambuild calls this
- * once its metapage is written, and not bloomidx_options_for_build, which
- * ambuildempty calls again for an unlogged index's init fork.
+ * What the index was built with (DEBUG1), and, when `warn` (the index is
+ * being created, not rebuilt by REINDEX, VACUUM FULL or CLUSTER), a
+ * WARNING where options given without a rate leave it far from the default
+ * target.  ambuild calls this once its metapage is written, and not
+ * bloomidx_options_for_build, which ambuildempty calls again for an
+ * unlogged index's init fork.
  */
 void
-bloomidx_report_sizing(Relation index)
+bloomidx_report_sizing(Relation index, bool warn)
 {
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	BloomidxOptions *opts = (BloomidxOptions *) index->rd_options;
@@ -252,7 +262,7 @@ bloomidx_report_sizing(Relation index)
 			(errmsg_internal("bloomidx index \"%s\": length %d, bits per column %s, highest single-column false-positive rate %.3g",
 							 RelationGetRelationName(index), meta->signature_bits, bits_text.data,
 							 worst)));
-	if (worst > WARN_FALSE_POSITIVE_RATE && !(opts && opts->false_positive_rate > 0))
+	if (warn && worst > WARN_FALSE_POSITIVE_RATE && !(opts && opts->false_positive_rate > 0))
 		ereport(WARNING,
 				(errmsg("options of bloomidx index \"%s\" give a predicted false-positive rate of %.3g%%",
 						RelationGetRelationName(index), worst * 100),

@@ -68,6 +68,22 @@ bloomidx_report_corrupted_page(Relation index, BlockNumber blkno, const char *de
 	pg_unreachable();
 }
 
+/*
+ * An index whose file is empty: a CREATE INDEX CONCURRENTLY that failed or
+ * was cancelled before its build, or has not reached it yet.
+ */
+void
+bloomidx_report_not_built(Relation index)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("index \"%s\" is not built", RelationGetRelationName(index)),
+			 errdetail("Its file is empty: CREATE INDEX CONCURRENTLY failed or was cancelled before building it, or is still running."),
+			 errhint("REINDEX INDEX %s; builds it.",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+												RelationGetRelationName(index)))));
+}
+
 void
 bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail)
 {
@@ -149,7 +165,7 @@ bloomidx_cached_meta(Relation index)
 	PageProblem problem = PageProblem::None;
 
 	if (RelationGetNumberOfBlocks(index) == 0)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, PageProblem::NotBloomidx);
+		bloomidx_report_not_built(index);
 
 	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
 

@@ -46,9 +46,10 @@ typedef struct ParallelBuildShared
  * access method's amcanbuildparallel), index_build decides only for btree
  * and leaves ii_ParallelWorkers at 0 for every other access method, so the
  * same decision is made here, under index_build's own conditions.  Its
- * callers that forbid a parallel build (bootstrap; rebuilding the indexes
- * of a table truncated in its creating transaction) do so for tables of no
- * blocks, for which the planner chooses no workers either.
+ * one caller outside bootstrap that forbids a parallel build rebuilds the
+ * indexes of a table truncated in its creating transaction: an empty
+ * table, for which the planner chooses no workers unless the table's
+ * parallel_workers option asks for some, and then they find nothing to do.
  */
 int
 bloomidx_parallel_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)

@@ -11,6 +11,7 @@
 #include "core/hash.hpp"
 #include "core/in_list.hpp"
 #include "core/positions.hpp"
+#include "core/sizing.hpp"
 
 
 typedef struct ScanOpaque
@@ -24,6 +25,7 @@ typedef struct ScanOpaque
 	uint16		matches[bloomidx::kMaxPageEntries];
 	ItemPointerData tids[bloomidx::kMaxPageEntries];
 	Page		copy;			/* long IN lists: a page tested unlocked */
+	double		column_rate[INDEX_MAX_KEYS];	/* -1: not computed yet */
 } ScanOpaque;
 
 /*
@@ -47,6 +49,8 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 	so->lists = NULL;
 	so->nlists = 0;
 	so->elements = 0;
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		so->column_rate[i] = -1;
 	scan->opaque = so;
 	return scan;
 }
@@ -147,6 +151,22 @@ add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
 }
 
 /*
+ * The predicted false-positive rate of an equality on column `column`
+ * alone, computed once per scan (core/sizing.cpp's exact model).
+ */
+static double
+column_false_positive_rate(ScanOpaque *so, int column)
+{
+	const bloomidx::MetaPageData *meta = &so->state.meta;
+
+	if (so->column_rate[column] < 0)
+		so->column_rate[column] = bloomidx::false_positive_rate(meta->signature_bits,
+																meta->column_bits,
+																meta->ncolumns, 1u << column);
+	return so->column_rate[column];
+}
+
+/*
  * Builds the masks from the scan keys, in the current memory context;
  * false when no row can match (an equality with NULL, an IN list of NULLs
  * or of nothing).
@@ -219,6 +239,14 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			ereport(DEBUG1,
 					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has more distinct values than work_mem holds; its bits are not tested, and the recheck decides",
 									 column + 1, RelationGetRelationName(index))));
+		else if (n > 1 && n * column_false_positive_rate(so, column) >= 1.0)
+		{
+			/* Nearly every row would pass some element: testing them all is wasted. */
+			pfree(hashes);
+			ereport(DEBUG1,
+					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has %lld distinct values, so many that most rows would pass one of them; its bits are not tested, and the recheck decides",
+									 column + 1, RelationGetRelationName(index), (long long) n)));
+		}
 		else if (n == 1)
 			bloomidx::add_value(query, m, bits, hashes[0]);
 		else

@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "utils/typcache.h"
+#include "utils/rangetypes.h"
 #include "utils/uuid.h"
 }
 
@@ -125,6 +126,68 @@ function_kind(Oid hash_proc)
 	}
 }
 
+/*
+ * Whether values of type, compared under collation, hold a char(n) under a
+ * nondeterministic collation anywhere (in an array, a composite, a range).
+ */
+static bool
+holds_nondeterministic_bpchar(Oid type, Oid collation)
+{
+	check_stack_depth();
+	type = getBaseType(type);
+	if (type == BPCHAROID)
+		return OidIsValid(collation) && !is_deterministic(collation);
+
+	Oid			element = get_element_type(type);
+
+	if (OidIsValid(element))
+		return holds_nondeterministic_bpchar(element, collation);
+	if (type_is_rowtype(type) && type != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(type, -1);
+		bool		found = false;
+
+		for (int i = 0; i < desc->natts && !found; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			found = !att->attisdropped &&
+				holds_nondeterministic_bpchar(att->atttypid, att->attcollation);
+		}
+		ReleaseTupleDesc(desc);
+		return found;
+	}
+	if (type_is_range(type))
+		return holds_nondeterministic_bpchar(get_range_subtype(type), get_range_collation(type));
+	if (type_is_multirange(type))
+		return holds_nondeterministic_bpchar(get_multirange_range(type), InvalidOid);
+	return false;
+}
+
+/*
+ * Refuses a type whose equal values PostgreSQL's hash functions can hash
+ * apart: char(n) under a nondeterministic collation nested in a composite
+ * or a range, whose hash reaches hashbpcharextended with its trailing
+ * blanks.  (A char(n), or an array of them, is hashed without them by
+ * bpchar_function_hash.)
+ */
+static void
+check_hashable_type(Relation index, int column, Oid type, Oid collation)
+{
+	Oid			base = getBaseType(type);
+	Oid			element = get_element_type(base);
+
+	if (base == BPCHAROID || (OidIsValid(element) && getBaseType(element) == BPCHAROID))
+		return;
+	if (holds_nondeterministic_bpchar(base, collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloomidx cannot hash type %s in column %d of index \"%s\"",
+						format_type_be(type), column + 1, RelationGetRelationName(index)),
+				 errdetail("It holds char(n) values under a nondeterministic collation inside a composite or range, which PostgreSQL's hash functions hash with their trailing blanks although equality ignores them."),
+				 errhint("Use varchar or text there, or a deterministic collation.")));
+}
+
 /* How CREATE INDEX hashes column `column`: bloomidx::kHashByValue or kHashByFunction. */
 uint8
 bloomidx_column_hashing(Relation index, int column)
@@ -185,6 +248,7 @@ bloomidx_key_hasher(Relation index, const BloomidxState *state, int column, Oid 
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("operator family of column %d of index \"%s\" has no hash function for type %s",
 						column + 1, RelationGetRelationName(index), format_type_be(key_type))));
+	check_hashable_type(index, column, key_type, own->collation);
 	uint8		hashing = state->meta.column_hashing[column];
 
 	if (hashing == bloomidx::kHashByValue && byte_class(proc, own->collation) != own->byte_class)
@@ -317,6 +381,8 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),
 					 errmsg("operator class of column %d of index \"%s\" has no hash support function",
 							i + 1, RelationGetRelationName(index))));
+		check_hashable_type(index, i, TupleDescAttr(RelationGetDescr(index), i)->atttypid,
+							index->rd_indcollation[i]);
 		init_hasher(&state->hasher[i], proc, index->rd_indcollation[i], i,
 					state->meta.column_hashing[i]);
 		/* Frozen as a byte path, which the column's own type must have. */

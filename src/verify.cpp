@@ -126,8 +126,7 @@ check_metapage(VerifyState *vs)
 	Relation	index = vs->index;
 
 	if (RelationGetNumberOfBlocks(index) == 0)
-		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-					"The index has no metapage: its file is empty.");
+		bloomidx_report_not_built(index);
 	copy_page(vs, bloomidx::kMetaBlock, NULL);
 
 	const uint8 *page = (const uint8 *) vs->page.data;

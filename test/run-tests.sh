@@ -69,7 +69,11 @@ regress_sql() { cluster_psql -At -c "$1" "${@:2}"; }
 # page found": a later record of the page does not lead to its image) or,
 # for the last change of a page, leaves an entry missing that
 # bloomidx_verify reports.  So: check that no checkpoint cut the run short,
-# crash, recover, and verify every bloomidx index of every database.
+# crash, recover, and verify every bloomidx index of every database.  (A
+# limit: pages read through a ring (VACUUM, bulk reads of indexes larger
+# than a quarter of shared_buffers) can be written out during the run, so
+# an unlogged last change to such a page could survive the crash unseen; the
+# TAP crash tests and wal_consistency_checking cover those paths too.)
 regress_wal_check() {
 	local checkpoint="$1" wal_start="$2" start=$SECONDS
 	if [[ "$(regress_sql 'SELECT checkpoint_lsn FROM pg_control_checkpoint()')" != "$checkpoint" ]]; then

@@ -8,7 +8,7 @@
 //
 // Row-wise data page (format 1), for signatures of S bytes and n entries:
 //
-//   [page header, 24 B][sig 0][sig 1]...[sig n-1][hole][tid n-1]...[tid 1][tid 0][special, 8 B]
+//   [page header, 24 B][sig 0][sig 1]...[sig n-1][hole][tid n-1]...[tid 1][tid 0][special, 16 B]
 //                                                ^pd_lower  ^pd_upper
 //
 // Signatures are stored back to back, apart from the 6-byte heap TIDs, so
@@ -17,8 +17,8 @@
 // line pointers and tuples, so the free space is one hole that pd_lower
 // and pd_upper bound exactly: Generic WAL neither diffs nor logs it, and a
 // full-page image leaves it out.  C, the capacity, is fixed by S: as many
-// (S + 6)-byte entries as fit in the 8,160 payload bytes, which is exactly
-// contrib/bloom's tuples per page.  Vacuum compacts entries [0, n).
+// (S + 6)-byte entries as fit in the 8,152 payload bytes, contrib/bloom's
+// tuples per page or one fewer.  Vacuum compacts entries [0, n).
 //
 // Entry sums: with data checksums off (initdb's default) nothing else
 // would notice a flipped bit in a signature, and a cleared bit loses a row
@@ -49,9 +49,9 @@ constexpr uint32_t kPdLowerOffset = 12;
 constexpr uint32_t kPdUpperOffset = 14;
 constexpr uint32_t kPdSpecialOffset = 16;
 
-// Special space of every bloomidx page: 16 bytes, as contrib/bloom's (so
-// a data page holds exactly as many entries as a contrib/bloom page), with
-// the page id last, where pg_filedump and other tools look for it.
+// Special space of every bloomidx page: 16 bytes (contrib/bloom's is 8;
+// the entry sums cost a data page at most one entry, 509 against 510 at 80
+// bits), with the page id last, where pg_filedump and other tools look.
 struct PageOpaque {
     uint16_t count;          // data page: live entries; metapage: 0
     uint16_t flags;          // kPageMeta or kPageData
