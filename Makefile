@@ -10,7 +10,7 @@ PGFILEDESC = "bloomidx - Bloom signature index access method"
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o
 GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
 	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/verify.o \
-	src/predict.o
+	src/predict.o src/ddl_check.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # No C++ runtime is linked: the glue and the core use no exceptions (built
 # with -fno-exceptions), no RTTI (-fno-rtti) and no operator new but

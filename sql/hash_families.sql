@@ -80,10 +80,39 @@ SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ANY (ARRAY[''v7'', ''v49
 SELECT (bitmap_index_node('SELECT id FROM hf_tn WHERE t = ''v42''::name')->>'Actual Rows')::int < 10 AS selective;
 INSERT INTO hf_tn VALUES (5001, 'v5001');
 SELECT index_vs_seqscan('SELECT id FROM hf_tn WHERE t = ''v5001''::name');
-DROP TABLE hf_tn;
+-- Under a nondeterministic collation, name's hash (its bytes) and text's
+-- (ICU sort keys) disagree on values "=" finds equal: a name key then
+-- tests no bits.
+CREATE COLLATION hf_ci2 (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE hf_tci (id int, t text COLLATE hf_ci2);
+INSERT INTO hf_tci SELECT i, 'v' || i FROM generate_series(1, 3000) i;
+INSERT INTO hf_tci VALUES (0, 'ABC'), (-1, 'abc');
+CREATE INDEX hf_tci_bl ON hf_tci USING bloomidx (t);
+SELECT q, index_vs_seqscan('SELECT id FROM hf_tci WHERE ' || q)
+FROM (VALUES ('t = ''abc''::name COLLATE hf_ci2'), ('t = ''V42''::name COLLATE hf_ci2'),
+             ('t = ''V42''')) AS x(q);
+DROP TABLE hf_tn, hf_tci;
+DROP COLLATION hf_ci2;
 ALTER OPERATOR FAMILY text_ops USING bloomidx DROP
     OPERATOR 1 (text, name),
     FUNCTION 1 (name, name);
+
+-- A family amvalidate rejects still answers right: date = timestamp is in
+-- no hash family (their hashes disagree: days against microseconds), so
+-- such a key tests no bits.
+ALTER OPERATOR FAMILY date_ops USING bloomidx ADD
+    OPERATOR 1 = (date, timestamp),
+    FUNCTION 1 (timestamp, timestamp) timestamp_hash_extended(timestamp, int8);
+CREATE TABLE hf_td (id int, d date);
+INSERT INTO hf_td SELECT i, '2020-01-01'::date + (i % 1000) FROM generate_series(1, 5000) i;
+CREATE INDEX hf_td_bl ON hf_td USING bloomidx (d);
+SELECT index_vs_seqscan('SELECT id FROM hf_td WHERE d = ''2020-01-05 00:00''::timestamp');
+SELECT index_vs_seqscan('SELECT id FROM hf_td WHERE d = ''2020-01-05''');
+DROP TABLE hf_td;
+ALTER OPERATOR FAMILY date_ops USING bloomidx DROP
+    OPERATOR 1 (date, timestamp),
+    FUNCTION 1 (timestamp, timestamp);
+
 
 -- Broken families are reported by amvalidate instead of answering wrongly:
 -- a cross-type "=" whose other type has no hash function here, and a hash

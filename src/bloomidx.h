@@ -188,7 +188,10 @@ extern "C" void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
 
 /* validate.cpp */
 extern "C" bool bloomidx_validate(Oid opclassoid);
+bool		bloomidx_hash_family_agrees(Oid opno, Oid lefttype, Oid righttype, Oid left_proc,
+										Oid right_proc, bool *hashable);
 extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
+extern "C" PGDLLEXPORT Datum bloomidx_ddl_check(PG_FUNCTION_ARGS);	/* ddl_check.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* predict.cpp */
 
 #endif							/* BLOOMIDX_H */

@@ -253,6 +253,24 @@ bloomidx_key_hasher(Relation index, const BloomidxState *state, int column, Oid 
 
 	if (hashing == bloomidx::kHashByValue && byte_class(proc, own->collation) != own->byte_class)
 		return NULL;
+
+	/*
+	 * The family may be one amvalidate rejects (nothing stops a user from
+	 * building on it): the key's "=" must belong to a hash family that hashes
+	 * both types with these functions.  And under a nondeterministic
+	 * collation only one function can agree with itself: another type's
+	 * (name's hashnameextended beside text's ICU sort keys) hashes bytes
+	 * that compare equal apart.
+	 */
+	Oid			opcintype = index->rd_opcintype[column];
+	Oid			opno = get_opfamily_member(index->rd_opfamily[column], opcintype, key_type,
+										   BLOOMIDX_EQUAL_STRATEGY);
+	bool		hashable;
+
+	if (!OidIsValid(opno) ||
+		!bloomidx_hash_family_agrees(opno, opcintype, key_type, own->proc.fn_oid, proc, &hashable) ||
+		(OidIsValid(own->collation) && !is_deterministic(own->collation) && proc != own->proc.fn_oid))
+		return NULL;
 	init_hasher(scratch, proc, own->collation, column, hashing);
 	return scratch;
 }

@@ -1,0 +1,81 @@
+/*
+ * ddl_check.cpp: the event trigger bloomidx_ddl_check, fired at the end of
+ * CREATE INDEX, ALTER INDEX and ALTER TABLE.  amoptions cannot know how
+ * many columns an index has, so it checks options only for the fewest
+ * columns they allow (options.cpp); what the real number of columns makes
+ * impossible (a colN past the last column, a rate that more columns cannot
+ * reach) is checked here, once the command has made the index and its
+ * options visible.  Without it, ALTER INDEX ... SET would store options
+ * that every later REINDEX, TRUNCATE, VACUUM FULL and restore of a dump
+ * fails on, and a partitioned index options that every new partition
+ * fails on.  The check raises the error the build would, naming the index,
+ * so the command is rolled back instead.
+ */
+#include "bloomidx.h"
+
+extern "C" {
+#include "commands/defrem.h"
+#include "commands/event_trigger.h"
+#include "executor/spi.h"
+
+PG_FUNCTION_INFO_V1(bloomidx_ddl_check);
+}
+
+/* The relations the current command created or altered, in *oids; how many. */
+static int
+commands_relations(Oid **oids)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "bloomidx: SPI_connect failed");
+	/* Schema-qualified: the caller's search_path must not matter. */
+	if (SPI_execute("SELECT objid FROM pg_catalog.pg_event_trigger_ddl_commands() "
+					"WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND objsubid = 0",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "bloomidx: could not read the event trigger's commands");
+
+	int			n = (int) SPI_processed;
+
+	/* In the caller's context: SPI_finish frees SPI's. */
+	*oids = (Oid *) MemoryContextAlloc(CurTransactionContext, Max(n, 1) * sizeof(Oid));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		(*oids)[i] = isnull ? InvalidOid : DatumGetObjectId(d);
+	}
+	SPI_finish();
+	return n;
+}
+
+Datum
+bloomidx_ddl_check(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("bloomidx_ddl_check must be called as an event trigger")));
+
+	Oid			am = get_am_oid("bloomidx", true);
+	Oid		   *oids;
+	int			n = commands_relations(&oids);
+
+	for (int i = 0; i < n && OidIsValid(am); i++)
+	{
+		Relation	rel = OidIsValid(oids[i]) ? try_relation_open(oids[i], AccessShareLock) : NULL;
+
+		if (rel == NULL)
+			continue;
+		if ((rel->rd_rel->relkind == RELKIND_INDEX ||
+			 rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX) && rel->rd_rel->relam == am)
+		{
+			uint16		signature_bits;
+			uint16		column_bits[INDEX_MAX_KEYS];
+
+			bloomidx_options_for_build(rel, &signature_bits, column_bits);
+		}
+		relation_close(rel, AccessShareLock);
+	}
+	pfree(oids);
+	PG_RETURN_VOID();
+}
