@@ -209,16 +209,17 @@ RETURNS pg_catalog.float8
 AS 'MODULE_PATHNAME', 'bloomidx_false_positive_rate'
 LANGUAGE C STABLE;
 
--- bloomidx_ddl_check(): at the end of CREATE INDEX, ALTER INDEX and ALTER
--- TABLE, checks the options of every bloomidx index the command made or
--- altered against its number of columns, which the options' own check
--- cannot know (src/ddl_check.cpp): options no build could use are refused
--- there, not by every later REINDEX, TRUNCATE or restore of a dump.
+-- bloomidx_ddl_check(): at the end of CREATE INDEX, ALTER INDEX, ALTER TABLE
+-- and CREATE SCHEMA (which may create indexes), checks the options of every
+-- bloomidx index the command made or altered against its number of
+-- columns, which the options' own check cannot know (src/ddl_check.cpp):
+-- options no build could use are refused there, not by every later
+-- REINDEX, TRUNCATE or restore of a dump.
 CREATE FUNCTION bloomidx_ddl_check()
 RETURNS pg_catalog.event_trigger
 AS 'MODULE_PATHNAME', 'bloomidx_ddl_check'
 LANGUAGE C;
 
 CREATE EVENT TRIGGER bloomidx_ddl_check ON ddl_command_end
-WHEN TAG IN ('CREATE INDEX', 'ALTER INDEX', 'ALTER TABLE')
+WHEN TAG IN ('CREATE INDEX', 'ALTER INDEX', 'ALTER TABLE', 'CREATE SCHEMA')
 EXECUTE FUNCTION bloomidx_ddl_check();

@@ -111,6 +111,11 @@ CREATE INDEX ON topt_empty USING bloomidx (a, b) WITH (false_positive_rate = 0.0
 CREATE INDEX topt_empty_bl ON topt_empty USING bloomidx (a, b) WITH (col2 = 5);
 CREATE TABLE topt_empty1 PARTITION OF topt_empty FOR VALUES FROM (0) TO (10);
 DROP TABLE topt_empty;
+-- CREATE SCHEMA can hold a CREATE INDEX: checked as well.
+CREATE SCHEMA topt_s
+    CREATE TABLE p (a int4, b int4) PARTITION BY RANGE (a)
+    CREATE INDEX p_bl ON p USING bloomidx (a) WITH (col3 = 5);
+SELECT count(*) FROM pg_namespace WHERE nspname = 'topt_s';
 CREATE TABLE topt_part3 PARTITION OF topt_part FOR VALUES FROM (20) TO (30);
 INSERT INTO topt_part VALUES (23, 1, 'x'), (23, 2, 'y'), (24, 1, 'z');
 SELECT q, index_vs_seqscan('SELECT a, b FROM topt_part WHERE ' || q)

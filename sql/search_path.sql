@@ -293,6 +293,20 @@ FROM (VALUES ('a OPERATOR(pg_catalog.=) 5'),
              ('c OPERATOR(pg_catalog.=) ''sp7'' AND n IS NULL'),
              ('b OPERATOR(pg_catalog.=) 10000000976')) AS v(q);
 
+-- The event trigger runs at the end of every user's CREATE INDEX and ALTER
+-- under their search_path: it calls no operator a look-alike could stand
+-- in for (one that hid every command would let impossible options be
+-- stored; one that ran SQL would run it as whoever issued the DDL).
+CREATE FUNCTION evil.oid_eq(pg_catalog.oid, pg_catalog.oid)
+RETURNS pg_catalog.bool LANGUAGE sql IMMUTABLE AS 'SELECT false';
+CREATE OPERATOR evil.= (LEFTARG = pg_catalog.oid, RIGHTARG = pg_catalog.oid,
+                        FUNCTION = evil.oid_eq);
+CREATE TABLE public.sp_ddl (a pg_catalog.int4, b pg_catalog.int4);
+CREATE INDEX sp_ddl_bl ON public.sp_ddl USING bloomidx (a, b);
+ALTER INDEX public.sp_ddl_bl SET (col5 = 2);
+SELECT reloptions FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) 'public.sp_ddl_bl'::pg_catalog.regclass;
+DROP TABLE public.sp_ddl;
+
 RESET search_path;
 
 -- Back to the usual state: the extension in public, no look-alikes.

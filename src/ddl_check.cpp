@@ -1,6 +1,7 @@
 /*
  * ddl_check.cpp: the event trigger bloomidx_ddl_check, fired at the end of
- * CREATE INDEX, ALTER INDEX and ALTER TABLE.  amoptions cannot know how
+ * CREATE INDEX, ALTER INDEX, ALTER TABLE and CREATE SCHEMA (which can hold
+ * a CREATE INDEX).  amoptions cannot know how
  * many columns an index has, so it checks options only for the fewest
  * columns they allow (options.cpp); what the real number of columns makes
  * impossible (a colN past the last column, a rate that more columns cannot
@@ -27,22 +28,34 @@ commands_relations(Oid **oids)
 {
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "bloomidx: SPI_connect failed");
-	/* Schema-qualified: the caller's search_path must not matter. */
-	if (SPI_execute("SELECT objid FROM pg_catalog.pg_event_trigger_ddl_commands() "
-					"WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND objsubid = 0",
+	/*
+	 * No operator, and only a schema-qualified function: the trigger runs
+	 * for every such command of every user, under the caller's search_path,
+	 * where an operator could resolve to anyone's function (as superuser).
+	 * The rows are filtered here instead.
+	 */
+	if (SPI_execute("SELECT classid, objid, objsubid FROM pg_catalog.pg_event_trigger_ddl_commands()",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "bloomidx: could not read the event trigger's commands");
 
-	int			n = (int) SPI_processed;
+	int			n = 0;
 
 	/* In the caller's context: SPI_finish frees SPI's. */
-	*oids = (Oid *) MemoryContextAlloc(CurTransactionContext, Max(n, 1) * sizeof(Oid));
-	for (int i = 0; i < n; i++)
+	*oids = (Oid *) MemoryContextAlloc(CurTransactionContext,
+									   Max(SPI_processed, 1) * sizeof(Oid));
+	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		null_class;
+		bool		null_id;
+		bool		null_sub;
+		Oid			classid = DatumGetObjectId(SPI_getbinval(row, desc, 1, &null_class));
+		Oid			objid = DatumGetObjectId(SPI_getbinval(row, desc, 2, &null_id));
+		int32		objsubid = DatumGetInt32(SPI_getbinval(row, desc, 3, &null_sub));
 
-		(*oids)[i] = isnull ? InvalidOid : DatumGetObjectId(d);
+		if (!null_class && !null_id && !null_sub && classid == RelationRelationId && objsubid == 0)
+			(*oids)[n++] = objid;
 	}
 	SPI_finish();
 	return n;
