@@ -6,6 +6,7 @@
 #define BLOOMIDX_H
 
 #include "pg.h"
+#include "compat.h"
 
 #include <cstddef>
 

@@ -197,7 +197,7 @@ bloomidx_buildempty(Relation index)
 	bloomidx_fill_metapage(index, page);
 	PageSetChecksumInplace(page, bloomidx::kMetaBlock);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, bloomidx::kMetaBlock, (char *) page, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(&BLOOMIDX_SMGR_LOCATOR(RelationGetSmgr(index)), INIT_FORKNUM,
 				bloomidx::kMetaBlock, page, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 	pfree(page);

@@ -56,7 +56,7 @@ array_length(PlannerInfo *root, Node *array)
 		array = (Node *) ((RelabelType *) array)->arg;
 
 	if (IsA(array, Const) || (IsA(array, ArrayExpr) && !((ArrayExpr *) array)->multidims))
-		return estimate_array_length(array);
+		return bloomidx_estimate_array_length(root, array);
 
 	if (IsA(array, Param) && ((Param *) array)->paramkind == PARAM_EXEC)
 	{

@@ -50,9 +50,7 @@ bloomidx_handler(PG_FUNCTION_ARGS)
 	am->amcanparallel = false;
 	am->amcaninclude = false;
 	am->amusemaintenanceworkmem = false;
-#if PG_VERSION_NUM >= 170000
-	am->amcanbuildparallel = true;	/* index_build then sets ii_ParallelWorkers */
-#endif
+	bloomidx_set_version_am_fields(am);
 	am->amparallelvacuumoptions =
 		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
 	am->amkeytype = InvalidOid;

@@ -54,15 +54,11 @@ typedef struct ParallelBuildShared
 int
 bloomidx_parallel_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
 {
-#if PG_VERSION_NUM >= 170000
-	return indexInfo->ii_ParallelWorkers;
-#else
-	if (indexInfo->ii_ParallelWorkers > 0)
+	if (BLOOMIDX_INDEX_BUILD_PLANS_WORKERS || indexInfo->ii_ParallelWorkers > 0)
 		return indexInfo->ii_ParallelWorkers;
 	if (!IsNormalProcessingMode() || IsInParallelMode())
 		return 0;
 	return plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
-#endif
 }
 
 /*

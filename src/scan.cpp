@@ -272,7 +272,7 @@ read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *h
 
 	Buffer		hint = hints[blkno];
 
-	if (BufferIsValid(hint) && ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, hint))
+	if (BufferIsValid(hint) && ReadRecentBuffer(BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, hint))
 	{
 		/* Counted as ReadBufferExtended counts a hit: a read, and a hit. */
 		pgstat_count_buffer_read(index);
