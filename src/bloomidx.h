@@ -109,11 +109,11 @@ const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 Buffer	   *bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints);
 BlockNumber bloomidx_insert_block(Relation index);
 void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
-pg_attribute_noreturn() void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
+BLOOMIDX_NORETURN void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 															const char *detail);
 void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);
-pg_attribute_noreturn() void bloomidx_report_not_built(Relation index);
-pg_attribute_noreturn() void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
+BLOOMIDX_NORETURN void bloomidx_report_not_built(Relation index);
+BLOOMIDX_NORETURN void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
 														  bloomidx::PageProblem problem);
 void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
 									 const bloomidx::RowPageGeometry *geometry,

@@ -43,6 +43,24 @@ bloomidx_estimate_array_length(PlannerInfo *root, Node *array)
 #define BLOOMIDX_INDEX_BUILD_PLANS_WORKERS 0
 #endif
 
+/* A function that never returns (ereport(ERROR) helpers). */
+#if PG_VERSION_NUM >= 180000
+#define BLOOMIDX_NORETURN pg_noreturn
+#else
+#define BLOOMIDX_NORETURN pg_attribute_noreturn()
+#endif
+
+/* VACUUM's cost-based delay (18 asks whether it is ANALYZE). */
+static inline void
+bloomidx_vacuum_delay_point(void)
+{
+#if PG_VERSION_NUM >= 180000
+	vacuum_delay_point(false);
+#else
+	vacuum_delay_point();
+#endif
+}
+
 /* What IndexAmRoutine asks for beyond what every version has. */
 static inline void
 bloomidx_set_version_am_fields(IndexAmRoutine *am)

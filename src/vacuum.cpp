@@ -92,7 +92,7 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->pages_free = 0;
 	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < nblocks; blkno++)
 	{
-		vacuum_delay_point();
+		bloomidx_vacuum_delay_point();
 		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 												info->strategy);
 
