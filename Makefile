@@ -35,7 +35,7 @@ $(CORE_OBJS) $(GLUE_OBJS): $(wildcard src/core/*.hpp)
 # C++ unit tests of the core (GoogleTest).
 UNIT_SRCS = $(wildcard test/unit/*.cpp)
 CORE_SRCS = $(CORE_OBJS:.o=.cpp)
-test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp test/unit/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lgtest -lgtest_main -pthread
 
 .PHONY: unittest

@@ -14,6 +14,7 @@
 #include "core/in_list.hpp"
 #include "core/positions.hpp"
 #include "core/signature.hpp"
+#include "reference.hpp"
 
 using namespace bloomidx;
 
@@ -21,13 +22,9 @@ namespace {
 
 const int kLengths[] = {1, 16, 17, 48, 63, 64, 65, 80, 96, 100, 127, 128, 250, 1000, 4096};
 
-// (sig & q) == q, bit by bit.
 bool reference_matches(const uint8_t *sig, const uint8_t *q, int nbytes)
 {
-    for (uint32_t pos = 0; pos < static_cast<uint32_t>(nbytes) * 8; pos++)
-        if (signature_test_bit(q, pos) && !signature_test_bit(sig, pos))
-            return false;
-    return true;
+    return reference::matches(sig, q, nbytes);
 }
 
 // The query signature of one element.

@@ -11,6 +11,7 @@
 #include "core/hash.hpp"
 #include "core/positions.hpp"
 #include "core/signature.hpp"
+#include "reference.hpp"
 
 using namespace bloomidx;
 
@@ -20,13 +21,9 @@ namespace {
 // 8 bytes and the overlapping last word.
 const int kLengths[] = {1, 7, 15, 16, 17, 63, 64, 65, 80, 96, 100, 127, 128, 250, 4096};
 
-// (sig & q) == q, bit by bit, over the nbytes stored bytes.
 bool reference_matches(const uint8_t *sig, const uint8_t *q, int nbytes)
 {
-    for (uint32_t pos = 0; pos < static_cast<uint32_t>(nbytes) * 8; pos++)
-        if (signature_test_bit(q, pos) && !signature_test_bit(sig, pos))
-            return false;
-    return true;
+    return reference::matches(sig, q, nbytes);
 }
 
 bool mask_matches(const uint8_t *q, const uint8_t *sig, int nbytes)
