@@ -265,7 +265,7 @@ FROM (VALUES ('a OPERATOR(pg_catalog.=) 5'),
 -- rows before recheck (with the look-alikes, every value would set the
 -- same bits and every one of the 20000 rows would pass).
 SELECT q, (public.bitmap_index_node('SELECT id FROM public.sp WHERE ' || q)
-           ->> 'Actual Rows')::pg_catalog.int4 OPERATOR(pg_catalog.<) 200 AS few_rows_before_recheck
+           ->> 'Actual Rows')::pg_catalog.numeric::pg_catalog.int4 OPERATOR(pg_catalog.<) 200 AS few_rows_before_recheck
 FROM (VALUES ('c OPERATOR(pg_catalog.=) ''nothing'''),
              ('n OPERATOR(pg_catalog.=) 99.5'),
              ('a OPERATOR(pg_catalog.=) 1000'),

@@ -33,7 +33,7 @@ FROM (VALUES ('SELECT * FROM tstat WHERE a = 5'),
 SELECT pg_stat_force_next_flush();
 
 SELECT a.scans - b.scans AS scans,
-       a.tuples - b.tuples = (SELECT sum((node->>'Actual Rows')::bigint) FROM stat_scans)
+       a.tuples - b.tuples = (SELECT sum((node->>'Actual Rows')::numeric::bigint) FROM stat_scans)
            AS tup_read_is_tids_returned,
        a.blks_read >= 0 AS blks_read_not_negative,
        (a.blks_hit + a.blks_read) - (b.blks_hit + b.blks_read)

@@ -61,6 +61,32 @@ bloomidx_vacuum_delay_point(void)
 #endif
 }
 
+/*
+ * The extended hash function PostgreSQL 15 uses for the same values: 18
+ * gave bool, bytea, date and timestamptz hash functions of their own,
+ * which hash exactly as the ones their hash opclasses borrowed before (and
+ * bloomidx's opclasses still name, so that an index hashes alike on every
+ * version).  amvalidate and cross-type keys compare functions through it.
+ */
+static inline Oid
+bloomidx_canonical_hash_proc(Oid proc)
+{
+#if PG_VERSION_NUM >= 180000
+	switch (proc)
+	{
+		case F_HASHBOOLEXTENDED:
+			return F_HASHCHAREXTENDED;
+		case F_HASHBYTEAEXTENDED:
+			return F_HASHVARLENAEXTENDED;
+		case F_HASHDATEEXTENDED:
+			return F_HASHINT4EXTENDED;
+		case F_TIMESTAMPTZ_HASH_EXTENDED:
+			return F_TIMESTAMP_HASH_EXTENDED;
+	}
+#endif
+	return proc;
+}
+
 /* What IndexAmRoutine asks for beyond what every version has. */
 static inline void
 bloomidx_set_version_am_fields(IndexAmRoutine *am)

@@ -107,8 +107,12 @@ bloomidx_hash_family_agrees(Oid opno, Oid lefttype, Oid righttype, Oid left_proc
 		if (member->amopmethod != HASH_AM_OID || member->amopstrategy != HTEqualStrategyNumber)
 			continue;
 		*hashable = true;
-		agree = get_opfamily_proc(member->amopfamily, lefttype, lefttype, HASHEXTENDED_PROC) == left_proc &&
-			get_opfamily_proc(member->amopfamily, righttype, righttype, HASHEXTENDED_PROC) == right_proc;
+		agree = bloomidx_canonical_hash_proc(get_opfamily_proc(member->amopfamily, lefttype,
+															   lefttype, HASHEXTENDED_PROC)) ==
+			bloomidx_canonical_hash_proc(left_proc) &&
+			bloomidx_canonical_hash_proc(get_opfamily_proc(member->amopfamily, righttype,
+														   righttype, HASHEXTENDED_PROC)) ==
+			bloomidx_canonical_hash_proc(right_proc);
 	}
 	ReleaseCatCacheList(memberships);
 	return agree;
