@@ -111,16 +111,6 @@ in_list_fits(const bloomidx::MetaPageData *meta, int column, double n)
 	return n <= (double) bloomidx::HashSet::capacity(slots);
 }
 
-/* The predicted false-positive rate of a query on columns. */
-static double
-columns_false_positive_rate(const bloomidx::MetaPageData *meta, uint32 columns)
-{
-	double		rate = bloomidx::false_positive_rate(meta->signature_bits, meta->column_bits,
-													 meta->ncolumns, columns);
-
-	return rate < 0 ? 1.0 : rate;
-}
-
 static KeyShape
 key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta)
 {
@@ -148,7 +138,8 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 					continue;	/* every row a candidate */
 				shape.hashed += n;
 				/* So many that most rows pass: not tested either (scan.cpp). */
-				if (n > 1 && n * columns_false_positive_rate(meta, column) >= 1.0)
+				if (n > 1 &&
+					!bloomidx::in_list_worth_testing(n, bloomidx::false_positive_rate(*meta, column)))
 					continue;
 				if (n > 1)
 				{
@@ -196,12 +187,12 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * elements.
 	 */
 	double		reaching_lists = shape.elements > 0 && shape.base_columns
-		? columns_false_positive_rate(&meta, shape.base_columns) : 1.0;
+		? bloomidx::false_positive_rate(meta, shape.base_columns) : 1.0;
 	double		per_signature = cpu_operator_cost *
 		(kSignatureTest + kElementTest * shape.elements * reaching_lists);
 
 	/* A row passes if any combination of the IN lists' elements does. */
-	double		false_positives = Min(1.0, columns_false_positive_rate(&meta, shape.columns) *
+	double		false_positives = Min(1.0, bloomidx::false_positive_rate(meta, shape.columns) *
 									  shape.alternatives);
 	double		selectivity = costs.indexSelectivity;
 

@@ -248,8 +248,7 @@ bloomidx_report_sizing(Relation index, bool warn)
 	initStringInfo(&bits_text);
 	for (int i = 0; i < meta->ncolumns; i++)
 	{
-		double		rate = bloomidx::false_positive_rate(meta->signature_bits, meta->column_bits,
-														 meta->ncolumns, 1u << i);
+		double		rate = bloomidx::false_positive_rate(*meta, 1u << i);
 
 		if (rate > worst)
 		{

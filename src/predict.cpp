@@ -96,14 +96,9 @@ bloomidx_false_positive_rate(PG_FUNCTION_ARGS)
 						RelationGetRelationName(index))));
 
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
-	double		rate = bloomidx::false_positive_rate(meta->signature_bits, meta->column_bits,
-													 meta->ncolumns,
+	double		rate = bloomidx::false_positive_rate(*meta,
 													 query_columns(columns, index, meta->ncolumns));
 
-	/* bloomidx_cached_meta checked every field the core could refuse. */
-	if (rate < 0)
-		elog(ERROR, "bloomidx: no false-positive rate for the sizing of index \"%s\"",
-			 RelationGetRelationName(index));
 	relation_close(index, AccessShareLock);
 	PG_RETURN_FLOAT8(rate);
 }

@@ -157,12 +157,8 @@ add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
 static double
 column_false_positive_rate(ScanOpaque *so, int column)
 {
-	const bloomidx::MetaPageData *meta = &so->state.meta;
-
 	if (so->column_rate[column] < 0)
-		so->column_rate[column] = bloomidx::false_positive_rate(meta->signature_bits,
-																meta->column_bits,
-																meta->ncolumns, 1u << column);
+		so->column_rate[column] = bloomidx::false_positive_rate(so->state.meta, 1u << column);
 	return so->column_rate[column];
 }
 
@@ -239,7 +235,8 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			ereport(DEBUG1,
 					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has more distinct values than work_mem holds; its bits are not tested, and the recheck decides",
 									 column + 1, RelationGetRelationName(index))));
-		else if (n > 1 && n * column_false_positive_rate(so, column) >= 1.0)
+		else if (n > 1 &&
+				 !bloomidx::in_list_worth_testing(n, column_false_positive_rate(so, column)))
 		{
 			/* Nearly every row would pass some element: testing them all is wasted. */
 			pfree(hashes);

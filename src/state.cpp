@@ -193,6 +193,10 @@ uint8
 bloomidx_column_hashing(Relation index, int column)
 {
 	Oid			collation = index->rd_indcollation[column];
+
+	/* Once, at build: a column's type and collation live as long as the index. */
+	check_hashable_type(index, column, TupleDescAttr(RelationGetDescr(index), column)->atttypid,
+						collation);
 	CatCList   *procs = SearchSysCacheList1(AMPROCNUM,
 											ObjectIdGetDatum(index->rd_opfamily[column]));
 	ByteClass	common = BYTES_NONE;
@@ -399,8 +403,6 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 					(errcode(ERRCODE_UNDEFINED_FUNCTION),
 					 errmsg("operator class of column %d of index \"%s\" has no hash support function",
 							i + 1, RelationGetRelationName(index))));
-		check_hashable_type(index, i, TupleDescAttr(RelationGetDescr(index), i)->atttypid,
-							index->rd_indcollation[i]);
 		init_hasher(&state->hasher[i], proc, index->rd_indcollation[i], i,
 					state->meta.column_hashing[i]);
 		/* Frozen as a byte path, which the column's own type must have. */

@@ -37,6 +37,15 @@ constexpr size_t element_mask_stride(uint32_t words)
     return (10 * static_cast<size_t>(words) + 2 + 7) / 8 * 8;
 }
 
+// Whether an IN list of `distinct` elements on a column whose one-value
+// false-positive rate is column_rate excludes rows worth the test of every
+// element on every signature: at distinct * column_rate >= 1 most rows
+// pass one element anyway, and the list is better left to the recheck.
+constexpr bool in_list_worth_testing(double distinct, double column_rate)
+{
+    return distinct * column_rate < 1.0;
+}
+
 // The masks of one IN list's distinct elements.
 struct ElementMasks {
     const uint8_t *masks; // count masks of element_mask_stride(words) bytes

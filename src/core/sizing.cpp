@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "page_layout.hpp"
 #include "signature.hpp"
 
 #include "core_guard.hpp"
@@ -115,6 +116,13 @@ double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t quer
             dist[u] = next[u];
     }
     return dist[0];
+}
+
+double false_positive_rate(const MetaPageData &meta, uint32_t query_columns) noexcept
+{
+    double rate = false_positive_rate(meta.signature_bits, meta.column_bits, meta.ncolumns,
+                                      query_columns);
+    return rate < 0 ? 1.0 : rate;
 }
 
 } // namespace bloomidx

@@ -23,6 +23,12 @@ namespace bloomidx {
 // 1..m, ncols outside 1..32, a query column at or past ncols).
 double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t query_columns) noexcept;
 
+struct MetaPageData; // page_layout.hpp
+
+// The same for the sizing frozen in an index's metapage; 1 (every row a
+// candidate) where the metapage's sizing is out of range.
+double false_positive_rate(const MetaPageData &meta, uint32_t query_columns) noexcept;
+
 } // namespace bloomidx
 
 namespace bloomidx {
