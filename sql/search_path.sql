@@ -64,7 +64,10 @@ RESET client_min_messages;
 -- function of the same name and arguments in its schema, it fails.
 CREATE FUNCTION evil.bloomidx_verify(index pg_catalog.regclass)
 RETURNS pg_catalog.void LANGUAGE sql AS '';
+\set VERBOSITY terse
+-- (terse: PostgreSQL 18 adds the script's statement and line as CONTEXT)
 CREATE EXTENSION bloomidx;
+\set VERBOSITY default
 DROP FUNCTION evil.bloomidx_verify(pg_catalog.regclass);
 
 -- The extension goes into the first schema of the path (it is relocatable):

@@ -43,3 +43,64 @@ SELECT a.scans - b.scans AS scans,
            = 5 * (pg_relation_size('tstat_bl') / current_setting('block_size')::int - 1)
            AS each_data_page_once_a_scan
 FROM tstat_counters() a, stat_before b;
+
+-- EXPLAIN ANALYZE shows one index search per scan (PostgreSQL 18 on; no
+-- earlier version shows the figure).
+SELECT q, CASE WHEN current_setting('server_version_num')::int < 180000
+               THEN node->>'Index Searches' IS NULL
+               ELSE node->>'Index Searches' = '1' END AS one_search
+FROM stat_scans;
+
+-- A scan whose keys can match no row reads no page and, as btree's, is
+-- not counted: not in idx_scan, not in Index Searches (0 on 18).
+SELECT pg_stat_force_next_flush();
+CREATE TEMP TABLE stat_before_none AS SELECT * FROM tstat_counters();
+SELECT q, CASE WHEN current_setting('server_version_num')::int < 180000
+               THEN node->>'Index Searches' IS NULL
+               ELSE node->>'Index Searches' = '0' END AS no_search,
+       node->>'Actual Rows' AS rows
+FROM (SELECT q, bitmap_index_node(q) AS node
+      FROM (VALUES ('SELECT * FROM tstat WHERE a = ANY (''{}'')'),
+                   ('SELECT * FROM tstat WHERE a = ANY (''{NULL}'')'),
+                   ('SELECT * FROM tstat WHERE b = 1 AND a = ANY (''{}'')')) AS v(q)) AS s;
+SELECT pg_stat_force_next_flush();
+SELECT a.scans - b.scans AS scans, (a.blks_hit + a.blks_read) - (b.blks_hit + b.blks_read) AS blks
+FROM tstat_counters() a, stat_before_none b;
+
+-- pg_stat_io (16 on) counts the index pages a scan finds in shared buffers
+-- as hits, however it reaches them (bloomidx pins the pages of a cached
+-- index without a buffer table lookup): five scans of a cached plan count
+-- at least five times the index's pages.
+CREATE FUNCTION io_hits() RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    hits bigint;
+BEGIN
+    IF current_setting('server_version_num')::int < 160000 THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE $q$SELECT sum(hits)::bigint FROM pg_stat_io
+               WHERE backend_type = 'client backend' AND object = 'relation'
+                 AND context = 'normal'$q$ INTO hits;
+    RETURN hits;
+END
+$$;
+SET enable_seqscan = off;
+SET plan_cache_mode = force_generic_plan;
+PREPARE tstat_miss(int4) AS SELECT count(*) FROM tstat WHERE a = $1;
+EXECUTE tstat_miss(-1);
+SELECT pg_stat_force_next_flush();
+CREATE TEMP TABLE io_before AS SELECT io_hits() AS hits;
+EXECUTE tstat_miss(-2);
+EXECUTE tstat_miss(-3);
+EXECUTE tstat_miss(-4);
+EXECUTE tstat_miss(-5);
+EXECUTE tstat_miss(-6);
+SELECT pg_stat_force_next_flush();
+SELECT current_setting('server_version_num')::int < 160000
+       OR io_hits() - (SELECT hits FROM io_before)
+          >= 5 * pg_relation_size('tstat_bl') / current_setting('block_size')::int AS io_hits_counted;
+DEALLOCATE tstat_miss;
+RESET plan_cache_mode;
+RESET enable_seqscan;
+DROP FUNCTION io_hits();

@@ -76,28 +76,6 @@ SELECT * FROM check_type('numeric', ARRAY['''NaN''', '''Infinity''', '''-Infinit
                                           'translate(long_hex(1250), ''abcdef'', ''123456'')'],
                          ARRAY['1e-16382', '-1.6', 'translate(long_hex(1250), ''abcdef'', ''123457'')']);
 
--- bool: the planner turns "v = true" into "v" and "v = false" into
--- "NOT v", which PostgreSQL 15 takes as index conditions for btree and hash
--- only: a bool column is searched through = ANY, IN lists, IS NULL and
--- parameters of generic plans (and through the index's other columns).
-CREATE TABLE ty_bool (id serial, v bool, k int4 DEFAULT 1);
-INSERT INTO ty_bool (v) VALUES (true), (false), (NULL);
-CREATE INDEX ON ty_bool USING bloomidx (v, k);
-INSERT INTO ty_bool (v) VALUES (true), (false), (NULL), (true), (false);
-SELECT q, index_vs_seqscan('SELECT id FROM ty_bool WHERE ' || q)
-FROM (VALUES ('v = ANY (''{true}'')'), ('v = ANY (''{false}'')'), ('v IN (true, false)'),
-             ('v = ANY (''{true}'') AND k = 1'), ('v = ANY (''{false}'') AND k = 2'),
-             ('v IS NULL')) AS x(q);
-SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM ty_bool WHERE v = true;
-PREPARE bool_count(bool) AS SELECT count(*) FROM ty_bool WHERE v = $1;
-SET plan_cache_mode = force_generic_plan;
-EXPLAIN (COSTS OFF) EXECUTE bool_count(true);
-EXECUTE bool_count(true);
-EXECUTE bool_count(false);
-RESET plan_cache_mode;
-RESET enable_seqscan;
-DEALLOCATE bool_count;
 SELECT * FROM check_type('"char"', ARRAY['''a''', '''Z''', '''''', '''~'''], ARRAY['''b''']);
 
 -- name: empty, the longest (63 bytes).

@@ -6,6 +6,12 @@
 #define BLOOMIDX_H
 
 #include "pg.h"
+
+#define BLOOMIDX_HASH_PROC 1	/* support function 1: (type, int8) -> int8 */
+#define BLOOMIDX_NPROC 1
+#define BLOOMIDX_EQUAL_STRATEGY 1
+#define BLOOMIDX_NSTRATEGIES 1
+
 #include "compat.h"
 
 #include <cstddef>
@@ -23,11 +29,6 @@ static_assert(sizeof(ItemPointerData) == bloomidx::kTidSize, "heap TID size");
 static_assert(INDEX_MAX_KEYS == bloomidx::kMaxColumns, "one column_bits slot per key");
 static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpaque),
 			  "special space needs no padding");
-
-#define BLOOMIDX_HASH_PROC 1	/* support function 1: (type, int8) -> int8 */
-#define BLOOMIDX_NPROC 1
-#define BLOOMIDX_EQUAL_STRATEGY 1
-#define BLOOMIDX_NSTRATEGIES 1
 
 /*
  * Without options, an index is sized so that an equality on any single

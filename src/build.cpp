@@ -188,17 +188,27 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* The init fork of an UNLOGGED index: just a metapage. */
+/*
+ * The init fork of an UNLOGGED index: just a metapage, written through the
+ * buffer manager (which flushes init-fork pages at checkpoints as it does
+ * permanent ones) and WAL-logged, as core index AMs do from 16 on.
+ */
 void
 bloomidx_buildempty(Relation index)
 {
-	Page		page = (Page) palloc(BLCKSZ);
+	/* Filled first, as it may raise an ERROR, then copied in one go. */
+	PGAlignedBlock metapage;
 
-	bloomidx_fill_metapage(index, page);
-	PageSetChecksumInplace(page, bloomidx::kMetaBlock);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, bloomidx::kMetaBlock, (char *) page, true);
-	log_newpage(&BLOOMIDX_SMGR_LOCATOR(RelationGetSmgr(index)), INIT_FORKNUM,
-				bloomidx::kMetaBlock, page, true);
-	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
-	pfree(page);
+	bloomidx_fill_metapage(index, (Page) metapage.data);
+
+	Buffer		buffer = ReadBufferExtended(index, INIT_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+
+	Assert(BufferGetBlockNumber(buffer) == bloomidx::kMetaBlock);
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	START_CRIT_SECTION();
+	memcpy(BufferGetPage(buffer), metapage.data, BLCKSZ);
+	MarkBufferDirty(buffer);
+	log_newpage_buffer(buffer, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buffer);
 }

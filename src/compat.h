@@ -10,14 +10,12 @@
 
 /*
  * The physical address of a relation (RelFileNode, RelFileLocator from 16
- * on), as ReadRecentBuffer and log_newpage take it.
+ * on), as ReadRecentBuffer takes it.
  */
 #if PG_VERSION_NUM >= 160000
 #define BLOOMIDX_REL_LOCATOR(rel)	((rel)->rd_locator)
-#define BLOOMIDX_SMGR_LOCATOR(smgr)	((smgr)->smgr_rlocator.locator)
 #else
 #define BLOOMIDX_REL_LOCATOR(rel)	((rel)->rd_node)
-#define BLOOMIDX_SMGR_LOCATOR(smgr)	((smgr)->smgr_rnode.node)
 #endif
 
 /* The length of an array expression (17 takes the planner, for statistics). */
@@ -87,12 +85,86 @@ bloomidx_canonical_hash_proc(Oid proc)
 	return proc;
 }
 
-/* What IndexAmRoutine asks for beyond what every version has. */
+/*
+ * Counts a page found in shared buffers without ReadBuffer (through
+ * ReadRecentBuffer, which counts it in EXPLAIN's buffers only) as
+ * ReadBuffer would: a read and a hit of the index, and from 16 on a hit in
+ * pg_stat_io.
+ */
+static inline void
+bloomidx_count_buffer_hit(Relation index)
+{
+	pgstat_count_buffer_read(index);
+	pgstat_count_buffer_hit(index);
+#if PG_VERSION_NUM >= 180000
+	pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_NORMAL, IOOP_HIT, 1, 0);
+#elif PG_VERSION_NUM >= 160000
+	pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_NORMAL, IOOP_HIT);
+#endif
+}
+
+/*
+ * Counts a scan of the index: in pg_stat_user_indexes.idx_scan, and (18
+ * on) in the "Index Searches" EXPLAIN ANALYZE shows, which counts the
+ * descents into the index: one per amgetbitmap call here.
+ */
+static inline void
+bloomidx_count_index_search(IndexScanDesc scan)
+{
+	pgstat_count_index_scan(scan->indexRelation);
+#if PG_VERSION_NUM >= 180000
+	if (scan->instrument != NULL)
+		scan->instrument->nsearches++;
+#endif
+}
+
+#if PG_VERSION_NUM >= 180000
+/*
+ * What a strategy number means in PostgreSQL's generic terms (18 on): the
+ * only strategy is equality.  Code that works across access methods
+ * asks this instead of assuming btree's numbers.
+ */
+static inline CompareType
+bloomidx_translate_strategy(StrategyNumber strategy, Oid opfamily)
+{
+	(void) opfamily;
+	return strategy == BLOOMIDX_EQUAL_STRATEGY ? COMPARE_EQ : COMPARE_INVALID;
+}
+
+static inline StrategyNumber
+bloomidx_translate_cmptype(CompareType cmptype, Oid opfamily)
+{
+	(void) opfamily;
+	return cmptype == COMPARE_EQ ? BLOOMIDX_EQUAL_STRATEGY : InvalidStrategy;
+}
+#endif
+
+/*
+ * What IndexAmRoutine asks for beyond what every version has (makeNode
+ * leaves the rest false or NULL):
+ * - 16: amsummarizing stays false: every row has its own entry.
+ * - 17: amcanbuildparallel, so that index_build plans the workers and
+ *   sets ii_ParallelWorkers, as for btree; aminsertcleanup stays NULL, as
+ *   an INSERT's cache (insert.cpp) holds memory of ii_Context only, no
+ *   pinned buffer or other resource to release.
+ * - 18: amtranslatestrategy/amtranslatecmptype (the one strategy is "=");
+ *   amcanhash and amconsistentordering stay false (no hash AM API, no
+ *   order), and so does amconsistentequality, as for contrib/bloom: true
+ *   would let the planner take any two "=" that share a bloomidx operator
+ *   family for the same equality (in proofs of uniqueness and the like),
+ *   and a user's family is trusted by no one but amvalidate, which
+ *   nothing runs at CREATE INDEX; amgettreeheight stays NULL (no tree).
+ */
 static inline void
 bloomidx_set_version_am_fields(IndexAmRoutine *am)
 {
 #if PG_VERSION_NUM >= 170000
-	am->amcanbuildparallel = true;	/* index_build then sets ii_ParallelWorkers */
+	am->amcanbuildparallel = true;
+	am->aminsertcleanup = NULL;
+#endif
+#if PG_VERSION_NUM >= 180000
+	am->amtranslatestrategy = bloomidx_translate_strategy;
+	am->amtranslatecmptype = bloomidx_translate_cmptype;
 #endif
 	(void) am;
 }

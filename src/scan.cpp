@@ -271,9 +271,7 @@ read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *h
 
 	if (BufferIsValid(hint) && ReadRecentBuffer(BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, hint))
 	{
-		/* Counted as ReadBufferExtended counts a hit: a read, and a hit. */
-		pgstat_count_buffer_read(index);
-		pgstat_count_buffer_hit(index);
+		bloomidx_count_buffer_hit(index);
 		return hint;
 	}
 	hints[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
@@ -329,10 +327,10 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Relation	index = scan->indexRelation;
 	int64		found = 0;
 
-	/* Counted as btree counts, even when no row can match. */
-	pgstat_count_index_scan(index);
+	/* Counted as btree counts: a scan whose keys can match no row reads nothing. */
 	if (!build_query(scan, so))
 		return 0;
+	bloomidx_count_index_search(scan);
 
 	bloomidx::QueryMatcher matcher(so->base, so->lists, so->nlists);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);

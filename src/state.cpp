@@ -174,6 +174,11 @@ holds_nondeterministic_bpchar(Oid type, Oid collation)
 static void
 check_hashable_type(Relation index, int column, Oid type, Oid collation)
 {
+	/*
+	 * The type is a user's composite, range or domain (or an array of one);
+	 * its name is given qualified, as CREATE INDEX may run under a search
+	 * path of its own (pg_catalog only, from PostgreSQL 17).
+	 */
 	Oid			base = getBaseType(type);
 	Oid			element = get_element_type(base);
 
@@ -183,7 +188,7 @@ check_hashable_type(Relation index, int column, Oid type, Oid collation)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloomidx cannot hash type %s in column %d of index \"%s\"",
-						format_type_be(type), column + 1, RelationGetRelationName(index)),
+						format_type_be_qualified(type), column + 1, RelationGetRelationName(index)),
 				 errdetail("It holds char(n) values under a nondeterministic collation inside a composite or range, which PostgreSQL's hash functions hash with their trailing blanks although equality ignores them."),
 				 errhint("Use varchar or text there, or a deterministic collation.")));
 }

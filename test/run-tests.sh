@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# bloomidx: run every test suite.
+# bloomidx: run every test suite, on every supported PostgreSQL version.
 #
-#   bash test/run-tests.sh
+#   bash test/run-tests.sh              all of them: 15, 17 and 18
+#   bash test/run-tests.sh --pg 17      one version (repeat --pg for more)
 #
-# Installs what is missing (apt-get, as root), builds and installs the
-# extension, then runs the suites:
+# A version this machine's Debian release ships (15 on Debian 12) runs
+# here; the others run in a Debian chroot that ships them (17: trixie, 18:
+# forky), created on first use and reused (test/lib/chroot.sh).  For each
+# version: installs what is missing (apt-get, as root), builds and installs
+# the extension, then runs the suites:
 #   build        make -j2 && make install
 #   unit         make unittest (C++ core, GoogleTest)
-#   regress      make installcheck (pg_regress) against a throwaway cluster,
-#                then a crash and recovery that checks the run's WAL
-#                (regress_wal_check)
-#   tap          prove test/t/*.pl (crash recovery, streaming replica)
+#   regress      make installcheck (pg_regress, then the isolation tests)
+#                against a throwaway cluster, then a crash and recovery
+#                that checks the run's WAL (regress_wal_check)
+#   tap          prove test/t/*.pl (crash recovery, streaming replica, ...)
 # Each suite runs even if an earlier one failed (except that regress and tap
-# need the build).  Ends with "N passed, N failed" (N = suites) and exits
-# non-zero if any suite failed.  Runs as root (clusters run as the postgres
-# OS user) or as an ordinary user (clusters run as that user).
+# need the build).  A version's run ends with "N passed, N failed" (N =
+# suites), a run of several versions with the same line over versions; the
+# exit status is non-zero if any suite of any version failed.  Runs as root (clusters run
+# as the postgres OS user) or as an ordinary user (clusters run as that
+# user; a chroot needs root or sudo).
 #
 # Settings (environment):
 #   BLOOMIDX_REGRESS_PORT  port of the pg_regress cluster (default 5491)
@@ -26,13 +32,99 @@
 #                          (default all)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
 #   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 900)
-#   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...).
+#   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...) and
+#   test/lib/chroot.sh (BLOOMIDX_CHROOT_ROOT, BLOOMIDX_DEBIAN_MIRROR).
+
+SUPPORTED_MAJORS=(15 17 18)
+MAJORS=()
+while (($# > 0)); do
+	case "$1" in
+	--pg)
+		[[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "usage: $0 [--pg MAJOR]..." >&2; exit 2; }
+		MAJORS+=("$2")
+		shift 2
+		;;
+	--pg=*)
+		MAJORS+=("${1#--pg=}")
+		shift
+		;;
+	*)
+		echo "usage: $0 [--pg MAJOR]...  (supported: ${SUPPORTED_MAJORS[*]})" >&2
+		exit 2
+		;;
+	esac
+done
+((${#MAJORS[@]} > 0)) || MAJORS=("${SUPPORTED_MAJORS[@]}")
+if ((${#MAJORS[@]} == 1)); then
+	# One version: its pg_config, unless the caller chose one of it.
+	[[ -n "${PG_CONFIG:-}" && -x "$PG_CONFIG" &&
+		"$("$PG_CONFIG" --version 2>/dev/null)" =~ ^PostgreSQL\ ${MAJORS[0]}[.a-z] ]] ||
+		PG_CONFIG="/usr/lib/postgresql/${MAJORS[0]}/bin/pg_config"
+	export PG_MAJOR="${MAJORS[0]}" PG_CONFIG
+fi
 
 set -euo pipefail
 
 # shellcheck source=SCRIPTDIR/lib/cluster.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
+# shellcheck source=SCRIPTDIR/lib/chroot.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/chroot.sh"
 cd "$BLOOMIDX_REPO"
+
+# A version runs here when this machine's release ships it, or when its
+# server and PGXS are installed here anyway (from Debian's directories, or
+# where a PG_CONFIG of that version says); else in its chroot.
+runs_here() {
+	local major="$1" config="/usr/lib/postgresql/$1/bin/pg_config"
+	[[ "$(debian_release_for "$major")" == "$(host_release)" ]] && return 0
+	if [[ -n "${PG_CONFIG:-}" && -x "$PG_CONFIG" &&
+		"$("$PG_CONFIG" --version 2>/dev/null)" =~ ^PostgreSQL\ $major[.a-z] ]]; then
+		config="$PG_CONFIG"
+	fi
+	[[ -x "$config" && -x "$("$config" --bindir)/postgres" && -f "$("$config" --pgxs)" ]]
+}
+
+# The settings above, passed on to a run in a chroot.
+pass_on_env() {
+	local v
+	for v in BLOOMIDX_REGRESS_PORT BLOOMIDX_TAP_PORT BLOOMIDX_SUITES PROVE_FLAGS \
+		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SEED BLOOMIDX_SUITE_TIMEOUT BLOOMIDX_SKIP_APT CI; do
+		[[ -n "${!v:-}" ]] && printf '%s=%s\n' "$v" "${!v}"
+	done
+	return 0
+}
+
+if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
+	# Each version on its own: here (a new process, for its own PG_CONFIG)
+	# or in its chroot.
+	declare -a VERSION_SUMMARY=()
+	VERSIONS_FAILED=0
+	TOTAL_START=$SECONDS
+	for major in "${MAJORS[@]}"; do
+		start=$SECONDS rc=0
+		if runs_here "$major"; then
+			PG_MAJOR="$major" bash "$BLOOMIDX_REPO/test/run-tests.sh" --pg "$major" || rc=$?
+		else
+			mapfile -t chroot_env < <(pass_on_env)
+			# Not in an ||-list, where bash would ignore set -e inside.
+			set +e
+			(
+				set -euo pipefail
+				chroot_run "$major" "${chroot_env[@]}"
+			)
+			rc=$?
+			set -e
+		fi
+		if ((rc == 0)); then status=PASS; else status=FAIL VERSIONS_FAILED=$((VERSIONS_FAILED + 1)); fi
+		VERSION_SUMMARY+=("$(printf '  PostgreSQL %-3s %s  %5ds' "$major" "$status" "$((SECONDS - start))")")
+	done
+	echo
+	echo "======================================================================"
+	echo "versions (total $((SECONDS - TOTAL_START))s):"
+	printf '%s\n' "${VERSION_SUMMARY[@]}"
+	echo "$((${#MAJORS[@]} - VERSIONS_FAILED)) passed, $VERSIONS_FAILED failed"
+	exit $((VERSIONS_FAILED > 0))
+fi
 
 REGRESS_PORT="${BLOOMIDX_REGRESS_PORT:-5491}"
 TAP_PORT="${BLOOMIDX_TAP_PORT:-5493}"
@@ -247,7 +339,7 @@ if wants tap; then run_suite tap need_build; fi
 
 echo
 echo "======================================================================"
-echo "suites (total $((SECONDS - TOTAL_START))s):"
+echo "suites on PostgreSQL $PG_MAJOR (total $((SECONDS - TOTAL_START))s):"
 printf '%s\n' "${SUMMARY[@]}"
 echo "$PASSED passed, $FAILED failed"
 ((FAILED == 0 && PASSED > 0))

@@ -18,18 +18,15 @@ BLOOMIDX_TMPDIR="${BLOOMIDX_TMPDIR:-/tmp}"
 # The repository root (this file is test/lib/common.sh).
 BLOOMIDX_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-# Debian packages the build, the unit tests, pg_regress and the TAP tests need.
-# contrib/bloom (used by the demo) ships inside postgresql-$PG_MAJOR on
-# Debian 12.  postgresql-server-dev-$PG_MAJOR pulls in clang-14 and
-# llvm-14-dev, which PGXS needs for the JIT bitcode (with_llvm=yes).
-BLOOMIDX_APT_PACKAGES=(
-	"postgresql-$PG_MAJOR"
-	"postgresql-server-dev-$PG_MAJOR"
-	libxxhash-dev
-	libgtest-dev
-	libipc-run-perl
-	build-essential
-)
+# Debian packages the build, the unit tests, pg_regress and the TAP tests need
+# (bloomidx_apt_packages <major>).  contrib (pageinspect, and bloom for the
+# demo) ships inside postgresql-<major>.  postgresql-server-dev-<major> pulls
+# in the clang and llvm that PGXS needs for the JIT bitcode (with_llvm=yes).
+bloomidx_apt_packages() {
+	echo "postgresql-$1 postgresql-server-dev-$1 libxxhash-dev libgtest-dev libipc-run-perl build-essential"
+}
+# shellcheck disable=SC2207
+BLOOMIDX_APT_PACKAGES=($(bloomidx_apt_packages "$PG_MAJOR"))
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 warn() { printf '[%s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -128,6 +125,15 @@ build_and_install() {
 	(
 		set -e
 		cd "$BLOOMIDX_REPO" || exit 1
+		# PGXS does not rebuild when PG_CONFIG changes: objects built for
+		# another version would link and then fail to load.
+		local version
+		version="$("$PG_CONFIG" --version)"
+		if [[ -f .pg_build_version && "$(cat .pg_build_version)" != "$version" ]]; then
+			log "build: last built for $(cat .pg_build_version): make clean"
+			make clean PG_CONFIG="$PG_CONFIG" >/dev/null
+		fi
+		echo "$version" >.pg_build_version
 		log "build: make -j2 PG_CONFIG=$PG_CONFIG"
 		make -j2 PG_CONFIG="$PG_CONFIG"
 		log "build: make install"

@@ -241,8 +241,9 @@ sub check_statement
 			$count{XX002}++;
 			return;
 		}
+		# (PostgreSQL 18 quotes the relation's path in the first message.)
 		if ($state eq 'XX001'
-			&& $msg =~ /(?:invalid page in block \d+ of relation |could not read block \d+ in file ")\Q$tab->{idxpath}\E\b/)
+			&& $msg =~ /(?:invalid page in block \d+ of relation "?|could not read block \d+ in file ")\Q$tab->{idxpath}\E\b/)
 		{
 			$count{XX001}++;
 			return;

@@ -99,12 +99,18 @@ sub load_rows
 # A started node with bloomidx installed: PostgreSQL::Test::Cluster's
 # init(%$init), the settings every test shares (small, no autovacuum),
 # then the lines of $conf (a later setting wins), and with helpers => 1
-# bloomidx_tap_run (install_helpers).
+# bloomidx_tap_run (install_helpers).  Data checksums are off unless
+# init's extra asks for them: initdb turns them on by default from
+# PostgreSQL 18 on, as it did not before.
 sub new_bloomidx_node
 {
 	my ($name, %args) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(%{ $args{init} // {} });
+	my %init = %{ $args{init} // {} };
+	my @extra = @{ $init{extra} // [] };
+	push @extra, '--no-data-checksums'
+	  if $node->pg_version >= 18 && !grep { $_ eq '--data-checksums' || $_ eq '-k' } @extra;
+	$node->init(%init, extra => \@extra);
 	$node->append_conf('postgresql.conf',
 		"shared_buffers = 32MB\nmax_connections = 20\nautovacuum = off\n" . ($args{conf} // ''));
 	$node->start;
