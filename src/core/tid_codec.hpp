@@ -1,0 +1,56 @@
+// The heap TIDs of a sealed segment, compressed with random access.
+//
+// A segment's rows are numbered 0..n-1 (row r is bit r of every slice);
+// a scan wants the TIDs of its few candidate rows only, so the TIDs are
+// stored in groups of kTidGroupRows consecutive rows, each group decodable
+// on its own: its first TID whole (6 bytes), then for each next row a
+// varint relative to the row before it:
+//   same heap block, offset up by d (d >= 1):  code = d << 1
+//   otherwise:  code = (zigzag(block delta) << 1) | 1, then varint(offset)
+// A build's rows come in heap order, where most steps are "same block,
+// offset + 1" (one byte) and a new block costs two or three, so a group of
+// 64 rows takes about 70-80 bytes; rows sealed from pending pages may come
+// in any order and cost more, never more than tid_group_bound().
+//
+// Where each group starts (a page and an offset) is the segment's
+// business (segment format); the codec sees one group's bytes.  Decoding
+// checks the bytes' structure (every code complete, offsets in range, the
+// group's bytes used exactly), so damage mostly shows as an error rather
+// than wrong TIDs; the entry sums of the segment catch the rest.
+// Allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bloomidx {
+
+struct HeapTid {
+    uint32_t block;
+    uint16_t offset; // 1-based, as PostgreSQL's OffsetNumber
+};
+
+constexpr uint32_t kTidGroupRows = 64;
+
+// Offsets a heap page can hold, at most (8 kB pages: an item pointer takes
+// 4 bytes).  Offsets outside 1..kMaxHeapOffset are damage.
+constexpr uint16_t kMaxHeapOffset = 2048;
+
+// Bytes a group of n TIDs takes at most: 6 for the first, then for each
+// other a 5-byte code (a 33-bit zigzagged block delta and the flag bit)
+// and a 2-byte offset.
+constexpr size_t tid_group_bound(uint32_t n)
+{
+    return n == 0 ? 0 : 6 + static_cast<size_t>(n - 1) * 7;
+}
+
+// Encodes tids[0..n) (1 <= n <= kTidGroupRows, offsets in 1..kMaxHeapOffset)
+// into out[0..cap); returns the bytes written, or 0 if n or a TID is out of
+// range or cap is too small.
+size_t tid_group_encode(const HeapTid *tids, uint32_t n, uint8_t *out, size_t cap) noexcept;
+
+// Decodes a group of n TIDs from exactly in[0..size) into out[0..n);
+// false if the bytes are not such a group (damage).
+bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out) noexcept;
+
+} // namespace bloomidx

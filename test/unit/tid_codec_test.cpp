@@ -1,0 +1,163 @@
+// Unit tests of src/core/tid_codec.hpp: groups of heap TIDs round-trip in
+// any order, within the bound; a build's TIDs (heap order) take under 2
+// bytes each; damaged bytes are refused, or decode to other TIDs (which
+// the segment's sums are there to catch), never read past their group.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/tid_codec.hpp"
+
+using namespace bloomidx;
+
+namespace {
+
+bool same(const HeapTid &a, const HeapTid &b)
+{
+    return a.block == b.block && a.offset == b.offset;
+}
+
+// TIDs as a heap scan yields them: blocks in order, each with `per_block`
+// rows at offsets 1.. (some skipped, as dead or HOT-updated rows leave).
+std::vector<HeapTid> heap_order(size_t n, uint32_t per_block, std::mt19937_64 &rng)
+{
+    std::vector<HeapTid> tids;
+    uint32_t block = static_cast<uint32_t>(rng() % 1000);
+    while (tids.size() < n) {
+        for (uint16_t off = 1; off <= per_block && tids.size() < n; off++)
+            if (rng() % 10 != 0)
+                tids.push_back(HeapTid{block, off});
+        block += 1 + static_cast<uint32_t>(rng() % 3 == 0);
+    }
+    return tids;
+}
+
+// Encodes tids group by group; returns the bytes and each group's start.
+std::vector<uint8_t> encode_all(const std::vector<HeapTid> &tids, std::vector<size_t> *starts)
+{
+    std::vector<uint8_t> out;
+    for (size_t first = 0; first < tids.size(); first += kTidGroupRows) {
+        uint32_t n = static_cast<uint32_t>(std::min<size_t>(kTidGroupRows, tids.size() - first));
+        std::vector<uint8_t> buf(tid_group_bound(n));
+        size_t len = tid_group_encode(&tids[first], n, buf.data(), buf.size());
+        EXPECT_GT(len, 0u);
+        EXPECT_LE(len, tid_group_bound(n));
+        starts->push_back(out.size());
+        out.insert(out.end(), buf.begin(), buf.begin() + static_cast<long>(len));
+    }
+    starts->push_back(out.size());
+    return out;
+}
+
+void expect_round_trip(const std::vector<HeapTid> &tids)
+{
+    std::vector<size_t> starts;
+    std::vector<uint8_t> bytes = encode_all(tids, &starts);
+    HeapTid out[kTidGroupRows];
+    for (size_t g = 0; g + 1 < starts.size(); g++) {
+        size_t first = g * kTidGroupRows;
+        uint32_t n = static_cast<uint32_t>(std::min<size_t>(kTidGroupRows, tids.size() - first));
+        ASSERT_TRUE(tid_group_decode(bytes.data() + starts[g], starts[g + 1] - starts[g], n, out))
+            << "group " << g;
+        for (uint32_t i = 0; i < n; i++)
+            ASSERT_TRUE(same(out[i], tids[first + i])) << "group " << g << " row " << i;
+    }
+}
+
+} // namespace
+
+TEST(TidCodec, HeapOrderRoundTripsUnderTwoBytesATid)
+{
+    std::mt19937_64 rng(11);
+    for (uint32_t per_block : {1u, 7u, 60u, 226u, 291u}) {
+        std::vector<HeapTid> tids = heap_order(65024, per_block, rng);
+        expect_round_trip(tids);
+        std::vector<size_t> starts;
+        double bytes = static_cast<double>(encode_all(tids, &starts).size());
+        // One row a block is the worst heap order: every step is a block
+        // step (2 bytes) besides each group's 6-byte head.
+        EXPECT_LT(bytes / static_cast<double>(tids.size()), per_block == 1 ? 2.2 : 1.4)
+            << per_block << " rows a block";
+    }
+}
+
+TEST(TidCodec, AnyOrderRoundTripsWithinTheBound)
+{
+    std::mt19937_64 rng(12);
+    for (int round = 0; round < 200; round++) {
+        std::vector<HeapTid> tids(1 + rng() % 300);
+        for (HeapTid &t : tids) {
+            // Extremes too: block 0 and the last block, offsets 1 and the most.
+            uint64_t r = rng();
+            t.block = r % 7 == 0 ? 0 : r % 7 == 1 ? UINT32_MAX - 1 : static_cast<uint32_t>(r >> 20);
+            t.offset = static_cast<uint16_t>(r % 5 == 0 ? kMaxHeapOffset : 1 + (r >> 8) % kMaxHeapOffset);
+        }
+        expect_round_trip(tids);
+    }
+    // Repeated and descending TIDs within one block.
+    expect_round_trip({{5, 9}, {5, 9}, {5, 3}, {5, 4}, {4, 2048}, {4, 1}});
+}
+
+TEST(TidCodec, RefusesWhatItCannotHold)
+{
+    HeapTid tids[kTidGroupRows + 1] = {};
+    for (HeapTid &t : tids)
+        t = HeapTid{1, 1};
+    uint8_t out[tid_group_bound(kTidGroupRows + 1)];
+    EXPECT_EQ(tid_group_encode(tids, 0, out, sizeof out), 0u);
+    EXPECT_EQ(tid_group_encode(tids, kTidGroupRows + 1, out, sizeof out), 0u);
+    tids[3].offset = 0;
+    EXPECT_EQ(tid_group_encode(tids, 8, out, sizeof out), 0u);
+    tids[3].offset = kMaxHeapOffset + 1;
+    EXPECT_EQ(tid_group_encode(tids, 8, out, sizeof out), 0u);
+    // Too small a buffer: nothing written.
+    tids[3].offset = 1;
+    uint8_t small[7] = {0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA};
+    EXPECT_EQ(tid_group_encode(tids, 8, small, sizeof small), 0u);
+    for (uint8_t b : small)
+        EXPECT_EQ(b, 0xAA);
+}
+
+TEST(TidCodec, DamageIsRefusedOrShowsAsOtherTids)
+{
+    std::mt19937_64 rng(13);
+    std::vector<HeapTid> tids = heap_order(kTidGroupRows, 60, rng);
+    uint8_t buf[tid_group_bound(kTidGroupRows)];
+    size_t len = tid_group_encode(tids.data(), kTidGroupRows, buf, sizeof buf);
+    ASSERT_GT(len, 0u);
+    HeapTid out[kTidGroupRows];
+
+    // Every truncation and every extra byte is refused.
+    for (size_t cut = 0; cut < len; cut++)
+        EXPECT_FALSE(tid_group_decode(buf, cut, kTidGroupRows, out)) << "cut at " << cut;
+    uint8_t longer[sizeof buf + 1];
+    std::copy(buf, buf + len, longer);
+    longer[len] = 0;
+    EXPECT_FALSE(tid_group_decode(longer, len + 1, kTidGroupRows, out));
+    EXPECT_FALSE(tid_group_decode(buf, len, kTidGroupRows - 1, out));
+    EXPECT_FALSE(tid_group_decode(buf, len, 0, out));
+
+    // Every flipped bit: refused, or decoded to TIDs that differ (which the
+    // segment's sums then catch); never a crash or a read past the end.
+    int refused = 0, flips = 0;
+    for (size_t byte = 0; byte < len; byte++)
+        for (int bit = 0; bit < 8; bit++, flips++) {
+            uint8_t damaged[sizeof buf];
+            std::copy(buf, buf + len, damaged);
+            damaged[byte] ^= static_cast<uint8_t>(1 << bit);
+            if (!tid_group_decode(damaged, len, kTidGroupRows, out)) {
+                refused++;
+                continue;
+            }
+            bool differs = false;
+            for (uint32_t i = 0; i < kTidGroupRows; i++)
+                differs |= !same(out[i], tids[i]);
+            EXPECT_TRUE(differs) << "byte " << byte << " bit " << bit;
+        }
+    // Many flips break the structure (a code's length, an offset's range,
+    // the group's length): about a third of them here.
+    EXPECT_GT(refused, flips / 4);
+}
