@@ -1,0 +1,111 @@
+#include "slices.hpp"
+
+#include <cstring>
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+void transpose_signatures(const uint8_t *signatures, size_t stride, uint32_t nrows,
+                          uint32_t sig_bytes, uint32_t nslices, uint64_t *const *slices) noexcept
+{
+    const uint32_t nbytes = (nslices + 7) / 8 < sig_bytes ? (nslices + 7) / 8 : sig_bytes;
+    for (uint32_t r = 0; r < nrows && r < kSegmentRows; r++) {
+        const uint8_t *sig = signatures + static_cast<size_t>(r) * stride;
+        const uint64_t bit = uint64_t{1} << (r % 64);
+        const uint32_t word = r / 64;
+        for (uint32_t byte = 0; byte < nbytes; byte++) {
+            uint32_t b = sig[byte];
+            while (b != 0) {
+                uint32_t j = byte * 8 + static_cast<uint32_t>(__builtin_ctz(b));
+                b &= b - 1;
+                if (j < nslices)
+                    slices[j][word] |= bit;
+            }
+        }
+    }
+}
+
+namespace {
+
+// line &= the AND of a's slices over line `l`; false once the line is zero
+// (then the rest of a's slices are not read).
+inline bool and_line(uint64_t *line, const SliceAnd &a, uint32_t l) noexcept
+{
+    const size_t first = static_cast<size_t>(l) * kSliceLineWords;
+    for (uint32_t s = 0; s < a.count; s++) {
+        const uint64_t *src = a.slices[s] + first;
+        uint64_t any = 0;
+        for (uint32_t w = 0; w < kSliceLineWords; w++) {
+            line[w] &= src[w];
+            any |= line[w];
+        }
+        if (any == 0)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+uint32_t match_slices(const SliceAnd &base, const SliceOr *lists, uint32_t nlists,
+                      const uint64_t *live, uint32_t nrows, uint64_t *out) noexcept
+{
+    if (nrows > kSegmentRows)
+        nrows = kSegmentRows;
+    const uint32_t lines = (nrows + kSliceLineRows - 1) / kSliceLineRows;
+    uint32_t candidates = 0;
+
+    std::memset(out, 0, kSliceWords * sizeof(uint64_t));
+    for (uint32_t l = 0; l < lines; l++) {
+        uint64_t line[kSliceLineWords];
+        std::memcpy(line, live + static_cast<size_t>(l) * kSliceLineWords, sizeof line);
+        bool alive = and_line(line, base, l);
+        for (uint32_t i = 0; alive && i < nlists; i++) {
+            uint64_t any_element[kSliceLineWords] = {};
+            for (uint32_t e = 0; e < lists[i].count; e++) {
+                uint64_t element[kSliceLineWords];
+                std::memcpy(element, line, sizeof element);
+                if (and_line(element, lists[i].elements[e], l))
+                    for (uint32_t w = 0; w < kSliceLineWords; w++)
+                        any_element[w] |= element[w];
+            }
+            uint64_t any = 0;
+            for (uint32_t w = 0; w < kSliceLineWords; w++) {
+                line[w] = any_element[w];
+                any |= line[w];
+            }
+            alive = any != 0;
+        }
+        if (!alive)
+            continue;
+        // Rows past nrows are never candidates, whatever the page holds.
+        if ((l + 1) * kSliceLineRows > nrows)
+            for (uint32_t w = 0; w < kSliceLineWords; w++) {
+                uint32_t row0 = l * kSliceLineRows + w * 64;
+                if (row0 >= nrows)
+                    line[w] = 0;
+                else if (nrows - row0 < 64)
+                    line[w] &= (uint64_t{1} << (nrows - row0)) - 1;
+            }
+        for (uint32_t w = 0; w < kSliceLineWords; w++)
+            candidates += static_cast<uint32_t>(__builtin_popcountll(line[w]));
+        std::memcpy(out + static_cast<size_t>(l) * kSliceLineWords, line, sizeof line);
+    }
+    return candidates;
+}
+
+uint32_t candidate_rows(const uint64_t *words, uint32_t *rows) noexcept
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < kSliceWords; w++) {
+        uint64_t bits = words[w];
+        while (bits != 0) {
+            rows[n++] = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+        }
+    }
+    return n;
+}
+
+} // namespace bloomidx
