@@ -43,11 +43,15 @@ test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp test/u
 unittest: test/unit/core_tests
 	test/unit/core_tests
 
-EXTRA_CLEAN = test/unit/core_tests test/bench/fpr_formula test/bench/sizing_table results regression.diffs regression.out
+EXTRA_CLEAN = test/unit/core_tests test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench results regression.diffs regression.out
 
 # Benchmark helper: the predicted false-positive rate, from the core.
 test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/fpr_formula.cpp $(CORE_SRCS)
+
+# Benchmark helper: a query on one segment, bit slices against row-wise.
+test/bench/slices_bench: test/bench/slices_bench.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/slices_bench.cpp $(CORE_SRCS)
 
 # The README's sizing table, from the core.
 test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
