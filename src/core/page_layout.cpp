@@ -177,17 +177,66 @@ PageProblem check_row_page_tids(const uint8_t *page) noexcept
     return PageProblem::None;
 }
 
-PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
-                           EntryChecks entries) noexcept
+namespace {
+
+// A page of the given kind and storage format, within sound bounds.
+PageProblem check_kind(const uint8_t *page, uint16_t kind, uint16_t format) noexcept
 {
     PageProblem p = check_bounds(page);
     if (p != PageProblem::None)
         return p;
-    const PageOpaque *op = page_opaque(page);
-    if (op->flags != kPageData)
+    if (page_opaque(page)->flags != kind)
         return PageProblem::WrongKind;
-    if (op->format != kFormatRowWise)
+    if (page_opaque(page)->format != format)
         return PageProblem::BadFormat;
+    return PageProblem::None;
+}
+
+} // namespace
+
+void slice_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows, uint16_t slice,
+                     uint32_t segment_id) noexcept
+{
+    std::memcpy(page + kPageHeaderSize, words, kSliceWords * sizeof(uint64_t));
+    write_u16(page + kPdLowerOffset, static_cast<uint16_t>(kSlicePageLower));
+    write_u16(page + kPdUpperOffset, static_cast<uint16_t>(kSpecialOffset));
+    PageOpaque *op = page_opaque(page);
+    op->count = rows;
+    op->flags = kPageSlice;
+    op->format = kFormatSliced;
+    op->signature_sum = entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t));
+    op->tid_sum = slice;
+    op->reserved[0] = static_cast<uint16_t>(segment_id);
+    op->reserved[1] = static_cast<uint16_t>(segment_id >> 16);
+    op->page_id = kPageId;
+}
+
+PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
+                             uint32_t segment_id) noexcept
+{
+    PageProblem p = check_kind(page, kPageSlice, kFormatSliced);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
+    if (read_u16(page + kPdLowerOffset) != kSlicePageLower ||
+        read_u16(page + kPdUpperOffset) != kSpecialOffset)
+        return PageProblem::BadBounds;
+    if (op->count != rows || rows > kSegmentRows || op->tid_sum != slice ||
+        op->reserved[0] != static_cast<uint16_t>(segment_id) ||
+        op->reserved[1] != static_cast<uint16_t>(segment_id >> 16))
+        return PageProblem::BadSlice;
+    if (entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
+        return PageProblem::BadSliceBits;
+    return PageProblem::None;
+}
+
+PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
+                           EntryChecks entries) noexcept
+{
+    PageProblem p = check_kind(page, kPageData, kFormatRowWise);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
     if (op->count > g.capacity)
         return PageProblem::BadCount;
     if (read_u16(page + kPdLowerOffset) != row_page_lower(g, op->count) ||
@@ -247,6 +296,8 @@ const char *page_problem_text(PageProblem problem) noexcept
     case PageProblem::BadOptions: return "metapage options out of range";
     case PageProblem::BadSignatures: return "signatures do not match the page's sum";
     case PageProblem::BadTids: return "heap TIDs do not match the page's sum";
+    case PageProblem::BadSlice: return "slice page of another segment, slice or row count";
+    case PageProblem::BadSliceBits: return "slice bits do not match the page's sum";
     }
     return "unknown problem";
 }

@@ -20,6 +20,18 @@
 // (S + 6)-byte entries as fit in the 8,152 payload bytes, contrib/bloom's
 // tuples per page or one fewer.  Vacuum compacts entries [0, n).
 //
+// Slice page (format 2, for the bit-sliced segments of src/segments.md;
+// not yet written by the index): bit j of a segment's rows,
+//
+//   [page header, 24 B][kSliceWords words: row r at word r / 64, bit r % 64][hole, 24 B][special, 16 B]
+//                                                                          ^pd_lower  ^pd_upper
+//
+// In the special space: count = the segment's rows, flags = kPageSlice,
+// format = kFormatSliced, signature_sum = the entry sum of the words,
+// tid_sum = j, reserved = the segment's id (low half first).  The sum is
+// checked whenever a scan reads the page: a cleared bit would otherwise
+// lose a row.
+//
 // Entry sums: with data checksums off (initdb's default) nothing else
 // would notice a flipped bit in a signature, and a cleared bit loses a row
 // silently.  So a data page keeps, in its special space, the sum mod 2^16
@@ -36,6 +48,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "slices.hpp"
 
 namespace bloomidx {
 
@@ -65,14 +79,17 @@ static_assert(sizeof(PageOpaque) == 16, "special space is 16 bytes");
 
 constexpr uint16_t kPageMeta = 1;
 constexpr uint16_t kPageData = 2;
+constexpr uint16_t kPageSlice = 3;
 constexpr uint16_t kPageId = 0xB1D5;
 constexpr uint32_t kSpecialOffset = kBlockSize - sizeof(PageOpaque);
 constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 5;        // bump on any change to this file
-constexpr uint16_t kFormatRowWise = 1;      // the only storage format so far
+constexpr uint16_t kMetaVersion = 5;        // bump on any change to this file that
+                                            // indexes see (slice pages: 6, when written)
+constexpr uint16_t kFormatRowWise = 1;      // the only storage format indexes use so far
+constexpr uint16_t kFormatSliced = 2;       // slice pages (segments), coming
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
                                             // value hashing (state.cpp), version 2
 
@@ -207,6 +224,17 @@ void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint3
 // what the entries past it used.
 void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept;
 
+// Slice pages.  The glue initialises the page (PageInit, 16-byte special
+// space); slice_page_fill writes the words, the bounds and the special
+// space.  words: kSliceWords of them.
+inline const uint64_t *slice_page_words(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const uint64_t *>(page + kPageHeaderSize);
+}
+constexpr uint32_t kSlicePageLower = kPageHeaderSize + kSliceWords * 8; // 8,152
+void slice_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows, uint16_t slice,
+                     uint32_t segment_id) noexcept;
+
 // What is wrong with a page, if anything.
 enum class PageProblem {
     None,
@@ -220,6 +248,8 @@ enum class PageProblem {
     BadOptions,    // metapage options out of range or inconsistent
     BadSignatures, // signatures do not add up to the page's sum
     BadTids,       // heap TIDs do not add up to the page's sum
+    BadSlice,      // a slice page of another segment, slice or row count
+    BadSliceBits,  // slice words do not add up to the page's sum
 };
 
 // Which entry sums check_row_page tests after the page's structure.  A
@@ -234,6 +264,11 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
 // The two sums alone, on a page whose structure check_row_page passed.
 PageProblem check_row_page_signatures(const uint8_t *page, const RowPageGeometry &g) noexcept;
 PageProblem check_row_page_tids(const uint8_t *page) noexcept;
+
+// Checks a slice page: slice `slice` of segment `segment_id`, holding
+// `rows` rows, whose words add up to its sum.
+PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
+                             uint32_t segment_id) noexcept;
 
 // Checks a metapage.
 PageProblem check_meta_page(const uint8_t *page) noexcept;

@@ -891,3 +891,52 @@ TEST(PageProblemText, EveryProblemHasItsOwnWords)
               static_cast<int>(sizeof kAllProblems / sizeof kAllProblems[0]))
         << "a new PageProblem: add it to kAllProblems";
 }
+
+// Slice pages (segments, coming): filled and checked; every flipped bit of
+// the words is caught by the sum; another segment, slice or row count is
+// caught by the special space.
+TEST(SlicePage, FillThenCheckAndEveryFlippedBitIsCaught)
+{
+    std::vector<uint64_t> words(kSliceWords);
+    uint64_t x = 0x243F6A8885A308D3ULL;
+    for (uint64_t &w : words) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        w = x & (x >> 3); // about a quarter of the bits set
+    }
+    Page p;
+    uint8_t *page = p.b;
+    std::memset(page, 0xEE, kBlockSize); // garbage, then what PageInit leaves
+    init_page(page, kPageSlice, static_cast<uint16_t>(kPageHeaderSize));
+    slice_page_fill(page, words.data(), 40000, 17, 0x12345678u);
+    EXPECT_EQ(check_slice_page(page, 40000, 17, 0x12345678u), PageProblem::None);
+    EXPECT_EQ(std::memcmp(slice_page_words(page), words.data(), kSliceWords * 8), 0);
+    // The format, independently of the accessors: words from byte 24,
+    // pd_lower at their end (8,152), the special space as documented.
+    EXPECT_EQ(kSlicePageLower, 8152u);
+    EXPECT_EQ(get_u16(page, kPdLowerOffset), 8152);
+    EXPECT_EQ(get_u16(page, kPdUpperOffset), 8176);
+    EXPECT_EQ(std::memcmp(page + 24, words.data(), 8128), 0);
+    EXPECT_EQ(get_u16(page, 8176), 40000);      // count: rows
+    EXPECT_EQ(get_u16(page, 8178), kPageSlice); // flags
+    EXPECT_EQ(get_u16(page, 8180), 2);          // format
+    EXPECT_EQ(get_u16(page, 8184), 17);         // the slice
+    EXPECT_EQ(get_u16(page, 8186), 0x5678);     // the segment id, low half
+    EXPECT_EQ(get_u16(page, 8188), 0x1234);
+    EXPECT_EQ(get_u16(page, 8190), kPageId);
+
+    EXPECT_EQ(check_slice_page(page, 40001, 17, 0x12345678u), PageProblem::BadSlice);
+    EXPECT_EQ(check_slice_page(page, 40000, 18, 0x12345678u), PageProblem::BadSlice);
+    EXPECT_EQ(check_slice_page(page, 40000, 17, 0x12345679u), PageProblem::BadSlice);
+    EXPECT_EQ(check_slice_page(page, 40000, 17, 0x02345678u), PageProblem::BadSlice);
+
+    for (uint32_t byte = kPageHeaderSize; byte < kSlicePageLower; byte++)
+        for (int bit = 0; bit < 8; bit++) {
+            page[byte] ^= static_cast<uint8_t>(1 << bit);
+            ASSERT_EQ(check_slice_page(page, 40000, 17, 0x12345678u), PageProblem::BadSliceBits)
+                << "byte " << byte << " bit " << bit;
+            page[byte] ^= static_cast<uint8_t>(1 << bit);
+        }
+    // A row-wise data page is not a slice page, nor the reverse.
+    page_opaque(page)->flags = kPageData;
+    EXPECT_EQ(check_slice_page(page, 40000, 17, 0x12345678u), PageProblem::WrongKind);
+}
