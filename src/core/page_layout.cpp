@@ -66,6 +66,24 @@ uint32_t meta_options_check(const MetaPageData *meta) noexcept
     return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, kMetaMagic));
 }
 
+uint32_t segment_entry_check(const SegmentEntry &e) noexcept
+{
+    SegmentEntry copy;
+    std::memcpy(&copy, &e, sizeof copy);
+    copy.check = 0;
+    return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, kMetaMagic ^ 0x5E6));
+}
+
+bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks) noexcept
+{
+    return e.check == segment_entry_check(e) && e.segment_id != 0 && e.rows >= 1 &&
+           e.rows <= kSegmentRows && e.live_rows <= e.rows && e.flags == 0 && e.reserved == 0 &&
+           e.header_block != kMetaBlock && e.header_block < nblocks &&
+           e.first_slice != kMetaBlock && e.first_slice < nblocks &&
+           nslices <= nblocks - e.first_slice &&
+           (e.filter_block == 0 || e.filter_block < nblocks);
+}
+
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
                const uint16_t *column_bits, const uint8_t *column_hashing) noexcept
 {

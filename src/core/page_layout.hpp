@@ -224,6 +224,29 @@ void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint3
 // what the entries past it used.
 void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept;
 
+// A segment directory entry (src/segments.md), 32 bytes, 250 of them
+// inline in the metapage once segments are written (format version 6).
+// The check covers every other field, so a damaged entry, which would
+// send a scan to the wrong blocks or drop a segment's rows, is an error.
+struct SegmentEntry {
+    uint32_t segment_id;    // nonzero; also on each of the segment's pages
+    uint32_t header_block;  // the segment header page
+    uint32_t first_slice;   // slice j at block first_slice + j
+    uint16_t rows;          // 1..kSegmentRows
+    uint16_t live_rows;     // rows VACUUM has not cleared
+    uint32_t filter_block;  // issue 12: where the segment's filters are (0: none)
+    uint16_t filter_offset; // ... and at which byte
+    uint16_t flags;         // 0 so far
+    uint32_t reserved;      // 0
+    uint32_t check;         // segment_entry_check of the fields above
+};
+static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
+
+uint32_t segment_entry_check(const SegmentEntry &e) noexcept;
+// Whether an entry is sound for an index of `nblocks` blocks whose
+// signatures have `nslices` bits.
+bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks) noexcept;
+
 // Slice pages.  The glue initialises the page (PageInit, 16-byte special
 // space); slice_page_fill writes the words, the bounds and the special
 // space.  words: kSliceWords of them.

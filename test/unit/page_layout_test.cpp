@@ -940,3 +940,56 @@ TEST(SlicePage, FillThenCheckAndEveryFlippedBitIsCaught)
     page_opaque(page)->flags = kPageData;
     EXPECT_EQ(check_slice_page(page, 40000, 17, 0x12345678u), PageProblem::WrongKind);
 }
+
+// Segment directory entries: 32 bytes at fixed offsets; a sound entry
+// passes; every flipped bit, and every field out of range, is caught.
+TEST(SegmentEntry, LayoutCheckAndDamage)
+{
+    EXPECT_EQ(offsetof(SegmentEntry, segment_id), 0u);
+    EXPECT_EQ(offsetof(SegmentEntry, header_block), 4u);
+    EXPECT_EQ(offsetof(SegmentEntry, first_slice), 8u);
+    EXPECT_EQ(offsetof(SegmentEntry, rows), 12u);
+    EXPECT_EQ(offsetof(SegmentEntry, live_rows), 14u);
+    EXPECT_EQ(offsetof(SegmentEntry, filter_block), 16u);
+    EXPECT_EQ(offsetof(SegmentEntry, filter_offset), 20u);
+    EXPECT_EQ(offsetof(SegmentEntry, flags), 22u);
+    EXPECT_EQ(offsetof(SegmentEntry, check), 28u);
+
+    const uint32_t nslices = 104, nblocks = 1000;
+    SegmentEntry e = {};
+    e.segment_id = 7;
+    e.header_block = 5;
+    e.first_slice = 10;
+    e.rows = static_cast<uint16_t>(kSegmentRows);
+    e.live_rows = 60000;
+    e.check = segment_entry_check(e);
+    ASSERT_TRUE(segment_entry_ok(e, nslices, nblocks));
+
+    // Every flipped bit.
+    for (size_t byte = 0; byte < sizeof e; byte++)
+        for (int bit = 0; bit < 8; bit++) {
+            SegmentEntry d = e;
+            reinterpret_cast<uint8_t *>(&d)[byte] ^= static_cast<uint8_t>(1 << bit);
+            EXPECT_FALSE(segment_entry_ok(d, nslices, nblocks)) << "byte " << byte << " bit " << bit;
+        }
+
+    // Fields out of range, even with a matching check.
+    auto bad = [&](void (*change)(SegmentEntry &)) {
+        SegmentEntry d = e;
+        change(d);
+        d.check = segment_entry_check(d);
+        return !segment_entry_ok(d, nslices, nblocks);
+    };
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.segment_id = 0; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.rows = 0; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.rows = kSegmentRows + 1; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.live_rows = static_cast<uint16_t>(d.rows + 1); d.rows = 100; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 0; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 1000; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.first_slice = 0; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 103; })); // run past the end
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 1000; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.flags = 1; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.reserved = 1; }));
+    EXPECT_FALSE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 104; })); // the last run that fits
+}
