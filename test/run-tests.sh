@@ -37,6 +37,13 @@
 
 SUPPORTED_MAJORS=(15 17 18)
 MAJORS=()
+
+# Whether PG_CONFIG is set to a pg_config of major version $1.
+pg_config_is_major() {
+	[[ -n "${PG_CONFIG:-}" && -x "$PG_CONFIG" &&
+		"$("$PG_CONFIG" --version 2>/dev/null)" =~ ^PostgreSQL\ $1[.a-z] ]]
+}
+
 while (($# > 0)); do
 	case "$1" in
 	--pg)
@@ -57,9 +64,7 @@ done
 ((${#MAJORS[@]} > 0)) || MAJORS=("${SUPPORTED_MAJORS[@]}")
 if ((${#MAJORS[@]} == 1)); then
 	# One version: its pg_config, unless the caller chose one of it.
-	[[ -n "${PG_CONFIG:-}" && -x "$PG_CONFIG" &&
-		"$("$PG_CONFIG" --version 2>/dev/null)" =~ ^PostgreSQL\ ${MAJORS[0]}[.a-z] ]] ||
-		PG_CONFIG="/usr/lib/postgresql/${MAJORS[0]}/bin/pg_config"
+	pg_config_is_major "${MAJORS[0]}" || PG_CONFIG="/usr/lib/postgresql/${MAJORS[0]}/bin/pg_config"
 	export PG_MAJOR="${MAJORS[0]}" PG_CONFIG
 fi
 
@@ -77,10 +82,7 @@ cd "$BLOOMIDX_REPO"
 runs_here() {
 	local major="$1" config="/usr/lib/postgresql/$1/bin/pg_config"
 	[[ "$(debian_release_for "$major")" == "$(host_release)" ]] && return 0
-	if [[ -n "${PG_CONFIG:-}" && -x "$PG_CONFIG" &&
-		"$("$PG_CONFIG" --version 2>/dev/null)" =~ ^PostgreSQL\ $major[.a-z] ]]; then
-		config="$PG_CONFIG"
-	fi
+	pg_config_is_major "$major" && config="$PG_CONFIG"
 	[[ -x "$config" && -x "$("$config" --bindir)/postgres" && -f "$("$config" --pgxs)" ]]
 }
 
