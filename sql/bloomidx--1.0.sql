@@ -209,6 +209,19 @@ RETURNS pg_catalog.float8
 AS 'MODULE_PATHNAME', 'bloomidx_false_positive_rate'
 LANGUAGE C STABLE;
 
+-- bloomidx_index_info(index): what the metapage tells of the index: its
+-- on-disk format version, its sealed segments (how many, their rows, those
+-- VACUUM has not cleared), its pending pages and their rows, and how many
+-- times its directory changed (src/info.cpp).  Sizes only, so no privilege
+-- is needed, as for pg_relation_size.
+CREATE FUNCTION bloomidx_index_info(index pg_catalog.regclass,
+    OUT format_version pg_catalog.int4, OUT segments pg_catalog.int4,
+    OUT segment_rows pg_catalog.int8, OUT live_rows pg_catalog.int8,
+    OUT pending_pages pg_catalog.int4, OUT pending_rows pg_catalog.int8,
+    OUT generation pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'bloomidx_index_info'
+LANGUAGE C STRICT;
+
 -- bloomidx_ddl_check(): at the end of CREATE INDEX, ALTER INDEX, ALTER TABLE
 -- and CREATE SCHEMA (which may create indexes), checks the options of every
 -- bloomidx index the command made or altered against its number of

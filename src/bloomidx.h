@@ -25,6 +25,7 @@ static_assert(SizeOfPageHeaderData == bloomidx::kPageHeaderSize, "page header si
 static_assert(offsetof(PageHeaderData, pd_lower) == bloomidx::kPdLowerOffset, "pd_lower");
 static_assert(offsetof(PageHeaderData, pd_upper) == bloomidx::kPdUpperOffset, "pd_upper");
 static_assert(offsetof(PageHeaderData, pd_special) == bloomidx::kPdSpecialOffset, "pd_special");
+static_assert(offsetof(PageHeaderData, pd_prune_xid) == bloomidx::kPdPruneXidOffset, "pd_prune_xid");
 static_assert(sizeof(ItemPointerData) == bloomidx::kTidSize, "heap TID size");
 static_assert(INDEX_MAX_KEYS == bloomidx::kMaxColumns, "one column_bits slot per key");
 static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpaque),
@@ -108,8 +109,6 @@ void		bloomidx_init_data_page(Page page);
 void		bloomidx_fill_metapage(Relation index, Page page);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 Buffer	   *bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints);
-BlockNumber bloomidx_insert_block(Relation index);
-void		bloomidx_set_insert_block(Relation index, BlockNumber blkno);
 BLOOMIDX_NORETURN void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 															const char *detail);
 void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);
@@ -131,12 +130,61 @@ uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 									const bool *isnull, uint8 *signature);
 
-/* build.cpp: CREATE INDEX; one participant's part of it */
+/* segment_write.cpp: rows gathered in memory, written as one segment */
+typedef struct SegmentRows
+{
+	uint32		nrows;
+	uint32		capacity;		/* rows a segment takes (bloomidx.segment_rows) */
+	uint32		signature_bytes;
+	uint8	   *signatures;		/* capacity signatures, back to back */
+	ItemPointerData *tids;		/* capacity heap TIDs */
+	void	   *scratch;		/* segment_write.cpp's, made on first use */
+} SegmentRows;
+
+extern int	bloomidx_segment_rows;
+void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes);
+void		bloomidx_segment_rows_free(SegmentRows *rows);
+void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
+								   uint32 segment_id, bool shared_extension,
+								   bloomidx::SegmentEntry *entry);
+
+/*
+ * directory.cpp: the metapage's segment directory and pending list.  A
+ * copy of the directory, as a scan or VACUUM takes it.
+ */
+typedef struct DirectoryCopy
+{
+	bloomidx::DirectoryHeader header;
+	bloomidx::SegmentEntry entries[bloomidx::kInlineSegments];
+} DirectoryCopy;
+
+void		bloomidx_read_directory(Relation index, BlockNumber nblocks, DirectoryCopy *copy);
+uint32		bloomidx_directory_generation(Relation index);
+void		bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
+										BlockNumber *nblocks, BlockNumber *followed);
+
+/*
+ * build.cpp: CREATE INDEX; one participant's part of it.  Segment ids and
+ * directory slots come from one place for all participants.
+ */
+typedef struct BuildSegmentIds
+{
+	slock_t		mutex;
+	uint32		next_id;		/* the next segment's id */
+	uint32		room;			/* directory slots left */
+} BuildSegmentIds;
+
 typedef struct BloomidxBuildPart
 {
 	BloomidxState state;
-	PGAlignedBlock page;		/* the data page being filled */
-	BlockNumber last_block;		/* last data page written */
+	SegmentRows rows;			/* rows gathered for the next segment */
+	BuildSegmentIds *ids;
+	bloomidx::SegmentEntry *entries;	/* the segments written: kInlineSegments slots */
+	uint32		nentries;
+	PGAlignedBlock page;		/* the pending page being filled, at the end */
+	BlockNumber pending_head;	/* this part's pending pages, newest first */
+	BlockNumber pending_tail;	/* the oldest, whose link is 0 */
+	uint32		pending_pages;
 	double		heap_tuples;
 	double		index_tuples;
 	bool		shared_extension;	/* other participants extend the index too */
@@ -147,12 +195,16 @@ extern "C" IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 											IndexInfo *indexInfo);
 extern "C" void bloomidx_buildempty(Relation index);
 void		bloomidx_build_part_init(BloomidxBuildPart *part, Relation index,
-									 bool shared_extension);
+									 bool shared_extension, BuildSegmentIds *ids,
+									 bloomidx::SegmentEntry *entries);
 void		bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 									 IndexInfo *indexInfo, TableScanDesc scan, bool progress);
-void		bloomidx_build_part_absorb(BloomidxBuildPart *part, Relation index,
-									   const char *other);
+void		bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index);
 void		bloomidx_build_part_end(BloomidxBuildPart *part);
+void		bloomidx_build_ids_init(BuildSegmentIds *ids);
+void		bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,
+								BlockNumber tail, uint32 npages,
+								const bloomidx::SegmentEntry *entries, uint32 nentries);
 
 /* parallel_build.cpp */
 int			bloomidx_parallel_build_workers(Relation heap, Relation index,
@@ -173,6 +225,51 @@ extern "C" void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscanke
 								ScanKey orderbys, int norderbys);
 extern "C" int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern "C" void bloomidx_endscan(IndexScanDesc scan);
+
+/*
+ * segment_scan.cpp: a query over the segments.  The query's bit positions:
+ * those of its equality and IS NULL keys (base), and per IN list those of
+ * each element (per_element positions each, back to back).
+ */
+typedef struct SliceList
+{
+	uint16	   *positions;
+	uint32		count;			/* elements */
+	uint32		per_element;	/* the column's bits */
+} SliceList;
+
+typedef struct SliceQuery
+{
+	uint16		base[bloomidx::kMaxSignatureBits];
+	uint32		nbase;
+	SliceList  *lists;
+	int			nlists;
+} SliceQuery;
+
+/* Where a scan's TIDs go: checked against the table, batched into the bitmap. */
+#define TID_BATCH 1024
+typedef struct TidSink
+{
+	TIDBitmap  *tbm;
+	Relation	heap;
+	BlockNumber heap_blocks;	/* the table's length, read again when passed */
+	int			n;
+	int64		found;
+	ItemPointerData tids[TID_BATCH];
+} TidSink;
+
+void		bloomidx_sink_add(Relation index, TidSink *sink, BlockNumber blkno, uint32 entry,
+							  const ItemPointerData *tid);
+void		bloomidx_sink_flush(TidSink *sink);
+
+typedef struct SegmentScanWork SegmentScanWork;	/* segment_scan.cpp's */
+SegmentScanWork *bloomidx_segment_scan_work(void);
+bool		bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
+								  const bloomidx::SegmentEntry *entry, uint32 nslices,
+								  uint32 generation, BlockNumber nblocks, Buffer *hints,
+								  BlockNumber nhints, TidSink *sink);
+Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
+							   Buffer *hints, BlockNumber nhints);
 
 /* vacuum.cpp */
 extern "C" IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
@@ -195,5 +292,7 @@ bool		bloomidx_hash_family_agrees(Oid opno, Oid lefttype, Oid righttype, Oid lef
 extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_ddl_check(PG_FUNCTION_ARGS);	/* ddl_check.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* predict.cpp */
+extern "C" PGDLLEXPORT Datum bloomidx_index_info(PG_FUNCTION_ARGS);	/* info.cpp */
+Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what);
 
 #endif							/* BLOOMIDX_H */

@@ -1,18 +1,37 @@
 /*
- * build.cpp: CREATE INDEX (heap scans fill pages in local memory, each
- * written whole and WAL-logged whole as it is written, while it is still
- * in the CPU's cache) and the init fork of an index on an UNLOGGED table.  A build runs in one process, or split
- * over parallel workers (parallel_build.cpp): each participant runs
- * bloomidx_build_part_scan over its share of the table.
+ * build.cpp: CREATE INDEX and the init fork of an index on an UNLOGGED
+ * table.  The heap scan gathers rows in memory; every segment's worth
+ * becomes a segment (segment_write.cpp), and what is left at the end, less
+ * than a segment, becomes pending pages (src/segments.md).  Every page is
+ * written whole and WAL-logged whole as it is written.  A build runs in one
+ * process, or split over parallel workers (parallel_build.cpp): each
+ * participant runs bloomidx_build_part_scan over its share of the table,
+ * writing segments and pending pages of its own; the leader joins their
+ * pending pages into one list and publishes all in the metapage.
  */
 #include "bloomidx.h"
 
 void
-bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_extension)
+bloomidx_build_ids_init(BuildSegmentIds *ids)
+{
+	SpinLockInit(&ids->mutex);
+	ids->next_id = 1;
+	ids->room = bloomidx::kInlineSegments;
+}
+
+void
+bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_extension,
+						 BuildSegmentIds *ids, bloomidx::SegmentEntry *entries)
 {
 	bloomidx_init_state(&part->state, index);
+	bloomidx_segment_rows_init(&part->rows, part->state.meta.signature_bytes);
+	part->ids = ids;
+	part->entries = entries;
+	part->nentries = 0;
 	bloomidx_init_data_page(part->page.data);
-	part->last_block = InvalidBlockNumber;
+	part->pending_head = InvalidBlockNumber;
+	part->pending_tail = InvalidBlockNumber;
+	part->pending_pages = 0;
 	part->heap_tuples = 0;
 	part->index_tuples = 0;
 	part->shared_extension = shared_extension;
@@ -23,13 +42,22 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 void
 bloomidx_build_part_end(BloomidxBuildPart *part)
 {
+	bloomidx_segment_rows_free(&part->rows);
 	MemoryContextDelete(part->tuple_cxt);
 }
 
-/* Appends the page being filled to the index and starts a fresh one. */
+/*
+ * Appends the pending page being filled to the index, linked in front of
+ * this part's earlier ones, and starts a fresh one.
+ */
 static void
 flush_page(Relation index, BloomidxBuildPart *part)
 {
+	uint8	   *image = (uint8 *) part->page.data;
+
+	bloomidx::set_pending_next(image, part->pending_head == InvalidBlockNumber
+							   ? bloomidx::kMetaBlock : part->pending_head);
+
 	/*
 	 * Alone, the build owns the index (no one else can see it yet); beside
 	 * other participants, extending it needs the extension lock, which
@@ -43,15 +71,67 @@ flush_page(Relation index, BloomidxBuildPart *part)
 		UnlockRelationForExtension(index, ExclusiveLock);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	memcpy(BufferGetPage(buffer), part->page.data, BLCKSZ);
+	memcpy(BufferGetPage(buffer), image, BLCKSZ);
 	MarkBufferDirty(buffer);
 	/* Final now: logged whole by whoever filled it, so that workers share the WAL work. */
 	if (RelationNeedsWAL(index))
 		log_newpage_buffer(buffer, true);
-	part->last_block = BufferGetBlockNumber(buffer);
+	part->pending_head = BufferGetBlockNumber(buffer);
+	if (part->pending_tail == InvalidBlockNumber)
+		part->pending_tail = part->pending_head;
+	part->pending_pages++;
 	UnlockReleaseBuffer(buffer);
 
+	/* A last page partly filled: inserts find its room through the map. */
+	uint32		count = bloomidx::page_opaque(image)->count;
+
+	if (count < part->state.geometry.capacity)
+		RecordPageWithFreeSpace(index, part->pending_head,
+								bloomidx::row_page_free_bytes(part->state.geometry, count));
+
 	bloomidx_init_data_page(part->page.data);
+}
+
+/* Adds the gathered rows to pending pages (a tail, or no directory room). */
+static void
+rows_to_pending_pages(Relation index, BloomidxBuildPart *part)
+{
+	const bloomidx::RowPageGeometry *g = &part->state.geometry;
+	uint8	   *page = (uint8 *) part->page.data;
+	SegmentRows *rows = &part->rows;
+
+	for (uint32 r = 0; r < rows->nrows; r++)
+	{
+		bloomidx::row_page_append(page, *g, rows->signatures + (Size) r * g->signature_bytes,
+								  (const uint8 *) &rows->tids[r]);
+		if (bloomidx::page_opaque(page)->count == g->capacity)
+			flush_page(index, part);
+	}
+	rows->nrows = 0;
+}
+
+/* Writes the gathered rows as a segment, if the directory has room for it. */
+static void
+flush_segment(Relation index, BloomidxBuildPart *part)
+{
+	uint32		id = 0;
+
+	SpinLockAcquire(&part->ids->mutex);
+	if (part->ids->room > 0)
+	{
+		part->ids->room--;
+		id = part->ids->next_id++;
+	}
+	SpinLockRelease(&part->ids->mutex);
+	if (id == 0)
+	{
+		rows_to_pending_pages(index, part);
+		return;
+	}
+	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension,
+						   &part->entries[part->nentries++]);
+	part->rows.nrows = 0;
+	memset(part->rows.signatures, 0, (Size) part->rows.capacity * part->rows.signature_bytes);
 }
 
 static void
@@ -59,27 +139,21 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
 	BloomidxBuildPart *part = (BloomidxBuildPart *) arg;
-	const bloomidx::RowPageGeometry *g = &part->state.geometry;
-	uint8	   *page = (uint8 *) part->page.data;
-	uint16		slot = bloomidx::page_opaque(page)->count;
+	SegmentRows *rows = &part->rows;
 	MemoryContext old = MemoryContextSwitchTo(part->tuple_cxt);
 
-	/*
-	 * Made in place in the page's next signature slot (zeroed by PageInit),
-	 * then appended with its TID.
-	 */
+	/* Made in place in the next slot (zeroed), beside its TID. */
 	bloomidx_form_signature(&part->state, values, isnull,
-							bloomidx::row_signature(page, *g, slot));
-	bloomidx::row_page_append(page, *g, bloomidx::row_signature(page, *g, slot),
-							  (const uint8 *) tid);
+							rows->signatures + (Size) rows->nrows * rows->signature_bytes);
+	rows->tids[rows->nrows++] = *tid;
 
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(part->tuple_cxt);
 
 	part->index_tuples += 1;
-	if (slot + 1u == g->capacity)
+	if (rows->nrows == rows->capacity)
 	{
-		flush_page(index, part);
+		flush_segment(index, part);
 		if (!IsParallelWorker())
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 										 (int64) part->index_tuples);
@@ -88,8 +162,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 /*
  * Indexes the rows of `scan` (a parallel scan's share; NULL: the whole
- * table), writing every page it fills.  The last page, partly filled, stays
- * in part->page.
+ * table), writing a segment whenever a segment's worth has gathered.
  */
 void
 bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
@@ -99,28 +172,49 @@ bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 												build_callback, part, scan);
 }
 
+/* The rows left over (less than a segment) become this part's pending pages. */
+void
+bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index)
+{
+	rows_to_pending_pages(index, part);
+	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
+		flush_page(index, part);
+}
+
+/* Sets the pending link of a page written by the build (chains of parts joined). */
+static void
+link_pending_page(Relation index, BlockNumber blkno, BlockNumber next)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *xlog = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+
+	bloomidx::set_pending_next((uint8 *) page, next);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buffer);
+}
+
 /*
- * Adds the entries of another participant's last page to this one's,
- * writing pages as they fill, so that a parallel build leaves one partly
- * filled page, as a serial one does.
+ * Joins another participant's pending pages (head..tail, n pages) and
+ * segments behind the leader's.
  */
 void
-bloomidx_build_part_absorb(BloomidxBuildPart *part, Relation index, const char *other)
+bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,
+					BlockNumber tail, uint32 npages, const bloomidx::SegmentEntry *entries,
+					uint32 nentries)
 {
-	const bloomidx::RowPageGeometry *g = &part->state.geometry;
-	uint8	   *page = (uint8 *) part->page.data;
-	const uint8 *from = (const uint8 *) other;
-	uint32		count = bloomidx::page_opaque(from)->count;
-
-	if (bloomidx::check_row_page(from, *g) != bloomidx::PageProblem::None)
-		elog(ERROR, "bloomidx: a parallel build worker returned a malformed page");
-	for (uint32 i = 0; i < count; i++)
-	{
-		bloomidx::row_page_append(page, *g, bloomidx::row_signature(from, *g, i),
-								  bloomidx::row_tid(from, *g, i));
-		if (bloomidx::page_opaque(page)->count == g->capacity)
-			flush_page(index, part);
-	}
+	for (uint32 i = 0; i < nentries; i++)
+		leader->entries[leader->nentries++] = entries[i];
+	if (npages == 0)
+		return;
+	if (leader->pending_tail == InvalidBlockNumber)
+		leader->pending_head = head;
+	else
+		link_pending_page(index, leader->pending_tail, head);
+	leader->pending_tail = tail;
+	leader->pending_pages += npages;
 }
 
 /* Writes the metapage as block 0 and caches the options it freezes. */
@@ -141,6 +235,32 @@ write_metapage(Relation index)
 	index->rd_amcache = NULL;
 }
 
+/* Publishes the build's segments and pending pages in the metapage. */
+static void
+publish_build(Relation index, BloomidxBuildPart *part)
+{
+	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	uint8	   *page = (uint8 *) BufferGetPage(buffer);
+	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
+
+	memcpy(bloomidx::directory_entries(page), part->entries,
+		   part->nentries * sizeof(bloomidx::SegmentEntry));
+	d->nsegments = (uint16) part->nentries;
+	d->next_segment_id = part->ids->next_id;
+	d->generation = 1;
+	if (part->pending_pages > 0)
+	{
+		d->pending_head = part->pending_head;
+		d->pending_tail = part->pending_tail;
+		d->pending_pages = part->pending_pages;
+	}
+	d->check = bloomidx::directory_check(*d);
+	MarkBufferDirty(buffer);
+	UnlockReleaseBuffer(buffer);
+}
+
 IndexBuildResult *
 bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
@@ -153,26 +273,22 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						   indexInfo->ii_Concurrent);
 
 	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
+	BuildSegmentIds ids;
+	bloomidx::SegmentEntry *entries = (bloomidx::SegmentEntry *)
+		palloc(bloomidx::kInlineSegments * sizeof(bloomidx::SegmentEntry));
 	int			nworkers = bloomidx_parallel_build_workers(heap, index, indexInfo);
 
-	bloomidx_build_part_init(part, index, nworkers > 0);
+	bloomidx_build_ids_init(&ids);
+	bloomidx_build_part_init(part, index, nworkers > 0, &ids, entries);
 	if (nworkers == 0 || !bloomidx_build_parallel(heap, index, indexInfo, nworkers, part))
-		bloomidx_build_part_scan(part, heap, index, indexInfo, NULL, true);
-
-	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
-		flush_page(index, part);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) part->index_tuples);
-
-	/* Inserts start on the last page, the only one that may have room. */
-	if (part->last_block != InvalidBlockNumber)
 	{
-		Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		bloomidx::meta_data((uint8 *) BufferGetPage(buffer))->insert_block = part->last_block;
-		MarkBufferDirty(buffer);
-		UnlockReleaseBuffer(buffer);
+		bloomidx_build_part_scan(part, heap, index, indexInfo, NULL, true);
+		bloomidx_build_part_finish(part, index);
 	}
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) part->index_tuples);
+	publish_build(index, part);
+	/* The partly filled pages' room, recorded as they were written, made findable. */
+	IndexFreeSpaceMapVacuum(index);
 
 	/* Data pages were logged as they were written; the metapage is final now. */
 	if (RelationNeedsWAL(index))
@@ -184,6 +300,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->heap_tuples = part->heap_tuples;
 	result->index_tuples = part->index_tuples;
 	bloomidx_build_part_end(part);
+	pfree(entries);
 	pfree(part);
 	return result;
 }

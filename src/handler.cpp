@@ -26,6 +26,17 @@ _PG_init(void)
 				 errdetail("The module was built against an xxHash whose XXH3 differs from version 0.8."),
 				 errhint("Rebuild bloomidx against xxHash 0.8.0 or later.")));
 	bloomidx_register_options();
+
+	/*
+	 * A developer setting: tests make many segments out of small tables.
+	 * Superuser only, as it shapes what every later build writes.
+	 */
+	DefineCustomIntVariable("bloomidx.segment_rows",
+							"Rows a sealed segment takes (for tests: fewer than the most a slice page holds).",
+							NULL, &bloomidx_segment_rows, bloomidx::kSegmentRows, 64,
+							bloomidx::kSegmentRows, PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("bloomidx");
 }
 
 Datum

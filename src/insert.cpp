@@ -1,9 +1,12 @@
 /*
- * insert.cpp: one row into an existing index.  The row goes to the page
- * this statement's previous row went to, else to the page the metapage
- * points at, else to a page the free space map knows has room (space
- * vacuum freed), else to a new page at the end of the file.  No buffer
- * lock is held while another is taken, and the metapage is never locked
+ * insert.cpp: one row into an existing index.  Rows go to pending pages
+ * (src/segments.md): the page this statement's previous row went to, else
+ * one the free space map knows has room (space VACUUM freed), else the
+ * pending list's last page (its tail); when that is full, a new page (a
+ * free one from the map, else a new one at the end of the file) is linked
+ * behind it in one WAL record with the metapage, which names it the new
+ * tail.  Locks are taken in one order, new page, metapage, old tail, so
+ * that no two backends wait for each other; the metapage is never locked
  * while the file is extended.
  */
 #include "bloomidx.h"
@@ -15,24 +18,7 @@ typedef struct NewEntry
 {
 	uint8		signature[bloomidx::kMaxSignatureBytes];
 	ItemPointerData tid;
-	Size		size;			/* signature bytes + TID */
 } NewEntry;
-
-/* Adds the entry to page under Generic WAL; the buffer is locked. */
-static void
-append_logged(Relation index, Buffer buffer, const BloomidxState *state,
-			  const NewEntry *entry, bool new_page)
-{
-	GenericXLogState *xlog = GenericXLogStart(index);
-	Page		page = GenericXLogRegisterBuffer(xlog, buffer,
-												 new_page ? GENERIC_XLOG_FULL_IMAGE : 0);
-
-	if (new_page)
-		bloomidx_init_data_page(page);
-	bloomidx::row_page_append((uint8 *) page, state->geometry, entry->signature,
-							  (const uint8 *) &entry->tid);
-	GenericXLogFinish(xlog);
-}
 
 /*
  * What an INSERT statement keeps between its rows (in ii_AmCache), and
@@ -47,89 +33,154 @@ typedef struct InsertCache
 	MemoryContext row_cxt;
 } InsertCache;
 
-/*
- * Adds the entry to the locked page of buffer (block blkno) if it has
- * room; a new page (extended, then a crash before use) is initialised.
- */
-static bool
-append_if_room(Relation index, Buffer buffer, BlockNumber blkno, const BloomidxState *state,
-			   const NewEntry *entry)
+/* What became of an attempt to add the row to a page. */
+typedef enum AppendResult
 {
-	Page		page = BufferGetPage(buffer);
-	bool		fresh = PageIsNew(page);
-	uint32		count = 0;
-
-	if (!fresh)
-	{
-		bloomidx_check_data_page(index, blkno, page, &state->geometry);
-		count = bloomidx::page_opaque((uint8 *) page)->count;
-	}
-	if (count >= state->geometry.capacity)
-		return false;
-	append_logged(index, buffer, state, entry, fresh);
-	return true;
-}
+	APPEND_ADDED,				/* the row is in */
+	APPEND_FULL,				/* a pending page, full */
+	APPEND_FREE,				/* a free page (or a new one): the buffer stays locked */
+	APPEND_OTHER				/* no page for rows (any more) */
+} AppendResult;
 
 /*
- * Tries to add the entry to block blkno, a data page of the index.  When
- * the page is full, tells the free space map so and returns false.
+ * Adds the entry to block blkno if it is a pending page with room.  A page
+ * reached through a hint (this statement's last page, the free space map)
+ * may since have been sealed or reused as anything, so its kind decides;
+ * a free page is left locked in *buffer for the caller to link.
  */
-static bool
-try_block(Relation index, BlockNumber blkno, const BloomidxState *state,
-		  const NewEntry *entry)
+static AppendResult
+try_append(Relation index, BlockNumber blkno, const BloomidxState *state,
+		   const NewEntry *entry, Buffer *free_buffer)
 {
 	Buffer		buffer = ReadBuffer(index, blkno);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	bool		added = append_if_room(index, buffer, blkno, state, entry);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	AppendResult result = APPEND_OTHER;
 
+	if (PageIsNew((Page) page) || bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+	{
+		if (free_buffer != NULL)
+		{
+			*free_buffer = buffer;
+			return APPEND_FREE;
+		}
+	}
+	else if (bloomidx::page_opaque(page)->flags == bloomidx::kPageData &&
+			 bloomidx::page_opaque(page)->page_id == bloomidx::kPageId)
+	{
+		bloomidx_check_data_page(index, blkno, (Page) page, &state->geometry);
+		if (bloomidx::page_opaque(page)->count < state->geometry.capacity)
+		{
+			GenericXLogState *xlog = GenericXLogStart(index);
+			Page		logged = GenericXLogRegisterBuffer(xlog, buffer, 0);
+
+			bloomidx::row_page_append((uint8 *) logged, state->geometry, entry->signature,
+									  (const uint8 *) &entry->tid);
+			GenericXLogFinish(xlog);
+			result = APPEND_ADDED;
+		}
+		else
+			result = APPEND_FULL;
+	}
 	UnlockReleaseBuffer(buffer);
-	if (!added)
-		RecordPageWithFreeSpace(index, blkno, 0);
-	return added;
+	return result;
 }
 
-/*
- * Adds the entry to a new page at the end of the index; returns its block.
- * The new block is visible to others as soon as the file grows, before
- * this backend locks its buffer: VACUUM may have recorded it in the free
- * space map meanwhile, and another inserter used it.  So the page is
- * initialised only if it is still new, and a page filled meanwhile (by
- * then full, in theory) just leads to another extension.
- */
+/* The pending list's tail the metapage names (0: the list is empty). */
 static BlockNumber
-extend_with(Relation index, const BloomidxState *state, const NewEntry *entry)
+metapage_tail(Relation index)
+{
+	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
+	BlockNumber tail = bloomidx::directory_header(page)->pending_tail;
+
+	UnlockReleaseBuffer(buffer);
+	if (problem != bloomidx::PageProblem::None)
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+	if (tail >= RelationGetNumberOfBlocks(index))
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
+									 bloomidx::PageProblem::BadDirectory);
+	return tail;
+}
+
+/* A new page at the end of the file, exclusively locked. */
+static Buffer
+extend_buffer(Relation index)
 {
 	bool		need_lock = !RELATION_IS_LOCAL(index);
 
-	for (;;)
-	{
-		if (need_lock)
-			LockRelationForExtension(index, ExclusiveLock);
-		Buffer		buffer = ReadBuffer(index, P_NEW);
+	if (need_lock)
+		LockRelationForExtension(index, ExclusiveLock);
+	Buffer		buffer = ReadBuffer(index, P_NEW);
 
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		if (need_lock)
-			UnlockRelationForExtension(index, ExclusiveLock);
-
-		BlockNumber blkno = BufferGetBlockNumber(buffer);
-		bool		added = append_if_room(index, buffer, blkno, state, entry);
-		uint32		count = bloomidx::page_opaque((uint8 *) BufferGetPage(buffer))->count;
-
-		UnlockReleaseBuffer(buffer);
-
-		/* Should the metapage update be lost to a race, the FSM still knows. */
-		RecordPageWithFreeSpace(index, blkno, bloomidx::row_page_free_bytes(state->geometry, count));
-		if (added)
-			return blkno;
-	}
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	if (need_lock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buffer;
 }
 
-/* A block the free space map suggests, if it can be a data page. */
-static bool
-plausible_block(Relation index, BlockNumber blkno)
+/*
+ * Makes `fresh` (a free or new page, locked) a pending page holding the
+ * entry and links it behind the tail; returns its block.
+ */
+static BlockNumber
+link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const NewEntry *entry)
 {
-	return blkno != bloomidx::kMetaBlock && blkno < RelationGetNumberOfBlocks(index);
+	BlockNumber blkno = BufferGetBlockNumber(fresh);
+	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+	const uint8 *metapage = (const uint8 *) BufferGetPage(meta);
+	bloomidx::PageProblem problem = bloomidx::check_meta_page(metapage);
+
+	if (problem != bloomidx::PageProblem::None)
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+
+	BlockNumber tail = bloomidx::directory_header(metapage)->pending_tail;
+	Buffer		old = InvalidBuffer;
+
+	if (tail >= RelationGetNumberOfBlocks(index) || tail == blkno)
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
+									 bloomidx::PageProblem::BadDirectory);
+
+	if (tail != bloomidx::kMetaBlock)
+	{
+		old = ReadBuffer(index, tail);
+		LockBuffer(old, BUFFER_LOCK_EXCLUSIVE);
+		bloomidx_check_data_page(index, tail, BufferGetPage(old), &state->geometry,
+								 bloomidx::EntryChecks::None);
+		if (bloomidx::pending_next((const uint8 *) BufferGetPage(old)) != bloomidx::kMetaBlock)
+			bloomidx_report_corrupted_page(index, tail,
+										   "The pending list's tail has a successor.");
+	}
+
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, fresh, GENERIC_XLOG_FULL_IMAGE);
+	uint8	   *mp = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
+	bloomidx::DirectoryHeader *d = bloomidx::directory_header(mp);
+
+	bloomidx_init_data_page((Page) page);
+	bloomidx::set_page_stamp(page, d->generation);
+	bloomidx::row_page_append(page, state->geometry, entry->signature,
+							  (const uint8 *) &entry->tid);
+	if (BufferIsValid(old))
+		bloomidx::set_pending_next((uint8 *) GenericXLogRegisterBuffer(xlog, old, 0), blkno);
+	else
+		d->pending_head = blkno;
+	d->pending_tail = blkno;
+	d->pending_pages++;
+	d->check = bloomidx::directory_check(*d);
+	GenericXLogFinish(xlog);
+
+	if (BufferIsValid(old))
+		UnlockReleaseBuffer(old);
+	UnlockReleaseBuffer(meta);
+	UnlockReleaseBuffer(fresh);
+	return blkno;
 }
 
 bool
@@ -160,47 +211,55 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cache->row_cxt);
 	entry.tid = *ht_ctid;
-	entry.size = state->geometry.signature_bytes + sizeof(ItemPointerData);
 
-	/*
-	 * First the page this statement used last (no metapage visit for each
-	 * row of a multi-row INSERT: it exists, the index never shrinks), then
-	 * the one the metapage points at, unless a damaged metapage points past
-	 * the end of the file.
-	 */
+	/* The page this statement used last (no metapage visit for each row of a multi-row INSERT). */
 	BlockNumber blkno = cache->last_block;
 
-	if (blkno != InvalidBlockNumber && try_block(index, blkno, state, &entry))
+	if (blkno != InvalidBlockNumber && blkno < RelationGetNumberOfBlocks(index) &&
+		try_append(index, blkno, state, &entry, NULL) == APPEND_ADDED)
 		return false;
-	BlockNumber hint = bloomidx_insert_block(index);
 
-	if (hint != InvalidBlockNumber && hint != blkno && plausible_block(index, hint) &&
-		try_block(index, hint, state, &entry))
-	{
-		cache->last_block = hint;
-		return false;
-	}
+	/* Space VACUUM freed in pending pages, or a free page to link. */
+	Size		need = state->geometry.signature_bytes + sizeof(ItemPointerData);
 
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
 	{
-		blkno = GetPageWithFreeSpace(index, entry.size);
+		Buffer		fresh = InvalidBuffer;
+
+		blkno = GetPageWithFreeSpace(index, need);
 		if (blkno == InvalidBlockNumber)
 			break;
-		if (!plausible_block(index, blkno))
+		if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
 		{
 			RecordPageWithFreeSpace(index, blkno, 0);	/* a stale hint */
 			continue;
 		}
-		if (try_block(index, blkno, state, &entry))	/* records 0 when full */
+		AppendResult result = try_append(index, blkno, state, &entry, &fresh);
+
+		if (result == APPEND_FREE)
 		{
-			bloomidx_set_insert_block(index, blkno);
+			/* In the list from now on, so no longer free: inserts fill it. */
+			blkno = link_new_tail(index, fresh, state, &entry);
+			RecordPageWithFreeSpace(index, blkno,
+									bloomidx::row_page_free_bytes(state->geometry, 1));
+		}
+		if (result == APPEND_ADDED || result == APPEND_FREE)
+		{
 			cache->last_block = blkno;
 			return false;
 		}
+		RecordPageWithFreeSpace(index, blkno, 0);
 	}
 
-	blkno = extend_with(index, state, &entry);
-	bloomidx_set_insert_block(index, blkno);
+	/* The tail, else a new page linked behind it. */
+	blkno = metapage_tail(index);
+	if (blkno != bloomidx::kMetaBlock &&
+		try_append(index, blkno, state, &entry, NULL) == APPEND_ADDED)
+	{
+		cache->last_block = blkno;
+		return false;
+	}
+	blkno = link_new_tail(index, extend_buffer(index), state, &entry);
 	cache->last_block = blkno;
 	return false;
 }

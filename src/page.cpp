@@ -1,7 +1,7 @@
 /*
  * page.cpp: making pages (the layout is in core/page_layout.hpp), the
- * metapage (block 0: options frozen at build, the insert hint), and the
- * checks every reader runs before trusting a page.
+ * metapage (block 0: options frozen at build; directory.cpp has its
+ * directory part), and the checks every reader runs before trusting a page.
  */
 #include "bloomidx.h"
 
@@ -42,8 +42,9 @@ bloomidx_fill_metapage(Relation index, Page page)
 	bloomidx_init_page(page, bloomidx::kPageMeta);
 	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
 						(uint16) ncolumns, column_bits, column_hashing);
-	/* pd_lower past the metadata, so Generic WAL does not skip it as a hole */
-	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(MetaPageData);
+	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
+	/* pd_lower past the directory, so Generic WAL does not skip it as a hole */
+	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;
 }
 
 /*
@@ -200,52 +201,6 @@ bloomidx_cached_meta(Relation index)
 
 	index->rd_amcache = cache;
 	return &cache->meta;
-}
-
-/* The data page inserts should try first, or InvalidBlockNumber. */
-BlockNumber
-bloomidx_insert_block(Relation index)
-{
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	BlockNumber blkno = bloomidx::meta_data((uint8 *) BufferGetPage(buffer))->insert_block;
-
-	UnlockReleaseBuffer(buffer);
-	return blkno == bloomidx::kMetaBlock ? InvalidBlockNumber : blkno;
-}
-
-/* Points inserts at blkno; a short exclusive lock of the metapage only. */
-void
-bloomidx_set_insert_block(Relation index, BlockNumber blkno)
-{
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (bloomidx::meta_data((uint8 *) BufferGetPage(buffer))->insert_block != blkno)
-	{
-		GenericXLogState *xlog = GenericXLogStart(index);
-		Page		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
-
-		bloomidx::meta_data((uint8 *) page)->insert_block = blkno;
-		GenericXLogFinish(xlog);
-	}
-	UnlockReleaseBuffer(buffer);
-}
-
-/*
- * Raises ERRCODE_INDEX_CORRUPTED unless page is a sound data page whose
- * entries (those `entries` says) match its sums.
- */
-void
-bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
-						 const bloomidx::RowPageGeometry *geometry,
-						 bloomidx::EntryChecks entries)
-{
-	PageProblem problem = bloomidx::check_row_page((const uint8 *) page, *geometry, entries);
-
-	if (problem != PageProblem::None)
-		bloomidx_report_page_problem(index, blkno, problem);
 }
 
 /* The TIDs half of bloomidx_check_data_page, for a page checked without it. */

@@ -3,13 +3,14 @@
  *
  * A Bloom index has no order to keep, so a parallel build needs no sort
  * and no merge: the leader and each worker take blocks of one parallel
- * heap scan, fill pages of their own and append each full page to the
- * index (under the relation extension lock, which PostgreSQL does not
- * share within a parallel group).  Each worker leaves its last, partly
- * filled page in shared memory; the leader adds those entries to its own
- * last page, so the index ends with one partly filled page, as after a
- * serial build.  Whoever writes a page WAL-logs it (build.cpp), so the
- * WAL work is shared too.
+ * heap scan and write segments of their own, extending the index under
+ * the relation extension lock (which PostgreSQL does not share within a
+ * parallel group).  Segment ids and directory slots come from one counter
+ * in shared memory.  Each participant writes its last rows, less than a
+ * segment, as pending pages of its own; each worker leaves the list of
+ * them and its segments' directory entries in shared memory, and the
+ * leader joins the lists and publishes everything.  Whoever writes a page
+ * WAL-logs it (build.cpp), so the WAL work is shared too.
  *
  * The number of workers is PostgreSQL's own choice for an index build
  * (plan_create_index_workers: max_parallel_maintenance_workers, the
@@ -22,7 +23,7 @@
 /* Keys of the shared memory table of contents. */
 #define KEY_SHARED			UINT64CONST(0xB1D5000000000001)
 #define KEY_SCAN			UINT64CONST(0xB1D5000000000002)
-#define KEY_LAST_PAGES		UINT64CONST(0xB1D5000000000003)
+#define KEY_RESULTS			UINT64CONST(0xB1D5000000000003)
 #define KEY_QUERY_TEXT		UINT64CONST(0xB1D5000000000004)
 #define KEY_WAL_USAGE		UINT64CONST(0xB1D5000000000005)
 #define KEY_BUFFER_USAGE	UINT64CONST(0xB1D5000000000006)
@@ -39,7 +40,18 @@ typedef struct ParallelBuildShared
 	double		heap_tuples;
 	double		index_tuples;
 	bool		broken_hot_chain;
+	BuildSegmentIds ids;		/* segment ids and directory slots, for all */
 } ParallelBuildShared;
+
+/* What a worker leaves the leader: its pending pages and its segments. */
+typedef struct WorkerResult
+{
+	BlockNumber pending_head;
+	BlockNumber pending_tail;
+	uint32		pending_pages;
+	uint32		nentries;
+	bloomidx::SegmentEntry entries[bloomidx::kInlineSegments];
+} WorkerResult;
 
 /*
  * The workers index_build decided on.  Before PostgreSQL 17 (which asks the
@@ -83,7 +95,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(ParallelBuildShared));
 	shm_toc_estimate_chunk(&pcxt->estimator, scan_size);
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(BLCKSZ, nworkers));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WorkerResult), nworkers));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WalUsage), nworkers));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(BufferUsage), nworkers));
 	if (query_len > 0)
@@ -110,6 +122,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	shared->heap_tuples = 0;
 	shared->index_tuples = 0;
 	shared->broken_hot_chain = false;
+	bloomidx_build_ids_init(&shared->ids);
 	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
 
 	ParallelTableScanDesc pscan = (ParallelTableScanDesc) shm_toc_allocate(pcxt->toc, scan_size);
@@ -117,12 +130,12 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	table_parallelscan_initialize(heap, pscan, snapshot);
 	shm_toc_insert(pcxt->toc, KEY_SCAN, pscan);
 
-	/* One page per worker, empty until it ends (a worker never launched leaves it so). */
-	char	   *last_pages = (char *) shm_toc_allocate(pcxt->toc, mul_size(BLCKSZ, nworkers));
+	/* One result per worker, empty until it ends (a worker never launched leaves it so). */
+	WorkerResult *results = (WorkerResult *)
+		shm_toc_allocate(pcxt->toc, mul_size(sizeof(WorkerResult), nworkers));
 
-	for (int i = 0; i < nworkers; i++)
-		bloomidx_init_data_page(last_pages + (Size) i * BLCKSZ);
-	shm_toc_insert(pcxt->toc, KEY_LAST_PAGES, last_pages);
+	memset(results, 0, mul_size(sizeof(WorkerResult), nworkers));
+	shm_toc_insert(pcxt->toc, KEY_RESULTS, results);
 
 	/* Workers' WAL and buffer use, for pg_stat_statements and EXPLAIN-like accounting. */
 	WalUsage   *wal_usage = (WalUsage *) shm_toc_allocate(pcxt->toc,
@@ -150,17 +163,26 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 			(errmsg_internal("bloomidx index \"%s\": parallel build, %d of %d workers launched, leader %s",
 							 RelationGetRelationName(index), pcxt->nworkers_launched,
 							 nworkers, leader_scans ? "participating" : "not participating")));
+	/* The leader's ids come from the shared counter too, while workers run. */
+	BuildSegmentIds *own_ids = leader->ids;
+
+	leader->ids = &shared->ids;
 	if (leader_scans)
 		bloomidx_build_part_scan(leader, heap, index, indexInfo,
 								 table_beginscan_parallel(heap, pscan), true);
+	bloomidx_build_part_finish(leader, index);
 
 	WaitForParallelWorkersToFinish(pcxt);
 	for (int i = 0; i < pcxt->nworkers_launched; i++)
 		InstrAccumParallelQuery(&buffer_usage[i], &wal_usage[i]);
 
-	/* Absorbing entries does not count them: their workers did. */
 	for (int i = 0; i < nworkers; i++)
-		bloomidx_build_part_absorb(leader, index, last_pages + (Size) i * BLCKSZ);
+		bloomidx_build_join(leader, index, results[i].pending_head, results[i].pending_tail,
+							results[i].pending_pages, results[i].entries, results[i].nentries);
+	/* The next id to hand out, which the metapage keeps. */
+	own_ids->next_id = shared->ids.next_id;
+	own_ids->room = shared->ids.room;
+	leader->ids = own_ids;
 	leader->heap_tuples += shared->heap_tuples;
 	leader->index_tuples += shared->index_tuples;
 	if (shared->broken_hot_chain)
@@ -196,13 +218,17 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
 	ParallelTableScanDesc pscan = (ParallelTableScanDesc) shm_toc_lookup(toc, KEY_SCAN, false);
 
-	bloomidx_build_part_init(part, index, true);
+	WorkerResult *result = &((WorkerResult *) shm_toc_lookup(toc, KEY_RESULTS, false))[ParallelWorkerNumber];
+
+	bloomidx_build_part_init(part, index, true, &shared->ids, result->entries);
 	bloomidx_build_part_scan(part, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
 							 false);
 
-	char	   *last_pages = (char *) shm_toc_lookup(toc, KEY_LAST_PAGES, false);
-
-	memcpy(last_pages + (Size) ParallelWorkerNumber * BLCKSZ, part->page.data, BLCKSZ);
+	bloomidx_build_part_finish(part, index);
+	result->pending_head = part->pending_head;
+	result->pending_tail = part->pending_tail;
+	result->pending_pages = part->pending_pages;
+	result->nentries = part->nentries;
 
 	SpinLockAcquire(&shared->mutex);
 	shared->heap_tuples += part->heap_tuples;

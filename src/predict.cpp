@@ -65,35 +65,7 @@ bloomidx_false_positive_rate(PG_FUNCTION_ARGS)
 
 	Oid			indexoid = PG_GETARG_OID(0);
 	ArrayType  *columns = PG_GETARG_ARRAYTYPE_P(1);
-	Relation	index = try_relation_open(indexoid, AccessShareLock);
-
-	if (index == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", indexoid)));
-	char		relkind = index->rd_rel->relkind;
-
-	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", RelationGetRelationName(index)),
-				 errdetail_relkind_not_supported(relkind)));
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != bloomidx_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("index \"%s\" is not a bloomidx index", RelationGetRelationName(index)),
-				 errdetail("It uses access method \"%s\".", get_am_name(index->rd_rel->relam))));
-	if (relkind == RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("partitioned index \"%s\" has no sizing of its own",
-						RelationGetRelationName(index)),
-				 errdetail("Each partition's index has its own metapage.")));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot read index \"%s\" of another session's temporary table",
-						RelationGetRelationName(index))));
+	Relation	index = bloomidx_open_metapage_reader(indexoid, "sizing");
 
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	double		rate = bloomidx::false_positive_rate(*meta,

@@ -22,10 +22,13 @@ typedef struct ScanOpaque
 	bloomidx::ElementMasks *lists;	/* one per IN list whose bits are tested */
 	int			nlists;
 	double		elements;		/* in those lists */
+	SliceQuery	slices;			/* the same query as bit positions, for segments */
 	uint16		matches[bloomidx::kMaxPageEntries];
-	ItemPointerData tids[bloomidx::kMaxPageEntries];
 	Page		copy;			/* long IN lists: a page tested unlocked */
 	double		column_rate[INDEX_MAX_KEYS];	/* -1: not computed yet */
+	DirectoryCopy dir;
+	SegmentScanWork *work;
+	TidSink		sink;
 } ScanOpaque;
 
 /*
@@ -51,6 +54,7 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 	so->elements = 0;
 	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		so->column_rate[i] = -1;
+	so->work = bloomidx_segment_scan_work();
 	scan->opaque = so;
 	return scan;
 }
@@ -69,6 +73,7 @@ bloomidx_endscan(IndexScanDesc scan)
 	ScanOpaque *so = (ScanOpaque *) scan->opaque;
 
 	MemoryContextDelete(so->query_cxt);
+	pfree(so->work);
 	pfree(so);
 }
 
@@ -122,6 +127,18 @@ in_list_hashes(ScanKey key, const ValueHasher *hasher, size_t stride, uint64 **h
 	return (int64) set.compact();
 }
 
+/* Writes the positions of the bits set in sig (length bits); returns how many. */
+static uint32
+signature_positions(const uint8 *sig, uint32 length, uint16 *positions)
+{
+	uint32		n = 0;
+
+	for (uint32 j = 0; j < length; j++)
+		if (bloomidx::signature_test_bit(sig, j))
+			positions[n++] = (uint16) j;
+	return n;
+}
+
 /*
  * Adds an IN list of more than one distinct element to the scan's lists:
  * its masks, built from the hashes (which it frees) in slices, checking for
@@ -135,13 +152,32 @@ add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
 	uint8	   *masks = (uint8 *) MemoryContextAllocHuge(CurrentMemoryContext, n * stride);
 	const int64 slice = 4096;
 
+	uint32		bits = meta->column_bits[column];
+	uint16	   *positions = (uint16 *) MemoryContextAllocHuge(CurrentMemoryContext,
+															  n * bits * sizeof(uint16));
+
 	for (int64 done = 0; done < n; done += slice)
 	{
 		bloomidx::build_element_masks(masks + done * stride, words, hashes + done,
 									  Min(slice, n - done), meta->signature_bits,
-									  meta->column_bits[column], meta->signature_bytes);
+									  bits, meta->signature_bytes);
 		CHECK_FOR_INTERRUPTS();
 	}
+	/* The same elements as bit positions, for the segments' slices. */
+	for (int64 i = 0; i < n; i++)
+	{
+		uint8		sig[bloomidx::kMaxSignatureBytes];
+
+		memset(sig, 0, meta->signature_bytes);
+		bloomidx::add_value(sig, meta->signature_bits, bits, hashes[i]);
+		signature_positions(sig, meta->signature_bits, positions + i * bits);
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	so->slices.lists[so->nlists].positions = positions;
+	so->slices.lists[so->nlists].count = (uint32) n;
+	so->slices.lists[so->nlists].per_element = bits;
+	so->slices.nlists = so->nlists + 1;
 	pfree(hashes);
 	so->lists[so->nlists].masks = masks;
 	so->lists[so->nlists].count = (uint32) n;
@@ -179,6 +215,9 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	so->lists = (bloomidx::ElementMasks *)
 		palloc(Max(scan->numberOfKeys, 1) * sizeof(bloomidx::ElementMasks));
 	so->nlists = 0;
+	so->slices.lists = (SliceList *) palloc(Max(scan->numberOfKeys, 1) * sizeof(SliceList));
+	so->slices.nlists = 0;
+	so->slices.nbase = 0;
 	so->elements = 0;
 	so->copy = NULL;
 	memset(query, 0, sizeof(query));
@@ -250,6 +289,7 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			add_in_list(so, hashes, n, words, column);
 	}
 	so->base.build(query, nbytes);
+	so->slices.nbase = signature_positions(query, m, so->slices.base);
 	if (so->elements >= kCopyPageElements)
 		so->copy = (Page) palloc(BLCKSZ);
 	return true;
@@ -260,8 +300,8 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
  * when there is a hint (no buffer table lookup, which is a fifth of a
  * scan of a cached index), else through the ring or a normal read.
  */
-static inline Buffer
-read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *hints,
+Buffer
+bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *hints,
 		  BlockNumber nhints)
 {
 	if (blkno >= nhints)
@@ -319,13 +359,168 @@ match_page(ScanOpaque *so, const bloomidx::QueryMatcher *matcher, const uint8 *r
 	return n;
 }
 
+/*
+ * Adds a TID that entry `entry` of block blkno holds.  A damaged TID must
+ * not reach the bitmap (which rejects a bad offset without naming the
+ * index) or the heap (a block past its end).  The table may have grown
+ * since the scan began: a concurrent insert's row is past the length read
+ * then.
+ */
+void
+bloomidx_sink_add(Relation index, TidSink *sink, BlockNumber blkno, uint32 entry,
+				  const ItemPointerData *tid)
+{
+	OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(tid);
+	BlockNumber target = ItemPointerGetBlockNumberNoCheck(tid);
+
+	if (target >= sink->heap_blocks)
+		sink->heap_blocks = RelationGetNumberOfBlocks(sink->heap);
+	if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage ||
+		target >= sink->heap_blocks)
+		bloomidx_report_corrupted_page(index, blkno,
+									   psprintf("Entry %u holds an invalid heap TID.", entry));
+	sink->tids[sink->n++] = *tid;
+	if (sink->n == TID_BATCH)
+		bloomidx_sink_flush(sink);
+}
+
+void
+bloomidx_sink_flush(TidSink *sink)
+{
+	if (sink->n > 0)
+		tbm_add_tuples(sink->tbm, sink->tids, sink->n, true);
+	sink->found += sink->n;
+	sink->n = 0;
+}
+
+/*
+ * A pending page met on the list that is not one, or was linked after the
+ * directory copy of `generation`: reused since the copy (true: start
+ * again), or damage (an ERROR).
+ */
+static bool
+pending_page_recycled(Relation index, BlockNumber blkno, Page page, uint32 generation,
+					  const bloomidx::RowPageGeometry *g)
+{
+	const uint8 *raw = (const uint8 *) page;
+
+	if (!PageIsNew(page) && bloomidx::page_opaque(raw)->flags == bloomidx::kPageData &&
+		bloomidx::page_stamp(raw) <= generation)
+		return false;
+	if (bloomidx_directory_generation(index) != generation)
+		return true;
+	if (PageIsNew(page))
+		bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a new page.");
+	bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::None);
+	bloomidx_report_corrupted_page(index, blkno,
+								   "A pending page is stamped with a later directory generation than the directory's.");
+	return false;				/* not reached */
+}
+
+/* Tests one pending page (share-locked in *buffer) and adds its matches. */
+static void
+scan_pending_page(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
+				  BlockNumber blkno, Buffer *buffer, Page page, Buffer next)
+{
+	const bloomidx::RowPageGeometry *g = &so->state.geometry;
+
+	bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::Signatures);
+	/* Interrupts are held off while a buffer is locked: long lists test a copy. */
+	if (so->copy)
+	{
+		memcpy(so->copy, page, BLCKSZ);
+		UnlockReleaseBuffer(*buffer);
+		*buffer = InvalidBuffer;
+		page = so->copy;
+	}
+	if (BufferIsValid(next))
+		bloomidx::prefetch_row_page((const uint8 *) BufferGetPage(next), *g);
+
+	const uint8 *raw = (const uint8 *) page;
+	int			n = match_page(so, matcher, raw);
+
+	if (n > 0)
+		bloomidx_check_data_page_tids(index, blkno, page);
+	for (int i = 0; i < n; i++)
+	{
+		ItemPointerData tid;
+
+		memcpy(&tid, bloomidx::row_tid(raw, *g, so->matches[i]), sizeof(ItemPointerData));
+		bloomidx_sink_add(index, &so->sink, blkno, so->matches[i], &tid);
+	}
+}
+
+/*
+ * One pass over the index: the segments and the pending pages of one copy
+ * of the directory.  False when a page turned out reused since the copy:
+ * the caller starts again (TIDs already added stay: the bitmap keeps each
+ * once).
+ */
+static bool
+scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
+		  BufferAccessStrategy bas, Buffer *hints, BlockNumber nhints)
+{
+	Relation	index = scan->indexRelation;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	bloomidx_read_directory(index, nblocks, &so->dir);
+
+	uint32		generation = so->dir.header.generation;
+
+	for (uint32 i = 0; i < so->dir.header.nsegments; i++)
+	{
+		if (!bloomidx_scan_segment(index, &so->slices, so->work, &so->dir.entries[i],
+								   so->state.meta.signature_bits, generation, nblocks, hints,
+								   nhints, &so->sink))
+			return false;
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/*
+	 * The pending pages, in list order.  The next page is pinned before
+	 * this one is tested, and its signatures prefetched, so that memory
+	 * loads them meanwhile.
+	 */
+	BlockNumber blkno = so->dir.header.pending_head;
+	BlockNumber visited = 0;
+	Buffer		buffer = blkno != bloomidx::kMetaBlock
+		? bloomidx_read_page(index, blkno, bas, hints, nhints) : InvalidBuffer;
+
+	while (BufferIsValid(buffer))
+	{
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		Page		page = BufferGetPage(buffer);
+
+		if (pending_page_recycled(index, blkno, page, generation, &so->state.geometry))
+		{
+			UnlockReleaseBuffer(buffer);
+			return false;
+		}
+
+		BlockNumber next_blkno = bloomidx::pending_next((const uint8 *) page);
+		Buffer		next = InvalidBuffer;
+
+		if (next_blkno != bloomidx::kMetaBlock)
+		{
+			bloomidx_check_pending_link(index, blkno, next_blkno, &nblocks, &visited);
+			next = bloomidx_read_page(index, next_blkno, bas, hints, nhints);
+		}
+
+		scan_pending_page(index, so, matcher, blkno, &buffer, page, next);
+		if (BufferIsValid(buffer))
+			UnlockReleaseBuffer(buffer);
+		buffer = next;
+		blkno = next_blkno;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
 int64
 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	ScanOpaque *so = (ScanOpaque *) scan->opaque;
-	const bloomidx::RowPageGeometry *g = &so->state.geometry;
 	Relation	index = scan->indexRelation;
-	int64		found = 0;
 
 	/* Counted as btree counts: a scan whose keys can match no row reads nothing. */
 	if (!build_query(scan, so))
@@ -336,8 +531,11 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	/* The table's length, to reject TIDs past it (the executor locks it). */
-	Relation	heap = relation_open(index->rd_index->indrelid, NoLock);
-	BlockNumber heap_blocks = RelationGetNumberOfBlocks(heap);
+	so->sink.tbm = tbm;
+	so->sink.heap = relation_open(index->rd_index->indrelid, NoLock);
+	so->sink.heap_blocks = RelationGetNumberOfBlocks(so->sink.heap);
+	so->sink.n = 0;
+	so->sink.found = 0;
 
 	/*
 	 * Like a sequential scan of a table: a bulk-read ring only for an index
@@ -355,74 +553,12 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Buffer	   *hints = bas == NULL && !RelationUsesLocalBuffers(index)
 		? bloomidx_buffer_hints(index, nblocks, &nhints) : NULL;
 
-	/*
-	 * The next page is pinned before this one is tested, and its signatures
-	 * prefetched, so that memory loads them meanwhile.
-	 */
-	Buffer		next = InvalidBuffer;
-
-	if (bloomidx::kMetaBlock + 1 < nblocks)
-		next = read_page(index, bloomidx::kMetaBlock + 1, bas, hints, nhints);
-	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < nblocks; blkno++)
-	{
-		Buffer		buffer = next;
-
-		next = InvalidBuffer;
-		if (blkno + 1 < nblocks)
-			next = read_page(index, blkno + 1, bas, hints, nhints);
-
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		Page		page = BufferGetPage(buffer);
-
-		/* Interrupts are held off while a buffer is locked. */
-		if (so->copy)
-		{
-			memcpy(so->copy, page, BLCKSZ);
-			UnlockReleaseBuffer(buffer);
-			buffer = InvalidBuffer;
-			page = so->copy;
-		}
-		if (!PageIsNew(page))
-		{
-			bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::Signatures);
-			if (BufferIsValid(next))
-				bloomidx::prefetch_row_page((const uint8 *) BufferGetPage(next), *g);
-			const uint8 *raw = (const uint8 *) page;
-			int			n = match_page(so, &matcher, raw);
-
-			if (n > 0)
-				bloomidx_check_data_page_tids(index, blkno, page);
-			for (int i = 0; i < n; i++)
-			{
-				memcpy(&so->tids[i], bloomidx::row_tid(raw, *g, so->matches[i]),
-					   sizeof(ItemPointerData));
-				/*
-				 * A damaged TID must not reach the bitmap (which rejects a bad
-				 * offset without naming the index) or the heap (a block past
-				 * its end).  The table may have grown since the scan began: a
-				 * concurrent insert's row is past the length read then.
-				 */
-				OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(&so->tids[i]);
-				BlockNumber target = ItemPointerGetBlockNumberNoCheck(&so->tids[i]);
-
-				if (target >= heap_blocks)
-					heap_blocks = RelationGetNumberOfBlocks(heap);
-				if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage ||
-					target >= heap_blocks)
-					bloomidx_report_corrupted_page(index, blkno,
-												   psprintf("Entry %d holds an invalid heap TID.",
-															so->matches[i]));
-			}
-			if (n > 0)
-				tbm_add_tuples(tbm, so->tids, n, true);
-			found += n;
-		}
-		if (BufferIsValid(buffer))
-			UnlockReleaseBuffer(buffer);
+	while (!scan_pass(scan, so, &matcher, bas, hints, nhints))
 		CHECK_FOR_INTERRUPTS();
-	}
-	relation_close(heap, NoLock);
+	bloomidx_sink_flush(&so->sink);
+
+	relation_close(so->sink.heap, NoLock);
 	if (bas)
 		FreeAccessStrategy(bas);
-	return found;
+	return so->sink.found;
 }

@@ -76,51 +76,188 @@ compact_page(Relation index, Buffer buffer, const bloomidx::RowPageGeometry *g,
 }
 
 /*
- * Visits every data page: with a callback, removes dead entries; always
- * counts live entries and records each page's free space.
+ * Clears the live bits of a segment's dead rows (with a callback), and
+ * returns its live rows.  The live page and the directory entry's count
+ * change in one WAL record.
+ */
+static uint32
+visit_segment(Relation index, const bloomidx::SegmentEntry *entry, uint32 slot, uint32 nslices,
+			  BlockNumber nblocks, IndexBulkDeleteResult *stats,
+			  IndexBulkDeleteCallback callback, void *callback_state,
+			  BufferAccessStrategy strategy)
+{
+	if (callback == NULL)
+		return entry->live_rows;
+
+	bloomidx::SegmentHeader *h = (bloomidx::SegmentHeader *) palloc(sizeof(bloomidx::SegmentHeader));
+	uint32		dead[bloomidx::kTidGroupRows];
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, entry->header_block, RBM_NORMAL,
+											strategy);
+	bloomidx::PageProblem problem;
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	problem = bloomidx::check_segment_page((const uint8 *) BufferGetPage(buffer),
+										   entry->segment_id, entry->rows, entry->first_slice,
+										   nslices, nblocks);
+	if (problem == bloomidx::PageProblem::None)
+		memcpy(h, bloomidx::segment_header((const uint8 *) BufferGetPage(buffer)), sizeof(*h));
+	UnlockReleaseBuffer(buffer);
+	if (problem != bloomidx::PageProblem::None)
+	{
+		bloomidx_warn_corrupted_page(index, entry->header_block,
+									 psprintf("%s.  VACUUM skipped segment %u and keeps its rows.",
+											  bloomidx::page_problem_text(problem),
+											  entry->segment_id));
+		pfree(h);
+		return entry->live_rows;
+	}
+
+	uint32		live = entry->live_rows;
+
+	for (uint32 p = 0; p < h->ntid_pages; p++)
+	{
+		bloomidx_vacuum_delay_point();
+		Buffer		tids = ReadBufferExtended(index, MAIN_FORKNUM, h->tid_blocks[p], RBM_NORMAL,
+											  strategy);
+
+		LockBuffer(tids, BUFFER_LOCK_SHARE);
+		const uint8 *tpage = (const uint8 *) BufferGetPage(tids);
+
+		problem = bloomidx::check_tid_page(tpage, *h, (uint16) p);
+		for (uint32 g = 0; problem == bloomidx::PageProblem::None && g < h->ngroups; g++)
+		{
+			if (h->groups[g].page != p)
+				continue;
+			bloomidx::HeapTid group[bloomidx::kTidGroupRows];
+			uint32		first = g * bloomidx::kTidGroupRows;
+			uint32		n = bloomidx::tid_page_group(*h, tpage, g, group);
+			uint32		ndead = 0;
+
+			if (n == 0)
+			{
+				problem = bloomidx::PageProblem::BadTidBytes;
+				break;
+			}
+			for (uint32 i = 0; i < n; i++)
+			{
+				ItemPointerData tid;
+
+				ItemPointerSet(&tid, group[i].block, group[i].offset);
+				if (callback(&tid, callback_state))
+					dead[ndead++] = first + i;
+			}
+			if (ndead == 0)
+				continue;
+
+			/* Live page, then metapage: no one locks them the other way round. */
+			Buffer		lbuf = ReadBufferExtended(index, MAIN_FORKNUM, h->live_block,
+												  RBM_NORMAL, strategy);
+			Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+
+			LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
+			LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+			bloomidx::PageProblem lp =
+				bloomidx::check_live_page((const uint8 *) BufferGetPage(lbuf), entry->rows,
+										  entry->segment_id);
+			bloomidx::SegmentEntry *e =
+				&bloomidx::directory_entries((uint8 *) BufferGetPage(meta))[slot];
+
+			if (lp == bloomidx::PageProblem::None && e->segment_id == entry->segment_id)
+			{
+				GenericXLogState *xlog = GenericXLogStart(index);
+				uint8	   *lpage = (uint8 *) GenericXLogRegisterBuffer(xlog, lbuf, 0);
+				uint8	   *mpage = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
+				bloomidx::SegmentEntry *me = &bloomidx::directory_entries(mpage)[slot];
+				uint32		cleared = 0;
+
+				for (uint32 i = 0; i < ndead; i++)
+					cleared += bloomidx::live_page_clear(lpage, dead[i]);
+				me->live_rows = (uint16) (me->live_rows - Min(cleared, (uint32) me->live_rows));
+				me->check = bloomidx::segment_entry_check(*me);
+				GenericXLogFinish(xlog);
+				stats->tuples_removed += cleared;
+				live = me->live_rows;
+			}
+			else if (lp != bloomidx::PageProblem::None)
+				problem = lp;
+			UnlockReleaseBuffer(meta);
+			UnlockReleaseBuffer(lbuf);
+		}
+		UnlockReleaseBuffer(tids);
+		if (problem != bloomidx::PageProblem::None)
+		{
+			bloomidx_warn_corrupted_page(index, h->tid_blocks[p],
+										 psprintf("%s.  VACUUM skipped the rest of segment %u and keeps their rows.",
+												  bloomidx::page_problem_text(problem),
+												  entry->segment_id));
+			break;
+		}
+	}
+	pfree(h);
+	return live;
+}
+
+/*
+ * Visits the segments and the pending pages: with a callback, removes the
+ * entries of dead rows; always counts live ones.
  */
 static void
 visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
-	bloomidx::RowPageGeometry g =
-		bloomidx::row_page_geometry(bloomidx_cached_meta(index)->signature_bytes);
+	const bloomidx::MetaPageData *cached = bloomidx_cached_meta(index);
+	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(cached->signature_bytes);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+
+	bloomidx_read_directory(index, nblocks, dir);
 
 	stats->num_index_tuples = 0;
 	stats->pages_free = 0;
-	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < nblocks; blkno++)
+	for (uint32 i = 0; i < dir->header.nsegments; i++)
+		stats->num_index_tuples += visit_segment(index, &dir->entries[i], i,
+												 cached->signature_bits, nblocks, stats,
+												 callback, callback_state, info->strategy);
+
+	/* Pages are linked behind the tail meanwhile, never taken from the list. */
+	BlockNumber blkno = dir->header.pending_head;
+	BlockNumber from = bloomidx::kMetaBlock;
+	BlockNumber visited = 0;
+
+	while (blkno != bloomidx::kMetaBlock)
 	{
 		bloomidx_vacuum_delay_point();
+		bloomidx_check_pending_link(index, from, blkno, &nblocks, &visited);
 		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 												info->strategy);
 
 		LockBuffer(buffer, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
-		uint32		count = 0;
+		BlockNumber next = bloomidx::pending_next((const uint8 *) page);
 
-		if (!PageIsNew(page))
+		/* Without a sound page there is no trustworthy link to follow. */
+		if (PageIsNew(page))
+			bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a new page.");
+		uint32		room = 0;
+
+		if (page_is_sound(index, blkno, page, &g))
 		{
-			if (!page_is_sound(index, blkno, page, &g))
-			{
-				/* Its count cannot be trusted: nothing counted, no room. */
-				UnlockReleaseBuffer(buffer);
-				RecordPageWithFreeSpace(index, blkno, 0);
-				continue;
-			}
 			if (callback)
 				stats->tuples_removed +=
 					compact_page(index, buffer, &g, callback, callback_state);
-			count = bloomidx::page_opaque((uint8 *) page)->count;
+			uint32		count = bloomidx::page_opaque((uint8 *) page)->count;
+
+			stats->num_index_tuples += count;
+			room = bloomidx::row_page_free_bytes(g, count);
 		}
 		UnlockReleaseBuffer(buffer);
-
-		stats->num_index_tuples += count;
-		if (count == 0)
-			stats->pages_free++;
-		RecordPageWithFreeSpace(index, blkno, bloomidx::row_page_free_bytes(g, count));
+		/* Inserts find the space freed here (none in a damaged page). */
+		RecordPageWithFreeSpace(index, blkno, room);
+		from = blkno;
+		blkno = next;
 	}
+	pfree(dir);
 	stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);
 }

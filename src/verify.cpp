@@ -92,7 +92,8 @@ typedef struct VerifyState
 	Size		max_entries;	/* room in keys and signatures */
 
 	BlockNumber index_blocks;
-	BlockNumber new_pages;
+	BlockNumber pending_pages;
+	uint32		segments;
 	int64		heap_rows;		/* rows the table scan checked */
 
 	PageProblem sums_problem;	/* first page whose entry sums disagree */
@@ -140,13 +141,6 @@ check_metapage(VerifyState *vs)
 					psprintf("The metapage is for %u columns, the index has %d.",
 							 vs->meta.ncolumns, RelationGetNumberOfAttributes(index)));
 
-	/* Measured after the copy: the hint never points past the end it saw. */
-	vs->index_blocks = RelationGetNumberOfBlocks(index);
-	if (vs->meta.insert_block != bloomidx::kMetaBlock &&
-		vs->meta.insert_block >= vs->index_blocks)
-		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-					psprintf("The insert hint points at block %u, past the end of the index (%u blocks).",
-							 vs->meta.insert_block, vs->index_blocks));
 
 	vs->geometry = bloomidx::row_page_geometry(vs->meta.signature_bytes);
 	vs->min_bits = 0;
@@ -169,11 +163,11 @@ check_metapage(VerifyState *vs)
 					"The metapage's options differ from those this session read from it before.");
 }
 
-/* Room for one more page of entries. */
+/* Room for n more entries. */
 static void
-reserve_entries(VerifyState *vs)
+reserve_entries_for(VerifyState *vs, Size n)
 {
-	Size		need = vs->nentries + vs->geometry.capacity;
+	Size		need = vs->nentries + n;
 
 	if (need <= vs->max_entries)
 		return;
@@ -201,104 +195,344 @@ reserve_entries(VerifyState *vs)
 	vs->max_entries = room;
 }
 
-/* Checks the entries of the data page in vs->page and collects them. */
+/* Room for one more page of entries. */
+static void
+reserve_entries(VerifyState *vs)
+{
+	reserve_entries_for(vs, vs->geometry.capacity);
+}
+
+/*
+ * Checks one entry (slot i of block blkno: a pending page's entry, or a
+ * segment's row) and collects it.
+ */
+static void
+add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
+		  const ItemPointerData *tidp)
+{
+	uint32		nbits = vs->meta.signature_bits;
+	uint32		nbytes = vs->geometry.signature_bytes;
+	BlockNumber heap_block = ItemPointerGetBlockNumberNoCheck(tidp);
+	OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(tidp);
+
+	if (offset < FirstOffsetNumber || offset > MaxHeapTuplesPerPage ||
+		heap_block == InvalidBlockNumber)
+		bloomidx_report_corrupted_page(vs->index, blkno,
+					psprintf("Entry %u points to (%u,%u), which is not a valid heap tuple.",
+							 i, heap_block, offset));
+	if (heap_block >= vs->heap_blocks)
+	{
+		/* The table may have grown since it was last measured. */
+		vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
+		if (heap_block >= vs->heap_blocks)
+			bloomidx_report_corrupted_page(vs->index, blkno,
+						psprintf("Entry %u points to heap tuple (%u,%u), past the end of table \"%s\" (%u blocks).",
+								 i, heap_block, offset,
+								 RelationGetRelationName(vs->heap), vs->heap_blocks));
+	}
+
+	uint32		set = 0;
+
+	for (uint32 b = 0; b < nbytes; b++)
+		set += __builtin_popcount(sig[b]);
+	for (uint32 pos = nbits; pos < nbytes * 8; pos++)
+		if (bloomidx::signature_test_bit(sig, pos))
+			bloomidx_report_corrupted_page(vs->index, blkno,
+						psprintf("Entry %u (heap tuple (%u,%u)) sets bit %u, past the index's %u bits.",
+								 i, heap_block, offset, pos, nbits));
+	if (set < vs->min_bits)
+		bloomidx_report_corrupted_page(vs->index, blkno,
+					psprintf("Entry %u (heap tuple (%u,%u)) has %u bits set, fewer than the %u that column %d sets alone.",
+							 i, heap_block, offset, set, vs->min_bits,
+							 vs->min_bits_column));
+
+	EntryKey   *k = &vs->keys[vs->nentries];
+
+	k->key = tid_key(heap_block, offset) | (i & 0xFFFF);
+	k->entry = (uint32) vs->nentries;
+	k->index_block = blkno;
+	if (sig != vs->signatures + vs->nentries * nbytes)
+		memcpy(vs->signatures + vs->nentries * nbytes, sig, nbytes);
+	vs->nentries++;
+}
+
+/* Checks the entries of the pending page in vs->page and collects them. */
 static void
 collect_entries(VerifyState *vs, BlockNumber blkno)
 {
 	const bloomidx::RowPageGeometry *g = &vs->geometry;
 	const uint8 *page = (const uint8 *) vs->page.data;
 	uint32		count = bloomidx::page_opaque(page)->count;
-	uint32		nbits = vs->meta.signature_bits;
-	uint32		nbytes = g->signature_bytes;
 
 	for (uint32 i = 0; i < count; i++)
 	{
-		const uint8 *sig = bloomidx::row_signatures(page) + i * nbytes;
 		ItemPointerData tid;
 
 		memcpy(&tid, bloomidx::row_tid(page, *g, i), sizeof(tid));
-		BlockNumber heap_block = ItemPointerGetBlockNumberNoCheck(&tid);
-		OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(&tid);
-
-		if (offset < FirstOffsetNumber || offset > MaxHeapTuplesPerPage ||
-			heap_block == InvalidBlockNumber)
-			bloomidx_report_corrupted_page(vs->index, blkno,
-						psprintf("Entry %u points to (%u,%u), which is not a valid heap tuple.",
-								 i, heap_block, offset));
-		if (heap_block >= vs->heap_blocks)
-		{
-			/* The table may have grown since it was last measured. */
-			vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
-			if (heap_block >= vs->heap_blocks)
-				bloomidx_report_corrupted_page(vs->index, blkno,
-							psprintf("Entry %u points to heap tuple (%u,%u), past the end of table \"%s\" (%u blocks).",
-									 i, heap_block, offset,
-									 RelationGetRelationName(vs->heap), vs->heap_blocks));
-		}
-
-		uint32		set = 0;
-
-		for (uint32 b = 0; b < nbytes; b++)
-			set += __builtin_popcount(sig[b]);
-		for (uint32 pos = nbits; pos < nbytes * 8; pos++)
-			if (bloomidx::signature_test_bit(sig, pos))
-				bloomidx_report_corrupted_page(vs->index, blkno,
-							psprintf("Entry %u (heap tuple (%u,%u)) sets bit %u, past the index's %u bits.",
-									 i, heap_block, offset, pos, nbits));
-		if (set < vs->min_bits)
-			bloomidx_report_corrupted_page(vs->index, blkno,
-						psprintf("Entry %u (heap tuple (%u,%u)) has %u bits set, fewer than the %u that column %d sets alone.",
-								 i, heap_block, offset, set, vs->min_bits,
-								 vs->min_bits_column));
-
-		EntryKey   *k = &vs->keys[vs->nentries];
-
-		k->key = tid_key(heap_block, offset) | i;
-		k->entry = (uint32) vs->nentries;
-		k->index_block = blkno;
-		memcpy(vs->signatures + vs->nentries * nbytes, sig, nbytes);
-		vs->nentries++;
+		add_entry(vs, blkno, i, bloomidx::row_signatures(page) + i * g->signature_bytes, &tid);
 	}
 }
 
-/* Every data page, in order, each copied under a share lock and checked. */
+/*
+ * Copies block blkno into vs->page and checks it with `problem`; a
+ * failure is damage, unless the directory changed since its copy of
+ * `generation` (a concurrent seal reused the page): then false.
+ */
+static bool
+copy_checked(VerifyState *vs, BlockNumber blkno, BufferAccessStrategy bas, uint32 generation,
+			 PageProblem (*check) (const uint8 *page, const void *arg), const void *arg)
+{
+	copy_page(vs, blkno, bas);
+	PageProblem problem = check((const uint8 *) vs->page.data, arg);
+
+	if (problem == PageProblem::None)
+		return true;
+	if (bloomidx_directory_generation(vs->index) != generation)
+		return false;
+	bloomidx_report_page_problem(vs->index, blkno, problem);
+	return false;				/* not reached */
+}
+
+typedef struct SegmentCheckArg
+{
+	const bloomidx::SegmentEntry *entry;
+	const bloomidx::SegmentHeader *header;
+	uint32		nslices;
+	BlockNumber nblocks;
+	uint32		index;			/* TID page index, or slice */
+} SegmentCheckArg;
+
+static PageProblem
+check_header_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_segment_page(page, a->entry->segment_id, a->entry->rows,
+										a->entry->first_slice, a->nslices, a->nblocks);
+}
+
+static PageProblem
+check_live_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_live_page(page, a->entry->rows, a->entry->segment_id);
+}
+
+static PageProblem
+check_tids_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_tid_page(page, *a->header, (uint16) a->index);
+}
+
+static PageProblem
+check_slice_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_slice_page(page, a->entry->rows, (uint16) a->index,
+									  a->entry->segment_id);
+}
+
+/*
+ * Checks every page of a segment and collects its live rows, their
+ * signatures put back together from the slices.  False: the segment was
+ * replaced meanwhile.
+ */
+static bool
+check_segment(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStrategy bas,
+			  uint32 generation, BlockNumber nblocks)
+{
+	SegmentCheckArg arg = {e, NULL, vs->meta.signature_bits, nblocks, 0};
+	bloomidx::SegmentHeader *h = (bloomidx::SegmentHeader *)
+		MemoryContextAlloc(vs->cxt, sizeof(bloomidx::SegmentHeader));
+	uint64	   *live = (uint64 *) MemoryContextAlloc(vs->cxt, BLCKSZ);
+	ItemPointerData *tids = (ItemPointerData *)
+		MemoryContextAlloc(vs->cxt, e->rows * sizeof(ItemPointerData));
+	uint32	   *slot = (uint32 *) MemoryContextAlloc(vs->cxt, e->rows * sizeof(uint32));
+	uint32		nbytes = vs->geometry.signature_bytes;
+	bool		ok = false;
+
+	if (!copy_checked(vs, e->header_block, bas, generation, check_header_arg, &arg))
+		return false;
+	memcpy(h, bloomidx::segment_header((const uint8 *) vs->page.data), sizeof(*h));
+	arg.header = h;
+
+	if (!copy_checked(vs, h->live_block, bas, generation, check_live_arg, &arg))
+		return false;
+	memcpy(live, bloomidx::slice_page_words((const uint8 *) vs->page.data),
+		   bloomidx::kSliceWords * sizeof(uint64));
+	uint32		nlive = 0;
+
+	for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+		nlive += (uint32) pg_popcount64(live[w]);
+	if (nlive != e->live_rows)
+		bloomidx_report_corrupted_page(vs->index, h->live_block,
+					psprintf("Segment %u has %u live rows, its directory entry says %u.",
+							 e->segment_id, nlive, (uint32) e->live_rows));
+
+	/* The TIDs, group by group. */
+	for (uint32 p = 0; p < h->ntid_pages; p++)
+	{
+		arg.index = p;
+		if (!copy_checked(vs, h->tid_blocks[p], bas, generation, check_tids_arg, &arg))
+			goto done;
+		for (uint32 g = 0; g < h->ngroups; g++)
+		{
+			if (h->groups[g].page != p)
+				continue;
+			bloomidx::HeapTid group[bloomidx::kTidGroupRows];
+			uint32		first = g * bloomidx::kTidGroupRows;
+			uint32		n = bloomidx::tid_page_group(*h, (const uint8 *) vs->page.data, g, group);
+
+			if (n == 0)
+				bloomidx_report_corrupted_page(vs->index, h->tid_blocks[p],
+							psprintf("TID group %u of segment %u cannot be decoded.",
+									 g, e->segment_id));
+			for (uint32 i = 0; i < n; i++)
+				ItemPointerSet(&tids[first + i], group[i].block, group[i].offset);
+		}
+	}
+
+	/* The live rows' signatures, in the arena, from the slices. */
+	reserve_entries_for(vs, nlive);
+	{
+		uint8	   *base = vs->signatures + vs->nentries * nbytes;
+		uint32		n = 0;
+
+		memset(base, 0, (Size) nlive * nbytes);
+		for (uint32 r = 0; r < e->rows; r++)
+			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
+				slot[r] = n++;
+		for (uint32 j = 0; j < vs->meta.signature_bits; j++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			arg.index = j;
+			if (!copy_checked(vs, e->first_slice + j, bas, generation, check_slice_arg, &arg))
+				goto done;
+			const uint64 *words = bloomidx::slice_page_words((const uint8 *) vs->page.data);
+
+			for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+			{
+				uint64		bits = words[w] & live[w];
+
+				while (bits != 0)
+				{
+					uint32		r = w * 64 + (uint32) pg_rightmost_one_pos64(bits);
+
+					bits &= bits - 1;
+					if (r >= e->rows)
+						bloomidx_report_corrupted_page(vs->index, e->first_slice + j,
+									psprintf("Slice %u of segment %u sets row %u, past its %u rows.",
+											 j, e->segment_id, r, (uint32) e->rows));
+					bloomidx::signature_set_bit(base + (Size) slot[r] * nbytes, j);
+				}
+			}
+		}
+		for (uint32 r = 0; r < e->rows; r++)
+			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
+				add_entry(vs, e->header_block, r, vs->signatures + vs->nentries * nbytes,
+						  &tids[r]);
+	}
+	ok = true;
+done:
+	pfree(h);
+	pfree(live);
+	pfree(tids);
+	pfree(slot);
+	return ok;
+}
+
+/* Records the first page whose entry sums disagree, to report last. */
+static void
+note_sums(VerifyState *vs, BlockNumber blkno)
+{
+	const uint8 *raw = (const uint8 *) vs->page.data;
+	PageProblem sums = bloomidx::check_row_page_signatures(raw, vs->geometry);
+
+	if (sums == PageProblem::None)
+		sums = bloomidx::check_row_page_tids(raw);
+	if (sums != PageProblem::None && vs->sums_problem == PageProblem::None)
+	{
+		vs->sums_problem = sums;
+		vs->sums_problem_block = blkno;
+	}
+}
+
+/*
+ * One pass over the pages a scan reads: the segments and the pending
+ * pages of one copy of the directory.  False when a page was reused by a
+ * concurrent seal meanwhile: the caller starts again.
+ */
+static bool
+check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
+{
+	DirectoryCopy *dir = (DirectoryCopy *) MemoryContextAlloc(vs->cxt, sizeof(DirectoryCopy));
+	bool		ok = true;
+
+	vs->index_blocks = RelationGetNumberOfBlocks(vs->index);
+	bloomidx_read_directory(vs->index, vs->index_blocks, dir);
+
+	uint32		generation = dir->header.generation;
+
+	for (uint32 i = 0; ok && i < dir->header.nsegments; i++)
+		ok = check_segment(vs, &dir->entries[i], bas, generation, vs->index_blocks);
+
+	BlockNumber blkno = dir->header.pending_head;
+	BlockNumber from = bloomidx::kMetaBlock;
+	BlockNumber followed = 0;
+
+	while (ok && blkno != bloomidx::kMetaBlock)
+	{
+		CHECK_FOR_INTERRUPTS();
+		bloomidx_check_pending_link(vs->index, from, blkno, &vs->index_blocks, &followed);
+		reserve_entries(vs);
+		copy_page(vs, blkno, bas);
+
+		const uint8 *raw = (const uint8 *) vs->page.data;
+
+		if (PageIsNew((Page) raw) || bloomidx::page_opaque(raw)->flags != bloomidx::kPageData ||
+			bloomidx::page_stamp(raw) > generation)
+		{
+			if (bloomidx_directory_generation(vs->index) != generation)
+			{
+				ok = false;
+				break;
+			}
+			if (PageIsNew((Page) raw))
+				bloomidx_report_corrupted_page(vs->index, blkno,
+											   "The pending list leads to a new page.");
+		}
+		bloomidx_check_data_page(vs->index, blkno, (Page) raw, &vs->geometry,
+								 bloomidx::EntryChecks::None);
+		if (bloomidx::page_stamp(raw) > generation)
+			bloomidx_report_corrupted_page(vs->index, blkno,
+										   "A pending page is stamped with a later directory generation than the directory's.");
+		collect_entries(vs, blkno);
+		/* Reported after the row-by-row checks, which may name the damaged entry instead. */
+		note_sums(vs, blkno);
+		vs->pending_pages++;
+		from = blkno;
+		blkno = bloomidx::pending_next(raw);
+	}
+	vs->segments = dir->header.nsegments;
+	pfree(dir);
+	return ok;
+}
+
 static void
 check_data_pages(VerifyState *vs)
 {
 	BufferAccessStrategy bas = GetAccessStrategy(BAS_BULKREAD);
 
 	vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
-	/* Pages added since the metapage was read are checked too. */
-	vs->index_blocks = RelationGetNumberOfBlocks(vs->index);
-	for (BlockNumber blkno = bloomidx::kMetaBlock + 1; blkno < vs->index_blocks; blkno++)
+	while (!check_pages_pass(vs, bas))
 	{
-		CHECK_FOR_INTERRUPTS();
-		reserve_entries(vs);
-		copy_page(vs, blkno, bas);
-		if (PageIsNew((Page) vs->page.data))
-		{
-			vs->new_pages++;
-			continue;
-		}
-		bloomidx_check_data_page(vs->index, blkno, (Page) vs->page.data, &vs->geometry,
-								 bloomidx::EntryChecks::None);
-		collect_entries(vs, blkno);
-
-		/*
-		 * Entries whose sums disagree: reported after the row-by-row checks,
-		 * which may name the damaged entry or row instead.
-		 */
-		const uint8 *raw = (const uint8 *) vs->page.data;
-		PageProblem sums = bloomidx::check_row_page_signatures(raw, vs->geometry);
-
-		if (sums == PageProblem::None)
-			sums = bloomidx::check_row_page_tids(raw);
-
-		if (sums != PageProblem::None && vs->sums_problem == PageProblem::None)
-		{
-			vs->sums_problem = sums;
-			vs->sums_problem_block = blkno;
-		}
+		vs->nentries = 0;
+		vs->pending_pages = 0;
+		vs->sums_problem = PageProblem::None;
 	}
 	FreeAccessStrategy(bas);
 }
@@ -592,8 +826,9 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 		bloomidx_report_page_problem(index, vs->sums_problem_block, vs->sums_problem);
 
 	ereport(DEBUG1,
-			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks (%u new), %zu entries; table \"%s\": " INT64_FORMAT " rows checked",
-							 RelationGetRelationName(index), vs->index_blocks, vs->new_pages,
+			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages, %zu entries; table \"%s\": " INT64_FORMAT " rows checked",
+							 RelationGetRelationName(index), vs->index_blocks, vs->segments,
+							 vs->pending_pages,
 							 vs->nentries, RelationGetRelationName(heap), vs->heap_rows)));
 
 	MemoryContextDelete(cxt);

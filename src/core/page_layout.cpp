@@ -13,19 +13,6 @@ namespace bloomidx {
 
 namespace {
 
-inline uint16_t read_u16(const uint8_t *p) noexcept
-{
-    uint16_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-inline void write_u16(uint8_t *p, uint32_t v) noexcept
-{
-    uint16_t w = static_cast<uint16_t>(v);
-    std::memcpy(p, &w, sizeof w);
-}
-
 // Adds (mod 2^16) to the two entry sums of a data page.
 inline void add_to_sums(uint8_t *page, uint32_t signatures, uint32_t tids) noexcept
 {
@@ -61,7 +48,7 @@ uint32_t meta_options_check(const MetaPageData *meta) noexcept
 {
     MetaPageData copy;
     std::memcpy(&copy, meta, sizeof copy);
-    copy.insert_block = 0; // changes as the index grows
+    copy.unused_block = 0; // format 5's insert hint, which changed as the index grew
     copy.options_check = 0;
     return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, kMetaMagic));
 }
@@ -96,7 +83,7 @@ void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
     meta->signature_bytes = static_cast<uint16_t>(signature_bytes(signature_bits));
     meta->ncolumns = ncolumns;
     meta->capacity = static_cast<uint16_t>(row_page_geometry(meta->signature_bytes).capacity);
-    meta->insert_block = 0; // none yet: block 0 is the metapage itself
+    meta->unused_block = 0;
     for (uint16_t i = 0; i < ncolumns; i++) {
         meta->column_bits[i] = column_bits[i];
         meta->column_hashing[i] = column_hashing[i];
@@ -297,6 +284,13 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
             return PageProblem::BadOptions;
     if (meta->options_check != meta_options_check(meta))
         return PageProblem::BadOptions;
+    const DirectoryHeader *d = directory_header(page);
+    if (read_u16(page + kPdLowerOffset) != kMetaPageLower || d->check != directory_check(*d) ||
+        d->nsegments > kInlineSegments || d->next_segment_id == 0 || d->reserved != 0 ||
+        (d->pending_head == kMetaBlock) != (d->pending_tail == kMetaBlock) ||
+        (d->pending_head == kMetaBlock) != (d->pending_pages == 0) || d->reserved_block != 0 ||
+        d->generation == 0)
+        return PageProblem::BadDirectory;
     return PageProblem::None;
 }
 
@@ -316,6 +310,11 @@ const char *page_problem_text(PageProblem problem) noexcept
     case PageProblem::BadTids: return "heap TIDs do not match the page's sum";
     case PageProblem::BadSlice: return "slice page of another segment, slice or row count";
     case PageProblem::BadSliceBits: return "slice bits do not match the page's sum";
+    case PageProblem::BadSegment: return "segment header of another segment, or its fields out of range";
+    case PageProblem::BadSegmentSum: return "segment header does not match its sum";
+    case PageProblem::BadTidPage: return "TID page of another segment, or its groups out of place";
+    case PageProblem::BadTidBytes: return "TID bytes do not match the page's sum";
+    case PageProblem::BadDirectory: return "segment directory or pending list damaged";
     }
     return "unknown problem";
 }

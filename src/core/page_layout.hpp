@@ -50,6 +50,7 @@
 #include <cstring>
 
 #include "slices.hpp"
+#include "tid_codec.hpp"
 
 namespace bloomidx {
 
@@ -62,6 +63,7 @@ constexpr uint32_t kMetaBlock = 0;
 constexpr uint32_t kPdLowerOffset = 12;
 constexpr uint32_t kPdUpperOffset = 14;
 constexpr uint32_t kPdSpecialOffset = 16;
+constexpr uint32_t kPdPruneXidOffset = 20; // heap's; pending and free pages keep a stamp there
 
 // Special space of every bloomidx page: 16 bytes (contrib/bloom's is 8;
 // the entry sums cost a data page at most one entry, 509 against 510 at 80
@@ -78,18 +80,22 @@ struct PageOpaque {
 static_assert(sizeof(PageOpaque) == 16, "special space is 16 bytes");
 
 constexpr uint16_t kPageMeta = 1;
-constexpr uint16_t kPageData = 2;
-constexpr uint16_t kPageSlice = 3;
+constexpr uint16_t kPageData = 2;        // row-wise: a pending page
+constexpr uint16_t kPageSlice = 3;       // a segment's slice
+constexpr uint16_t kPageSegment = 4;     // a segment's header
+constexpr uint16_t kPageTids = 5;        // a segment's heap TIDs
+constexpr uint16_t kPageLive = 6;        // a segment's live bits
+constexpr uint16_t kPageFree = 7;        // nothing points here: reusable
 constexpr uint16_t kPageId = 0xB1D5;
 constexpr uint32_t kSpecialOffset = kBlockSize - sizeof(PageOpaque);
 constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 5;        // bump on any change to this file that
-                                            // indexes see (slice pages: 6, when written)
-constexpr uint16_t kFormatRowWise = 1;      // the only storage format indexes use so far
-constexpr uint16_t kFormatSliced = 2;       // slice pages (segments), coming
+constexpr uint16_t kMetaVersion = 6;        // bump on any change to this file that
+                                            // indexes see (6: segments, pending list)
+constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
+constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
                                             // value hashing (state.cpp), version 2
 
@@ -108,10 +114,10 @@ struct MetaPageData {
     uint16_t ncolumns;        // indexed columns
     uint16_t capacity;        // entries per data page
     uint16_t reserved;
-    uint32_t insert_block;    // data page inserts try first (a hint)
+    uint32_t unused_block;    // 0 (format 5's insert hint; the pending tail took its place)
     uint16_t column_bits[32]; // bits each column's value sets
     uint8_t column_hashing[32]; // kHashByValue or kHashByFunction
-    uint32_t options_check;   // hash of every field above but insert_block
+    uint32_t options_check;   // hash of every field above but unused_block
 };
 static_assert(sizeof(MetaPageData) == 124, "metapage layout is fixed");
 
@@ -142,6 +148,19 @@ constexpr uint32_t row_page_lower(const RowPageGeometry &g, uint32_t count)
 constexpr uint32_t row_page_upper(uint32_t count)
 {
     return kSpecialOffset - count * kTidSize;
+}
+
+// 16-bit fields of a page (pd_lower...), read and written in place.
+inline uint16_t read_u16(const uint8_t *p) noexcept
+{
+    uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void write_u16(uint8_t *p, uint32_t v) noexcept
+{
+    uint16_t w = static_cast<uint16_t>(v);
+    std::memcpy(p, &w, sizeof w);
 }
 
 inline PageOpaque *page_opaque(uint8_t *page) noexcept
@@ -242,6 +261,28 @@ struct SegmentEntry {
 };
 static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
 
+// The metapage's second part (format 6), at kDirectoryOffset: the pending
+// list and the segment directory.  Every change to it goes with a new
+// `check` (directory_check): a damaged segment count or list head would
+// otherwise hide rows from every scan.
+struct DirectoryHeader {
+    uint32_t generation;      // directory changes so far (publishes)
+    uint32_t next_segment_id; // segment ids are never reused
+    uint32_t pending_head;    // first pending page (0: none)
+    uint32_t pending_tail;    // last pending page, the one inserts fill (0: none)
+    uint32_t reserved_block;  // 0
+    uint32_t pending_pages;   // pages in the pending list, sealed ones included
+    uint16_t nsegments;       // directory entries in use
+    uint16_t reserved;        // 0
+    uint32_t check;           // directory_check of the fields above
+};
+static_assert(sizeof(DirectoryHeader) == 32, "directory header is 32 bytes");
+
+constexpr uint32_t kDirectoryOffset = 152; // page header + MetaPageData, 8-aligned
+constexpr uint32_t kInlineSegments = 240;  // 15.6 M rows of full segments
+constexpr uint32_t kMetaPageLower =
+    kDirectoryOffset + sizeof(DirectoryHeader) + kInlineSegments * 32; // 7,864
+
 uint32_t segment_entry_check(const SegmentEntry &e) noexcept;
 // Whether an entry is sound for an index of `nblocks` blocks whose
 // signatures have `nslices` bits.
@@ -258,6 +299,147 @@ constexpr uint32_t kSlicePageLower = kPageHeaderSize + kSliceWords * 8; // 8,152
 void slice_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows, uint16_t slice,
                      uint32_t segment_id) noexcept;
 
+// The metapage's directory part.
+inline DirectoryHeader *directory_header(uint8_t *page) noexcept
+{
+    return reinterpret_cast<DirectoryHeader *>(page + kDirectoryOffset);
+}
+inline const DirectoryHeader *directory_header(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const DirectoryHeader *>(page + kDirectoryOffset);
+}
+inline SegmentEntry *directory_entries(uint8_t *page) noexcept
+{
+    return reinterpret_cast<SegmentEntry *>(page + kDirectoryOffset + sizeof(DirectoryHeader));
+}
+inline const SegmentEntry *directory_entries(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const SegmentEntry *>(page + kDirectoryOffset +
+                                                  sizeof(DirectoryHeader));
+}
+uint32_t directory_check(const DirectoryHeader &d) noexcept;
+// An empty directory (next_segment_id 1) with its check.
+void directory_init(DirectoryHeader *d) noexcept;
+
+// Pending pages are row-wise data pages linked in a list (src/segments.md):
+// the next page's block sits in the special space's reserved words.
+inline uint32_t pending_next(const uint8_t *page) noexcept
+{
+    const PageOpaque *op = page_opaque(page);
+    return op->reserved[0] | (static_cast<uint32_t>(op->reserved[1]) << 16);
+}
+inline void set_pending_next(uint8_t *page, uint32_t next) noexcept
+{
+    PageOpaque *op = page_opaque(page);
+    op->reserved[0] = static_cast<uint16_t>(next);
+    op->reserved[1] = static_cast<uint16_t>(next >> 16);
+}
+
+// The directory generation a pending page was linked in, or a free page
+// freed in, kept in the page header's pd_prune_xid (a heap field that no
+// index page otherwise uses; PageInit zeroes it).  A scan that finds a
+// stamp newer than its copy of the directory knows the page was recycled
+// since, and starts again (src/segments.md).
+inline uint32_t page_stamp(const uint8_t *page) noexcept
+{
+    uint32_t v;
+    std::memcpy(&v, page + kPdPruneXidOffset, sizeof v);
+    return v;
+}
+inline void set_page_stamp(uint8_t *page, uint32_t generation) noexcept
+{
+    std::memcpy(page + kPdPruneXidOffset, &generation, sizeof generation);
+}
+
+// Segment header page (format 2): right after the page header,
+//
+//   SegmentHeader: id, rows, first slice block, live page block, the TID
+//   pages' blocks, and where each group of 64 rows' TIDs starts
+//
+// In the special space: count = rows, flags = kPageSegment, signature_sum
+// = the entry sum of the SegmentHeader, reserved = the segment's id.
+//
+// TID page: the bytes of whole TID groups (core/tid_codec.hpp) from the
+// page header on, pd_lower = their end; count = groups on the
+// page, signature_sum = the entry sum of the bytes, tid_sum = the page's
+// index in the header's tid_blocks, reserved = the segment's id (the sum
+// covers an odd length's pad byte, zero in the hole).  A
+// group's bytes end where the next group on the same page starts, or at
+// pd_lower.
+//
+// Live page: like a slice page (kSliceWords words, bit r = row r), flags
+// kPageLive, tid_sum 0; VACUUM clears the bits of dead rows.
+constexpr uint32_t kTidGroups = kSegmentRows / 64;        // 1,016
+constexpr uint32_t kMaxTidPages = 64;                     // 56 hold the worst case
+constexpr uint32_t kTidPagePayload = kPayloadBytes;       // 8,152 bytes of groups
+
+struct TidGroupRef {
+    uint16_t page;   // index into SegmentHeader::tid_blocks
+    uint16_t offset; // byte offset on that page
+};
+
+struct SegmentHeader {
+    uint32_t segment_id;
+    uint32_t first_slice;     // slice j at block first_slice + j
+    uint32_t live_block;
+    uint16_t rows;            // 1..kSegmentRows
+    uint16_t nslices;         // the index's signature bits
+    uint16_t ntid_pages;
+    uint16_t ngroups;         // ceil(rows / 64)
+    uint32_t reserved;        // 0 (issue 12: filters)
+    uint32_t tid_blocks[kMaxTidPages];
+    TidGroupRef groups[kTidGroups];
+};
+static_assert(sizeof(SegmentHeader) == 24 + 4 * kMaxTidPages + 4 * kTidGroups,
+              "segment header layout is fixed");
+static_assert(kPageHeaderSize + sizeof(SegmentHeader) <= kSpecialOffset,
+              "a segment header fits on a page");
+
+inline const SegmentHeader *segment_header(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const SegmentHeader *>(page + kPageHeaderSize);
+}
+
+// Bytes the TID groups of n rows take at most (a pad byte a page).
+constexpr size_t segment_tid_bytes_bound(uint32_t nrows)
+{
+    return static_cast<size_t>(nrows / 64) * tid_group_bound(64) + tid_group_bound(nrows % 64) +
+           kMaxTidPages;
+}
+
+// Encodes the rows' TIDs (tids[0..nrows), nrows <= kSegmentRows) group by
+// group into bytes (room for segment_tid_bytes_bound(nrows)), placing the
+// groups on TID pages: fills header->groups, ngroups and ntid_pages, and
+// page_start[p] / page_used[p], where page p's bytes are in `bytes`.
+// False if a TID is out of range (tid_group_encode).
+bool segment_encode_tids(const HeapTid *tids, uint32_t nrows, uint8_t *bytes,
+                         SegmentHeader *header, uint32_t *page_start,
+                         uint16_t *page_used) noexcept;
+
+// Writes page p of a segment's TIDs onto an initialised page.
+void tid_page_fill(uint8_t *page, const uint8_t *bytes, uint16_t used, uint16_t ngroups,
+                   uint16_t page_index, uint32_t segment_id) noexcept;
+
+// Writes the header (its fields all set) onto an initialised page.
+void segment_header_fill(uint8_t *page, const SegmentHeader &header) noexcept;
+
+// Writes the live bits (kSliceWords words) onto an initialised page.
+void live_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows,
+                    uint32_t segment_id) noexcept;
+
+// Clears row r's live bit, keeping the page's sum; false if it was clear.
+bool live_page_clear(uint8_t *page, uint32_t row) noexcept;
+
+// The bytes of group g, given its TID page (checked by check_tid_page).
+void tid_group_span(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
+                    const uint8_t **bytes, size_t *size) noexcept;
+
+// Decodes the TIDs of group g (rows 64g.. of the segment) from its TID
+// page into out (room for kTidGroupRows); returns how many, or 0 when the
+// bytes are not such a group (damage).
+uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
+                        HeapTid *out) noexcept;
+
 // What is wrong with a page, if anything.
 enum class PageProblem {
     None,
@@ -273,6 +455,11 @@ enum class PageProblem {
     BadTids,       // heap TIDs do not add up to the page's sum
     BadSlice,      // a slice page of another segment, slice or row count
     BadSliceBits,  // slice words do not add up to the page's sum
+    BadSegment,    // a segment header of another segment, or fields out of range
+    BadSegmentSum, // a segment header that does not add up to its sum
+    BadTidPage,    // a TID page of another segment, or groups out of place
+    BadTidBytes,   // TID bytes do not add up to the page's sum
+    BadDirectory,  // the metapage's directory or pending list is damaged
 };
 
 // Which entry sums check_row_page tests after the page's structure.  A
@@ -292,6 +479,23 @@ PageProblem check_row_page_tids(const uint8_t *page) noexcept;
 // `rows` rows, whose words add up to its sum.
 PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
                              uint32_t segment_id) noexcept;
+
+// Checks a segment header page: segment `segment_id` of `rows` rows, its
+// slices from first_slice, for an index of `nslices` bits and `nblocks`
+// blocks: every block it names within the index, every group in place.
+PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
+                               uint32_t first_slice, uint32_t nslices,
+                               uint32_t nblocks) noexcept;
+// Checks page `page_index` of a segment's TIDs, and that the groups the
+// header places on it lie within its bytes.
+PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
+                           uint16_t page_index) noexcept;
+// Checks a segment's live page.
+PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id) noexcept;
+// A free page (nothing points at it).
+PageProblem check_free_page(const uint8_t *page) noexcept;
+// Marks an initialised page free.
+void free_page_fill(uint8_t *page) noexcept;
 
 // Checks a metapage.
 PageProblem check_meta_page(const uint8_t *page) noexcept;

@@ -139,8 +139,10 @@ sub set_u32 { my ($b, $off, $v) = @_; substr($$b, $off, 4) = pack('V', $v); retu
 # 12, pd_upper at 14, pd_special at 16), special space in the last 16 bytes
 # (count, flags, format, signature sum, TID sum, 4 reserved bytes, page_id),
 # metapage data after the header (magic at
-# 24, signature_bytes at 36, insert_block at 44); on a data page the
-# signatures from 24 up, the 6-byte TIDs from the special space down.
+# 24, signature_bytes at 36), the directory at 152 (pending list head at
+# 160, segment entries from 184, 32 bytes each: id, header block, first
+# slice block, ...); on a pending page the signatures from 24 up, the
+# 6-byte TIDs from the special space down.
 my $SPECIAL = $BLCKSZ - 16;
 $node->safe_psql('postgres', 'CHECKPOINT');    # the index's pages on disk
 my $orig = read_file_raw();
@@ -246,19 +248,14 @@ with_corruption(
 		check_corrupted('data page pd_lower', 1, 'page header bounds out of place.');
 	});
 
+# The directory's head of the pending list past the end: the directory's
+# own check catches it before anything follows the link.
 with_corruption(
-	label  => 'insert hint',
-	mutate => sub { set_u32($_[0], 44, 999999) },
+	label  => 'pending list head',
+	mutate => sub { set_u32($_[0], 160, 999999) },
 	check  => sub {
-		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		like($err,
-			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 0\b.*\n.*DETAIL:  The insert hint points at block 999999, past the end of the index/,
-			'insert hint: bloomidx_verify raises XX002 naming block 0');
-		# rolled back, so that putting the file back loses no live entry
-		($ret, $err) =
-		  psql_verbose("BEGIN; INSERT INTO c VALUES (-1, 1, 1, 'x', 1); ROLLBACK;");
-		note "an INSERT with the hint past the end: "
-		  . ($ret == 0 ? 'succeeded' : "failed: $err");
+		check_corrupted('pending list head', 0,
+			'segment directory or pending list damaged.');
 	});
 
 with_corruption(
@@ -352,7 +349,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 4) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 5\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 6\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 4: a query through the index fails');
 		like($err, $old_format, 'format version 4: the query says to REINDEX');
@@ -421,6 +418,117 @@ with_corruption(
 		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $vd_query"),
 			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $vd_query"),
 			'damaged page: after REINDEX the index finds what a sequential scan finds');
+	});
+
+# ------------------------------------------------------------------------
+# Segments (src/segments.md): damage to a slice page, a TID page, the live
+# page or a directory entry is an XX002 error naming the block, in
+# bloomidx_verify and in the queries that read it, never a missed row.
+# Small segments, so that a small table has several.
+
+create_test_table($node, 's');
+load_rows($node, 's', 1, 3000);
+$node->safe_psql('postgres',
+	'SET bloomidx.segment_rows = 1000; CREATE INDEX s_bl ON s USING bloomidx (a, b, c, d)');
+is( $node->safe_psql('postgres',
+		'SELECT segments, pending_rows FROM bloomidx_index_info(\'s_bl\')'),
+	'3|0', 'segments: three of 1,000 rows, nothing pending');
+$file = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('s_bl')");
+$node->safe_psql('postgres', 'CHECKPOINT');
+$orig = read_file_raw();
+my $seg_header = unpack('V', substr($orig, 184 + 4, 4));
+my $seg_first_slice = unpack('V', substr($orig, 184 + 8, 4));
+my $seg_live = unpack('V', substr($orig, $seg_header * $BLCKSZ + 24 + 8, 4));
+my $seg_tids = unpack('V', substr($orig, $seg_header * $BLCKSZ + 24 + 24, 4));
+my $nslices = unpack('v', substr($orig, 24 + 10, 2));
+note "segment 1: header $seg_header, slices from $seg_first_slice, live $seg_live, TIDs $seg_tids";
+my $s_query = "SELECT count(*) FROM s WHERE a = $a5 AND d = $d5";
+
+# Verification and a query for row 5 (in the first segment) fail with XX002,
+# verification naming $block, the query some block of the segment.
+sub check_segment_damage
+{
+	my ($label, $block, $detail, $query_detail) = @_;
+	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('s_bl')");
+	like($err,
+		qr/ERROR:  XX002: index "s_bl" contains a corrupted page at block $block\b.*\n.*DETAIL:  \Q$detail\E/,
+		"$label: bloomidx_verify raises XX002 naming block $block");
+	($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $s_query");
+	isnt($ret, 0, "$label: a query through the index fails, it does not miss the row");
+	like($err, qr/ERROR:  XX002: index "s_bl" contains a corrupted page at block \d+\b.*\n.*DETAIL:  \Q$query_detail\E/,
+		"$label: the query raises XX002");
+	return;
+}
+
+sub with_segment_damage
+{
+	my ($label, $mutate, $check) = @_;
+	$node->stop;
+	my $bytes = $orig;
+	$mutate->(\$bytes);
+	write_file_raw($bytes);
+	$node->start;
+	$check->();
+	server_is_fine($label);
+	$node->stop;
+	write_file_raw($orig);
+	$node->start;
+	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('s_bl')");
+	is($ret, 0, "$label: verifies again once the file is put back") or diag $err;
+	return;
+}
+
+# One bit cleared in every slice page of the first segment: whichever
+# slices the query reads, it meets one.
+with_segment_damage(
+	'slice bits',
+	sub {
+		my $b = shift;
+		for my $j (0 .. $nslices - 1)
+		{
+			my $at = ($seg_first_slice + $j) * $BLCKSZ + 24;
+			my $word = substr($$b, $at, 8);
+			substr($$b, $at, 8) = pack('Q<', unpack('Q<', $word) ^ 1);
+		}
+	},
+	sub {
+		check_segment_damage('slice bits', $seg_first_slice,
+			"slice bits do not match the page's sum.",
+			"slice bits do not match the page's sum.");
+	});
+
+with_segment_damage(
+	'TID bytes',
+	sub { my $b = shift; substr($$b, $seg_tids * $BLCKSZ + 30, 1) ^= "\x01"; },
+	sub {
+		check_segment_damage('TID bytes', $seg_tids,
+			"TID bytes do not match the page's sum.",
+			"TID bytes do not match the page's sum.");
+	});
+
+# While every row of a segment is live (its directory entry says so), a
+# query does not read the live page: damage there costs no row.
+with_segment_damage(
+	'live bits',
+	sub { my $b = shift; substr($$b, $seg_live * $BLCKSZ + 24, 1) ^= "\x01"; },
+	sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('s_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "s_bl" contains a corrupted page at block $seg_live\b.*\n.*DETAIL:  slice bits do not match the page's sum\./,
+			"live bits: bloomidx_verify raises XX002 naming block $seg_live");
+		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $s_query"),
+			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $s_query"),
+			'live bits: a query, which needs no live page while every row is live, is right');
+	});
+
+with_segment_damage(
+	'directory entry',
+	sub { my $b = shift; set_u32($b, 184 + 8, $seg_first_slice + 1); },
+	sub {
+		check_segment_damage('directory entry', 0,
+			'Segment directory entry 0 is damaged.',
+			'Segment directory entry 0 is damaged.');
 	});
 
 $node->stop;

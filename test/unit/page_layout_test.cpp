@@ -80,8 +80,9 @@ const uint8_t kHashings[32] = {
 void init_meta_page(uint8_t *page, uint16_t bits, uint16_t ncols, const uint16_t *column_bits)
 {
     std::memset(page, 0, kBlockSize);
-    init_page(page, kPageMeta, static_cast<uint16_t>(kPageHeaderSize + sizeof(MetaPageData)));
+    init_page(page, kPageMeta, static_cast<uint16_t>(kMetaPageLower));
     meta_fill(meta_data(page), bits, ncols, column_bits, kHashings);
+    directory_init(directory_header(page));
 }
 
 void init_data_page(uint8_t *page)
@@ -180,7 +181,21 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 5) << "5: entry sums in the 16-byte special space, column hashing";
+    EXPECT_EQ(kMetaVersion, 6) << "6: segments, the pending list and the directory";
+    EXPECT_EQ(kPageSlice, 3);
+    EXPECT_EQ(kPageSegment, 4);
+    EXPECT_EQ(kPageTids, 5);
+    EXPECT_EQ(kPageLive, 6);
+    EXPECT_EQ(kPageFree, 7);
+    EXPECT_EQ(kDirectoryOffset, 152u);
+    EXPECT_EQ(offsetof(DirectoryHeader, generation), 0u);
+    EXPECT_EQ(offsetof(DirectoryHeader, pending_head), 8u);
+    EXPECT_EQ(offsetof(DirectoryHeader, nsegments), 24u);
+    EXPECT_EQ(offsetof(DirectoryHeader, check), 28u);
+    EXPECT_EQ(kMetaPageLower, 7864u);
+    EXPECT_EQ(sizeof(SegmentHeader), 4344u);
+    EXPECT_EQ(offsetof(SegmentHeader, tid_blocks), 24u);
+    EXPECT_EQ(offsetof(SegmentHeader, groups), 280u);
     EXPECT_EQ(sizeof(PageOpaque), 16u);
     EXPECT_EQ(offsetof(PageOpaque, count), 0u);
     EXPECT_EQ(offsetof(PageOpaque, flags), 2u);
@@ -196,7 +211,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(offsetof(MetaPageData, signature_bytes), 12u);
     EXPECT_EQ(offsetof(MetaPageData, ncolumns), 14u);
     EXPECT_EQ(offsetof(MetaPageData, capacity), 16u);
-    EXPECT_EQ(offsetof(MetaPageData, insert_block), 20u);
+    EXPECT_EQ(offsetof(MetaPageData, unused_block), 20u);
     EXPECT_EQ(offsetof(MetaPageData, column_bits), 24u);
     EXPECT_EQ(offsetof(MetaPageData, column_hashing), 88u);
     EXPECT_EQ(offsetof(MetaPageData, options_check), 120u);
@@ -313,7 +328,7 @@ TEST(MetaPage, FillAndCheckRoundTrip)
     EXPECT_EQ(meta->ncolumns, 3);
     EXPECT_EQ(meta->capacity, 509);
     EXPECT_EQ(meta->reserved, 0);
-    EXPECT_EQ(meta->insert_block, 0u);
+    EXPECT_EQ(meta->unused_block, 0u);
     EXPECT_EQ(meta->column_bits[0], 2);
     EXPECT_EQ(meta->column_bits[1], 9);
     EXPECT_EQ(meta->column_bits[2], 80);
@@ -406,8 +421,27 @@ TEST(MetaPage, CorruptionsAreNamed)
          [](uint8_t *p) { meta_data(p)->column_bits[20] = 7; }},
         {"options_check", PageProblem::BadOptions,
          [](uint8_t *p) { meta_data(p)->options_check ^= 0x100; }},
-        {"insert_block (a hint, not checked here)", PageProblem::None,
-         [](uint8_t *p) { meta_data(p)->insert_block = 5; }},
+        {"unused_block (not checked)", PageProblem::None,
+         [](uint8_t *p) { meta_data(p)->unused_block = 5; }},
+        {"directory segment count", PageProblem::BadDirectory,
+         [](uint8_t *p) { directory_header(p)->nsegments = 1; }},
+        {"directory pending head", PageProblem::BadDirectory,
+         [](uint8_t *p) { directory_header(p)->pending_head = 3; }},
+        {"directory check", PageProblem::BadDirectory,
+         [](uint8_t *p) { directory_header(p)->check ^= 1; }},
+        {"directory: more segments than fit, check recomputed", PageProblem::BadDirectory,
+         [](uint8_t *p) {
+             directory_header(p)->nsegments = kInlineSegments + 1;
+             directory_header(p)->check = directory_check(*directory_header(p));
+         }},
+        {"directory: a head without a tail, check recomputed", PageProblem::BadDirectory,
+         [](uint8_t *p) {
+             directory_header(p)->pending_head = 3;
+             directory_header(p)->pending_pages = 1;
+             directory_header(p)->check = directory_check(*directory_header(p));
+         }},
+        {"pd_lower short of the directory", PageProblem::BadDirectory,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, 24 + sizeof(MetaPageData)); }},
         {"page_id", PageProblem::NotBloomidx, [](uint8_t *p) { page_opaque(p)->page_id = 0xFF81; }},
         {"pd_special", PageProblem::NotBloomidx,
          [](uint8_t *p) { put_u16(p, kPdSpecialOffset, 8184); }},
@@ -992,4 +1026,215 @@ TEST(SegmentEntry, LayoutCheckAndDamage)
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.flags = 1; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.reserved = 1; }));
     EXPECT_FALSE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 104; })); // the last run that fits
+}
+
+// ---- Segment pages (header, TIDs, live bits) ----
+
+namespace {
+
+// PageInit(page, BLCKSZ, 16): a zeroed page with the bounds of an empty one.
+void page_init(uint8_t *page)
+{
+    std::memset(page, 0, kBlockSize);
+    put_u16(page, kPdLowerOffset, 24);
+    put_u16(page, kPdUpperOffset, 8176);
+    put_u16(page, kPdSpecialOffset, 8176);
+}
+
+struct BuiltSegment {
+    SegmentHeader header{};
+    std::vector<Page> tid_pages;
+    std::vector<HeapTid> tids;
+};
+
+// The header and TID pages of a segment of the given TIDs, as the glue
+// writes them.
+BuiltSegment build_segment(const std::vector<HeapTid> &tids, uint32_t segment_id)
+{
+    BuiltSegment s;
+    s.tids = tids;
+    const uint32_t n = static_cast<uint32_t>(tids.size());
+    std::vector<uint8_t> bytes(segment_tid_bytes_bound(n));
+    uint32_t start[kMaxTidPages];
+    uint16_t used[kMaxTidPages];
+    s.header.segment_id = segment_id;
+    s.header.rows = static_cast<uint16_t>(n);
+    s.header.nslices = 104;
+    s.header.first_slice = 10;
+    s.header.live_block = 9;
+    EXPECT_TRUE(segment_encode_tids(tids.data(), n, bytes.data(), &s.header, start, used));
+    s.tid_pages.resize(s.header.ntid_pages);
+    for (uint16_t p = 0; p < s.header.ntid_pages; p++) {
+        s.header.tid_blocks[p] = 200 + p;
+        page_init(s.tid_pages[p].b);
+        uint16_t groups = 0;
+        for (uint32_t g = 0; g < s.header.ngroups; g++)
+            groups += s.header.groups[g].page == p;
+        tid_page_fill(s.tid_pages[p].b, bytes.data() + start[p], used[p], groups, p, segment_id);
+    }
+    return s;
+}
+
+std::vector<HeapTid> heap_order_tids(uint32_t n, std::mt19937_64 &rng)
+{
+    std::vector<HeapTid> tids;
+    uint32_t block = static_cast<uint32_t>(rng() % 100000);
+    uint16_t offset = 0;
+    while (tids.size() < n) {
+        if (offset >= 60 || rng() % 50 == 0) {
+            block += 1 + static_cast<uint32_t>(rng() % 3);
+            offset = 0;
+        }
+        offset = static_cast<uint16_t>(offset + 1 + (rng() % 7 == 0));
+        tids.push_back(HeapTid{block, offset});
+    }
+    return tids;
+}
+
+// Every row's TID, read back the way a scan reads it: its group's span on
+// its TID page, decoded.
+void expect_all_tids_read_back(const BuiltSegment &s)
+{
+    for (uint32_t g = 0; g < s.header.ngroups; g++) {
+        const uint8_t *page = s.tid_pages[s.header.groups[g].page].b;
+        const uint32_t first = g * 64;
+        const uint32_t n = std::min<uint32_t>(64, s.header.rows - first);
+        HeapTid out[64];
+        ASSERT_EQ(tid_page_group(s.header, page, g, out), n) << "group " << g;
+        for (uint32_t i = 0; i < n; i++) {
+            ASSERT_EQ(out[i].block, s.tids[first + i].block) << "row " << first + i;
+            ASSERT_EQ(out[i].offset, s.tids[first + i].offset) << "row " << first + i;
+        }
+    }
+}
+
+} // namespace
+
+TEST(SegmentPages, TidsRoundTripAtEveryLength)
+{
+    std::mt19937_64 rng(11);
+    for (uint32_t n : {1u, 2u, 63u, 64u, 65u, 1000u, 30001u, kSegmentRows}) {
+        BuiltSegment s = build_segment(heap_order_tids(n, rng), 77);
+        Page header;
+        page_init(header.b);
+        segment_header_fill(header.b, s.header);
+        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104,
+                                                  1000),
+                               PageProblem::None))
+            << n;
+        for (uint16_t p = 0; p < s.header.ntid_pages; p++)
+            ASSERT_TRUE(problem_is(check_tid_page(s.tid_pages[p].b, s.header, p),
+                                   PageProblem::None))
+                << n << " page " << p;
+        expect_all_tids_read_back(s);
+        if (n == kSegmentRows) { // heap order: under 1.4 bytes a TID, 11 pages or fewer
+            EXPECT_LE(s.header.ntid_pages, 11u);
+        }
+    }
+}
+
+TEST(SegmentPages, WorstCaseTidsFitTheHeader)
+{
+    // TIDs far apart with large offsets: every code at its longest.
+    std::vector<HeapTid> tids;
+    for (uint32_t r = 0; r < kSegmentRows; r++)
+        tids.push_back(HeapTid{(r % 2) ? 0xFFFFFFF0u - r : r * 7919u, static_cast<uint16_t>(2048 - r % 1000)});
+    BuiltSegment s = build_segment(tids, 5);
+    EXPECT_LE(s.header.ntid_pages, kMaxTidPages);
+    for (uint16_t p = 0; p < s.header.ntid_pages; p++)
+        ASSERT_TRUE(problem_is(check_tid_page(s.tid_pages[p].b, s.header, p), PageProblem::None));
+    expect_all_tids_read_back(s);
+}
+
+TEST(SegmentPages, DamageIsCaught)
+{
+    std::mt19937_64 rng(12);
+    BuiltSegment s = build_segment(heap_order_tids(5000, rng), 0x12345);
+    Page header;
+    page_init(header.b);
+    segment_header_fill(header.b, s.header);
+    auto header_ok = [&](const uint8_t *p) {
+        return check_segment_page(p, 0x12345, 5000, 10, 104, 1000);
+    };
+    // Any single flipped bit of the header's payload or special space.
+    for (uint32_t off = 24; off < kBlockSize; off += (off < 24 + sizeof(SegmentHeader) ? 1 : 8)) {
+        if (off >= 24 + sizeof(SegmentHeader) && off < kSpecialOffset)
+            continue;
+        Page bad = header;
+        bad.b[off] ^= 0x10;
+        ASSERT_FALSE(problem_is(header_ok(bad.b), PageProblem::None)) << "byte " << off;
+    }
+    // Another segment's header, a wrong row count or slice start, blocks past the end.
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 1000),
+                           PageProblem::BadSegment));
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 1000),
+                           PageProblem::BadSegment));
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 1000),
+                           PageProblem::BadSegment));
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 200),
+                           PageProblem::BadSegment));
+    // A sound-looking header (sum recomputed) with groups out of order.
+    SegmentHeader h = s.header;
+    std::swap(h.groups[3], h.groups[4]);
+    Page swapped;
+    page_init(swapped.b);
+    segment_header_fill(swapped.b, h);
+    EXPECT_TRUE(problem_is(header_ok(swapped.b), PageProblem::BadSegment));
+
+    // A flipped bit in a TID page's bytes, its id or its index.
+    const Page &tp = s.tid_pages[0];
+    const uint32_t lower = get_u16(tp.b, kPdLowerOffset);
+    for (uint32_t off = 24; off < lower; off++) {
+        Page bad = tp;
+        bad.b[off] ^= 0x04;
+        ASSERT_TRUE(problem_is(check_tid_page(bad.b, s.header, 0), PageProblem::BadTidBytes))
+            << "byte " << off;
+    }
+    EXPECT_TRUE(problem_is(check_tid_page(tp.b, s.header, 1), PageProblem::BadTidPage));
+    Page other = tp;
+    page_opaque(other.b)->reserved[0] ^= 1;
+    EXPECT_TRUE(problem_is(check_tid_page(other.b, s.header, 0), PageProblem::BadTidPage));
+    EXPECT_TRUE(problem_is(check_tid_page(header.b, s.header, 0), PageProblem::WrongKind));
+}
+
+TEST(SegmentPages, LivePageClearsKeepTheSum)
+{
+    std::vector<uint64_t> words(kSliceWords, 0);
+    const uint32_t rows = 40000;
+    for (uint32_t r = 0; r < rows; r++)
+        words[r / 64] |= uint64_t{1} << (r % 64);
+    Page live;
+    page_init(live.b);
+    live_page_fill(live.b, words.data(), rows, 9);
+    ASSERT_TRUE(problem_is(check_live_page(live.b, rows, 9), PageProblem::None));
+    std::mt19937_64 rng(3);
+    std::set<uint32_t> cleared;
+    for (int i = 0; i < 5000; i++) {
+        uint32_t r = static_cast<uint32_t>(rng() % rows);
+        EXPECT_EQ(live_page_clear(live.b, r), cleared.insert(r).second) << r;
+        ASSERT_TRUE(problem_is(check_live_page(live.b, rows, 9), PageProblem::None)) << i;
+    }
+    const uint64_t *w = slice_page_words(live.b);
+    for (uint32_t r = 0; r < rows; r++)
+        ASSERT_EQ((w[r / 64] >> (r % 64)) & 1, cleared.count(r) ? 0u : 1u) << r;
+    EXPECT_FALSE(live_page_clear(live.b, kSegmentRows));
+    // A bit set again by damage is caught: it would resurrect nothing, but
+    // a cleared one would lose a row.
+    Page bad = live;
+    bad.b[24 + 100] ^= 0x01;
+    EXPECT_TRUE(problem_is(check_live_page(bad.b, rows, 9), PageProblem::BadSliceBits));
+    EXPECT_TRUE(problem_is(check_live_page(live.b, rows, 10), PageProblem::BadSlice));
+}
+
+TEST(SegmentPages, FreePagesAndPendingLinks)
+{
+    Page p;
+    page_init(p.b);
+    free_page_fill(p.b);
+    EXPECT_TRUE(problem_is(check_free_page(p.b), PageProblem::None));
+    init_data_page(p.b);
+    EXPECT_EQ(pending_next(p.b), 0u);
+    set_pending_next(p.b, 0xABCDEF12u);
+    EXPECT_EQ(pending_next(p.b), 0xABCDEF12u);
+    EXPECT_TRUE(problem_is(check_free_page(p.b), PageProblem::WrongKind));
 }

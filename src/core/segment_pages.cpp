@@ -1,0 +1,291 @@
+// The pages of a segment other than its slices (page_layout.hpp has the
+// formats): the header, the TID pages, the live page; and the metapage's
+// directory header.
+#include <cstring>
+
+#include "hash.hpp"
+#include "page_layout.hpp"
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+namespace {
+
+inline void set_segment_id(PageOpaque *op, uint32_t segment_id) noexcept
+{
+    op->reserved[0] = static_cast<uint16_t>(segment_id);
+    op->reserved[1] = static_cast<uint16_t>(segment_id >> 16);
+}
+
+inline uint32_t page_segment_id(const uint8_t *page) noexcept
+{
+    const PageOpaque *op = page_opaque(page);
+    return op->reserved[0] | (static_cast<uint32_t>(op->reserved[1]) << 16);
+}
+
+// Sets the page's kind, format and bounds (the glue ran PageInit).
+void set_page(uint8_t *page, uint16_t kind, uint32_t lower) noexcept
+{
+    write_u16(page + kPdLowerOffset, lower);
+    write_u16(page + kPdUpperOffset, kSpecialOffset);
+    PageOpaque *op = page_opaque(page);
+    op->flags = kind;
+    op->format = kFormatSliced;
+    op->page_id = kPageId;
+}
+
+// Kind, format, page id and the bounds a fixed-layout page must have.
+PageProblem check_fixed(const uint8_t *page, uint16_t kind, uint16_t format) noexcept
+{
+    if (read_u16(page + kPdSpecialOffset) != kSpecialOffset ||
+        page_opaque(page)->page_id != kPageId)
+        return PageProblem::NotBloomidx;
+    uint16_t lower = read_u16(page + kPdLowerOffset);
+    if (lower < kPageHeaderSize || lower > kSpecialOffset ||
+        read_u16(page + kPdUpperOffset) != kSpecialOffset)
+        return PageProblem::BadBounds;
+    if (page_opaque(page)->flags != kind)
+        return PageProblem::WrongKind;
+    if (page_opaque(page)->format != format)
+        return PageProblem::BadFormat;
+    return PageProblem::None;
+}
+
+constexpr uint32_t kHeaderLower = kPageHeaderSize + sizeof(SegmentHeader);
+
+} // namespace
+
+uint32_t directory_check(const DirectoryHeader &d) noexcept
+{
+    DirectoryHeader copy;
+    std::memcpy(&copy, &d, sizeof copy);
+    copy.check = 0;
+    return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, kMetaMagic ^ 0xD1));
+}
+
+void directory_init(DirectoryHeader *d) noexcept
+{
+    std::memset(d, 0, sizeof *d);
+    d->next_segment_id = 1;
+    d->generation = 1;
+    d->check = directory_check(*d);
+}
+
+bool segment_encode_tids(const HeapTid *tids, uint32_t nrows, uint8_t *bytes,
+                         SegmentHeader *header, uint32_t *page_start,
+                         uint16_t *page_used) noexcept
+{
+    if (nrows == 0 || nrows > kSegmentRows)
+        return false;
+    const uint32_t ngroups = (nrows + kTidGroupRows - 1) / kTidGroupRows;
+    uint32_t page = 0, used = 0; // on the current page
+    size_t at = 0;               // in bytes
+    page_start[0] = 0;
+    for (uint32_t g = 0; g < ngroups; g++) {
+        const uint32_t first = g * kTidGroupRows;
+        const uint32_t n = nrows - first < kTidGroupRows ? nrows - first : kTidGroupRows;
+        const size_t size = tid_group_encode(tids + first, n, bytes + at, tid_group_bound(n));
+        if (size == 0)
+            return false;
+        if (used + size > kTidPagePayload) {
+            // Groups never straddle pages: a group is read from one page.
+            page_used[page] = static_cast<uint16_t>(used);
+            page++;
+            if (page >= kMaxTidPages)
+                return false; // cannot happen: the bound needs 56
+            // Pages start at even offsets of `bytes`: page sums are 16-bit.
+            if (used % 2) {
+                std::memmove(bytes + at + 1, bytes + at, size);
+                bytes[at] = 0;
+                at++;
+            }
+            page_start[page] = static_cast<uint32_t>(at);
+            used = 0;
+        }
+        header->groups[g].page = static_cast<uint16_t>(page);
+        header->groups[g].offset = static_cast<uint16_t>(kPageHeaderSize + used);
+        used += static_cast<uint32_t>(size);
+        at += size;
+    }
+    page_used[page] = static_cast<uint16_t>(used);
+    header->ngroups = static_cast<uint16_t>(ngroups);
+    header->ntid_pages = static_cast<uint16_t>(page + 1);
+    return true;
+}
+
+void tid_page_fill(uint8_t *page, const uint8_t *bytes, uint16_t used, uint16_t ngroups,
+                   uint16_t page_index, uint32_t segment_id) noexcept
+{
+    std::memcpy(page + kPageHeaderSize, bytes, used);
+    // pd_lower is the groups' exact end (the last group's bytes end there);
+    // the sum takes a pad byte from the hole, zero since PageInit.
+    const uint32_t even = (used + 1u) & ~1u;
+    set_page(page, kPageTids, kPageHeaderSize + used);
+    PageOpaque *op = page_opaque(page);
+    op->count = ngroups;
+    op->signature_sum = entry_sum(page + kPageHeaderSize, even);
+    op->tid_sum = page_index;
+    set_segment_id(op, segment_id);
+}
+
+void segment_header_fill(uint8_t *page, const SegmentHeader &header) noexcept
+{
+    std::memcpy(page + kPageHeaderSize, &header, sizeof header);
+    set_page(page, kPageSegment, kHeaderLower);
+    PageOpaque *op = page_opaque(page);
+    op->count = header.rows;
+    op->signature_sum = entry_sum(page + kPageHeaderSize, sizeof header);
+    op->tid_sum = 0;
+    set_segment_id(op, header.segment_id);
+}
+
+void live_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows,
+                    uint32_t segment_id) noexcept
+{
+    std::memcpy(page + kPageHeaderSize, words, kSliceWords * sizeof(uint64_t));
+    set_page(page, kPageLive, kSlicePageLower);
+    PageOpaque *op = page_opaque(page);
+    op->count = rows;
+    op->signature_sum = entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t));
+    op->tid_sum = 0;
+    set_segment_id(op, segment_id);
+}
+
+bool live_page_clear(uint8_t *page, uint32_t row) noexcept
+{
+    if (row >= kSegmentRows)
+        return false;
+    uint8_t *at = page + kPageHeaderSize + (row / 64) * 8;
+    uint64_t word;
+    std::memcpy(&word, at, sizeof word);
+    const uint64_t bit = uint64_t{1} << (row % 64);
+    if (!(word & bit))
+        return false;
+    const uint16_t before = entry_sum(at, 8);
+    word &= ~bit;
+    std::memcpy(at, &word, sizeof word);
+    PageOpaque *op = page_opaque(page);
+    op->signature_sum = static_cast<uint16_t>(op->signature_sum - before + entry_sum(at, 8));
+    return true;
+}
+
+void tid_group_span(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
+                    const uint8_t **bytes, size_t *size) noexcept
+{
+    const TidGroupRef ref = header.groups[g];
+    uint32_t end = read_u16(tid_page + kPdLowerOffset);
+    if (g + 1 < header.ngroups && header.groups[g + 1].page == ref.page)
+        end = header.groups[g + 1].offset;
+    *bytes = tid_page + ref.offset;
+    // check_tid_page made sure that end >= offset, short of a pad byte
+    *size = end > ref.offset ? end - ref.offset : 0;
+}
+
+uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
+                        HeapTid *out) noexcept
+{
+    if (g >= header.ngroups)
+        return 0;
+    const uint8_t *bytes;
+    size_t size;
+    const uint32_t first = g * kTidGroupRows;
+    const uint32_t n = header.rows - first < kTidGroupRows ? header.rows - first : kTidGroupRows;
+    tid_group_span(header, tid_page, g, &bytes, &size);
+    return tid_group_decode(bytes, size, n, out) ? n : 0;
+}
+
+PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
+                               uint32_t first_slice, uint32_t nslices,
+                               uint32_t nblocks) noexcept
+{
+    PageProblem p = check_fixed(page, kPageSegment, kFormatSliced);
+    if (p != PageProblem::None)
+        return p;
+    if (read_u16(page + kPdLowerOffset) != kHeaderLower)
+        return PageProblem::BadBounds;
+    const PageOpaque *op = page_opaque(page);
+    const SegmentHeader &h = *segment_header(page);
+    if (page_segment_id(page) != segment_id || op->count != rows || op->tid_sum != 0)
+        return PageProblem::BadSegment;
+    if (entry_sum(page + kPageHeaderSize, sizeof h) != op->signature_sum)
+        return PageProblem::BadSegmentSum;
+    if (h.segment_id != segment_id || h.rows != rows || h.first_slice != first_slice ||
+        h.nslices != nslices || h.reserved != 0 ||
+        h.ngroups != (rows + kTidGroupRows - 1) / kTidGroupRows || h.ntid_pages < 1 ||
+        h.ntid_pages > kMaxTidPages || h.live_block == kMetaBlock || h.live_block >= nblocks)
+        return PageProblem::BadSegment;
+    for (uint32_t i = 0; i < h.ntid_pages; i++)
+        if (h.tid_blocks[i] == kMetaBlock || h.tid_blocks[i] >= nblocks)
+            return PageProblem::BadSegment;
+    // Groups in order: page by page, offsets rising on each page.
+    for (uint32_t g = 0; g < h.ngroups; g++) {
+        const TidGroupRef r = h.groups[g];
+        if (r.page >= h.ntid_pages || r.offset < kPageHeaderSize || r.offset >= kSpecialOffset)
+            return PageProblem::BadSegment;
+        if (g > 0) {
+            const TidGroupRef prev = h.groups[g - 1];
+            if (r.page < prev.page || (r.page == prev.page && r.offset <= prev.offset) ||
+                r.page > prev.page + 1)
+                return PageProblem::BadSegment;
+        } else if (r.page != 0 || r.offset != kPageHeaderSize) {
+            return PageProblem::BadSegment;
+        }
+    }
+    if (h.groups[h.ngroups - 1].page + 1u != h.ntid_pages)
+        return PageProblem::BadSegment;
+    return PageProblem::None;
+}
+
+PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
+                           uint16_t page_index) noexcept
+{
+    PageProblem p = check_fixed(page, kPageTids, kFormatSliced);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
+    const uint32_t lower = read_u16(page + kPdLowerOffset);
+    if (page_segment_id(page) != header.segment_id || op->tid_sum != page_index)
+        return PageProblem::BadTidPage;
+    const uint32_t even = (lower - kPageHeaderSize + 1u) & ~1u;
+    if (entry_sum(page + kPageHeaderSize, even) != op->signature_sum)
+        return PageProblem::BadTidBytes;
+    // The header's groups on this page start within its bytes.
+    uint32_t groups = 0;
+    for (uint32_t g = 0; g < header.ngroups; g++)
+        if (header.groups[g].page == page_index) {
+            if (header.groups[g].offset >= lower)
+                return PageProblem::BadTidPage;
+            groups++;
+        }
+    if (groups != op->count)
+        return PageProblem::BadTidPage;
+    return PageProblem::None;
+}
+
+PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id) noexcept
+{
+    PageProblem p = check_fixed(page, kPageLive, kFormatSliced);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
+    if (read_u16(page + kPdLowerOffset) != kSlicePageLower || op->count != rows ||
+        op->tid_sum != 0 || page_segment_id(page) != segment_id)
+        return PageProblem::BadSlice;
+    if (entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
+        return PageProblem::BadSliceBits;
+    return PageProblem::None;
+}
+
+void free_page_fill(uint8_t *page) noexcept
+{
+    set_page(page, kPageFree, kPageHeaderSize);
+    page_opaque(page)->format = kFormatRowWise;
+}
+
+PageProblem check_free_page(const uint8_t *page) noexcept
+{
+    return check_fixed(page, kPageFree, kFormatRowWise);
+}
+
+} // namespace bloomidx

@@ -1,0 +1,126 @@
+/*
+ * info.cpp: what the metapage tells of an index, for users and tests:
+ * bloomidx_index_info(index regclass), like GIN's gin_metapage_info or
+ * pgstatindex: its format version, its segments and their rows, its
+ * pending pages and their rows.  Like pg_relation_size, it takes only an
+ * AccessShareLock on the index (and share locks on one page at a time)
+ * and needs no privilege: it reveals sizes, not values.
+ */
+#include "bloomidx.h"
+
+extern "C" {
+#include "commands/defrem.h"
+#include "funcapi.h"
+
+PG_FUNCTION_INFO_V1(bloomidx_index_info);
+}
+
+/*
+ * Opens a bloomidx index whose metapage a function reads (`what` it
+ * reports, for the error about a partitioned index), with an
+ * AccessShareLock.
+ */
+Relation
+bloomidx_open_metapage_reader(Oid indexoid, const char *what)
+{
+	Relation	index = try_relation_open(indexoid, AccessShareLock);
+
+	if (index == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+
+	char		relkind = index->rd_rel->relkind;
+
+	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", RelationGetRelationName(index)),
+				 errdetail_relkind_not_supported(relkind)));
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != bloomidx_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("index \"%s\" is not a bloomidx index", RelationGetRelationName(index)),
+				 errdetail("It uses access method \"%s\".", get_am_name(index->rd_rel->relam))));
+	if (relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("partitioned index \"%s\" has no %s of its own",
+						RelationGetRelationName(index), what),
+				 errdetail("Each partition's index has its own metapage.")));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot read index \"%s\" of another session's temporary table",
+						RelationGetRelationName(index))));
+	return index;
+}
+
+Datum
+bloomidx_index_info(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloomidx_index_info needs an index, not NULL")));
+
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "bloomidx_index_info must return a row");
+
+	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pages");
+	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
+	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(meta->signature_bytes);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	Buffer		buffer;
+
+	bloomidx_read_directory(index, nblocks, dir);
+
+	int64		segment_rows = 0;
+	int64		live_rows = 0;
+	int64		pending_rows = 0;
+	int32		pending_pages = 0;
+
+	for (uint32 i = 0; i < dir->header.nsegments; i++)
+	{
+		segment_rows += dir->entries[i].rows;
+		live_rows += dir->entries[i].live_rows;
+	}
+
+	/* The pending list as it is now (pages linked since the copy included). */
+	BlockNumber blkno = dir->header.pending_head;
+	BlockNumber from = bloomidx::kMetaBlock;
+	BlockNumber followed = 0;
+
+	while (blkno != bloomidx::kMetaBlock)
+	{
+		CHECK_FOR_INTERRUPTS();
+		bloomidx_check_pending_link(index, from, blkno, &nblocks, &followed);
+		buffer = ReadBuffer(index, blkno);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		Page		page = BufferGetPage(buffer);
+
+		bloomidx_check_data_page(index, blkno, page, &g, bloomidx::EntryChecks::None);
+		pending_rows += bloomidx::page_opaque((const uint8 *) page)->count;
+		pending_pages++;
+		from = blkno;
+		blkno = bloomidx::pending_next((const uint8 *) page);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	Datum		values[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
+
+	values[0] = Int32GetDatum(meta->version);
+	values[1] = Int32GetDatum((int32) dir->header.nsegments);
+	values[2] = Int64GetDatum(segment_rows);
+	values[3] = Int64GetDatum(live_rows);
+	values[4] = Int32GetDatum(pending_pages);
+	values[5] = Int64GetDatum(pending_rows);
+	values[6] = Int64GetDatum((int64) dir->header.generation);
+	pfree(dir);
+	relation_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,268 @@
+/*
+ * segment_scan.cpp: a query over one sealed segment (src/segments.md).
+ *
+ * The segment's live bits are ANDed with the slices of the query's base
+ * positions, a few slice pages at a time (each locked and its sum checked
+ * while the core reads it), then with each IN list's OR over its
+ * elements; the core drops every 512-row line already zero, so once few
+ * rows are left the remaining slices are barely read.  Only the
+ * candidates' TID groups are decoded.
+ *
+ * Every page is checked against the directory entry it was reached from.
+ * A page that belongs elsewhere means either damage or that the segment
+ * was replaced and its pages reused since the scan copied the directory;
+ * the directory's generation tells which, and in the second case the scan
+ * starts again (the caller does).
+ */
+#include "bloomidx.h"
+
+/* Slice pages locked at once. */
+#define SLICES_AT_ONCE 16
+
+struct SegmentScanWork
+{
+	bloomidx::SegmentHeader header;
+	uint64		cur[bloomidx::kSliceWords];	/* rows still candidates */
+	uint64		result[bloomidx::kSliceWords];	/* and_slices' answer */
+	uint64		next[bloomidx::kSliceWords];	/* and_slices' scratch */
+	uint64		any[bloomidx::kSliceWords]; /* an IN list's OR so far */
+	PGAlignedBlock tid_page;	/* the TID page last read, copied */
+	int			tid_page_index; /* its index in header.tid_blocks; -1: none */
+	int			group;			/* the group decoded into group_tids; -1: none */
+	bloomidx::HeapTid group_tids[bloomidx::kTidGroupRows];
+};
+
+SegmentScanWork *
+bloomidx_segment_scan_work(void)
+{
+	return (SegmentScanWork *) palloc(sizeof(SegmentScanWork));
+}
+
+/* How a page failed its check: reused since the directory was copied, or damaged. */
+static bool
+page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
+				  bloomidx::PageProblem problem)
+{
+	if (bloomidx_directory_generation(index) != generation)
+		return true;
+	bloomidx_report_page_problem(index, blkno, problem);
+	return false;				/* not reached */
+}
+
+/*
+ * result = work->cur AND the slices of `positions`; *candidates: how many
+ * rows are left (nonzero, not counted, when there are no positions).
+ * False when a slice page failed its check and was recycled.
+ */
+static bool
+and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e,
+		   const uint16 *positions, uint32 npositions, uint64 *result, uint32 generation,
+		   Buffer *hints, BlockNumber nhints, uint32 *candidates, bool *recycled)
+{
+	memcpy(result, work->cur, sizeof(work->cur));
+	*candidates = 1;
+	for (uint32 first = 0; first < npositions && *candidates > 0; first += SLICES_AT_ONCE)
+	{
+		uint32		n = Min((uint32) SLICES_AT_ONCE, npositions - first);
+		Buffer		buffers[SLICES_AT_ONCE];
+		const uint64 *slices[SLICES_AT_ONCE];
+		uint32		locked = 0;
+		bloomidx::PageProblem problem = bloomidx::PageProblem::None;
+		BlockNumber bad = InvalidBlockNumber;
+
+		for (; locked < n; locked++)
+		{
+			uint16		j = positions[first + locked];
+			BlockNumber blkno = e->first_slice + j;
+
+			buffers[locked] = bloomidx_read_page(index, blkno, NULL, hints, nhints);
+			LockBuffer(buffers[locked], BUFFER_LOCK_SHARE);
+			const uint8 *page = (const uint8 *) BufferGetPage(buffers[locked]);
+
+			problem = bloomidx::check_slice_page(page, e->rows, j, e->segment_id);
+			if (problem != bloomidx::PageProblem::None)
+			{
+				bad = blkno;
+				locked++;
+				break;
+			}
+			slices[locked] = bloomidx::slice_page_words(page);
+		}
+		if (problem == bloomidx::PageProblem::None)
+		{
+			bloomidx::SliceAnd and_ = {slices, n};
+
+			/* live = the running result, out = the next one */
+			memcpy(work->next, result, sizeof(work->next));
+			*candidates = bloomidx::match_slices(and_, NULL, 0, work->next, e->rows, result);
+		}
+		for (uint32 i = 0; i < locked; i++)
+			UnlockReleaseBuffer(buffers[i]);
+		if (problem != bloomidx::PageProblem::None)
+		{
+			*recycled = page_was_recycled(index, bad, generation, problem);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Reads and checks page blkno of the segment into dst; false: recycled. */
+static bool
+copy_segment_page(Relation index, BlockNumber blkno, Buffer *hints, BlockNumber nhints,
+				  uint32 generation, char *dst, const bloomidx::SegmentEntry *e,
+				  uint32 nslices, BlockNumber nblocks, int kind, int tid_page,
+				  const bloomidx::SegmentHeader *header)
+{
+	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints, nhints);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bloomidx::PageProblem problem;
+
+	if (kind == bloomidx::kPageSegment)
+		problem = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
+											   nslices, nblocks);
+	else if (kind == bloomidx::kPageLive)
+		problem = bloomidx::check_live_page(page, e->rows, e->segment_id);
+	else
+		problem = bloomidx::check_tid_page(page, *header, (uint16) tid_page);
+	if (problem == bloomidx::PageProblem::None)
+	{
+		if (kind == bloomidx::kPageSegment)
+			memcpy(dst, bloomidx::segment_header(page), sizeof(bloomidx::SegmentHeader));
+		else if (kind == bloomidx::kPageLive)
+			memcpy(dst, bloomidx::slice_page_words(page), bloomidx::kSliceWords * sizeof(uint64));
+		else
+			memcpy(dst, page, BLCKSZ);
+	}
+	UnlockReleaseBuffer(buffer);
+	if (problem != bloomidx::PageProblem::None)
+		return !page_was_recycled(index, blkno, generation, problem);
+	return true;
+}
+
+/* The heap TID of candidate row r, decoding its group if needed. */
+static bool
+row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, uint32 r,
+		uint32 generation, Buffer *hints, BlockNumber nhints, uint32 nslices,
+		BlockNumber nblocks, ItemPointerData *tid)
+{
+	const bloomidx::SegmentHeader *h = &work->header;
+	int			g = (int) (r / bloomidx::kTidGroupRows);
+
+	if (g != work->group)
+	{
+		int			p = h->groups[g].page;
+
+		if (p != work->tid_page_index)
+		{
+			work->tid_page_index = -1;
+			if (!copy_segment_page(index, h->tid_blocks[p], hints, nhints, generation,
+								   work->tid_page.data, e, nslices, nblocks,
+								   bloomidx::kPageTids, p, h))
+				return false;
+			work->tid_page_index = p;
+		}
+
+		if (bloomidx::tid_page_group(*h, (const uint8 *) work->tid_page.data, (uint32) g,
+									 work->group_tids) == 0)
+			bloomidx_report_corrupted_page(index, h->tid_blocks[p],
+										   psprintf("TID group %d of segment %u cannot be decoded.",
+													g, e->segment_id));
+		work->group = g;
+	}
+	const bloomidx::HeapTid *t = &work->group_tids[r % bloomidx::kTidGroupRows];
+
+	ItemPointerSet(tid, t->block, t->offset);
+	return true;
+}
+
+/*
+ * Adds the segment's rows that the query may match to the sink.  False
+ * when the segment's pages were reused since the directory copy of
+ * `generation` was taken: the scan must start again.
+ */
+bool
+bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
+					  const bloomidx::SegmentEntry *e, uint32 nslices, uint32 generation,
+					  BlockNumber nblocks, Buffer *hints, BlockNumber nhints, TidSink *sink)
+{
+	bool		recycled = false;
+	uint32		candidates;
+
+	if (!copy_segment_page(index, e->header_block, hints, nhints, generation,
+						   (char *) &work->header, e, nslices, nblocks, bloomidx::kPageSegment,
+						   0, NULL))
+		return false;
+	work->tid_page_index = -1;
+	work->group = -1;
+
+	/* Every row live: no need to read the live page. */
+	if (e->live_rows == e->rows)
+		memset(work->cur, 0xFF, sizeof(work->cur));
+	else if (!copy_segment_page(index, work->header.live_block, hints, nhints, generation,
+								(char *) work->cur, e, nslices, nblocks, bloomidx::kPageLive,
+								0, NULL))
+		return false;
+
+	if (!and_slices(index, work, e, query->base, query->nbase, work->result, generation, hints,
+					nhints, &candidates, &recycled))
+		return false;
+	memcpy(work->cur, work->result, sizeof(work->cur));
+
+	for (int l = 0; l < query->nlists && candidates > 0; l++)
+	{
+		const SliceList *list = &query->lists[l];
+
+		memset(work->any, 0, sizeof(work->any));
+		for (uint32 i = 0; i < list->count; i++)
+		{
+			uint32		found;
+
+			if (!and_slices(index, work, e, list->positions + (Size) i * list->per_element,
+							list->per_element, work->result, generation, hints, nhints, &found,
+							&recycled))
+				return false;
+			if (found > 0)
+				for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+					work->any[w] |= work->result[w];
+			CHECK_FOR_INTERRUPTS();
+		}
+		candidates = 0;
+		for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+		{
+			work->cur[w] = work->any[w];
+			candidates += (uint32) pg_popcount64(work->any[w]);
+		}
+	}
+	if (query->nbase == 0 && query->nlists == 0)
+	{
+		/* No bits tested (IS NOT NULL): every live row, bounded by the row count. */
+		candidates = 0;
+		for (uint32 r = e->rows; r < bloomidx::kSegmentRows; r++)
+			work->cur[r / 64] &= ~(UINT64CONST(1) << (r % 64));
+		for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+			candidates += (uint32) pg_popcount64(work->cur[w]);
+	}
+	if (candidates == 0)
+		return true;
+
+	for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+	{
+		uint64		bits = work->cur[w];
+
+		while (bits != 0)
+		{
+			uint32		r = w * 64 + (uint32) pg_rightmost_one_pos64(bits);
+			ItemPointerData tid;
+
+			bits &= bits - 1;
+			if (!row_tid(index, work, e, r, generation, hints, nhints, nslices, nblocks, &tid))
+				return false;
+			bloomidx_sink_add(index, sink, work->header.tid_blocks[work->tid_page_index], r,
+							  &tid);
+		}
+	}
+	return true;
+}

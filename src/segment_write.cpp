@@ -1,0 +1,216 @@
+/*
+ * segment_write.cpp: turning a block of rows (signatures and heap TIDs,
+ * gathered in memory) into a sealed segment's pages: the header, the live
+ * page, the TID pages and one run of m consecutive slice pages
+ * (src/segments.md has the protocol, core/page_layout.hpp the formats).
+ * Each page is written whole and WAL-logged whole; nothing points at the
+ * segment until its directory entry is published.
+ */
+#include "bloomidx.h"
+
+/* Rows per segment: kSegmentRows, or fewer for tests (superuser only). */
+int			bloomidx_segment_rows = bloomidx::kSegmentRows;
+
+/* Slices transposed at a time: 64 slices, 520 kB, whatever the signature. */
+#define SLICE_BATCH 64
+
+void
+bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes)
+{
+	rows->nrows = 0;
+	rows->capacity = (uint32) bloomidx_segment_rows;
+	rows->signature_bytes = signature_bytes;
+	rows->signatures = (uint8 *) palloc_extended((Size) rows->capacity * signature_bytes,
+												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	rows->tids = (ItemPointerData *) palloc((Size) rows->capacity * sizeof(ItemPointerData));
+	rows->scratch = NULL;
+}
+
+void
+bloomidx_segment_rows_free(SegmentRows *rows)
+{
+	pfree(rows->signatures);
+	pfree(rows->tids);
+	if (rows->scratch)
+		pfree(rows->scratch);
+}
+
+/* What writing a segment needs besides the rows, allocated on first use. */
+typedef struct SegmentScratch
+{
+	uint64		slices[SLICE_BATCH][bloomidx::kSliceWords];
+	uint64		live[bloomidx::kSliceWords];
+	bloomidx::HeapTid tids[bloomidx::kSegmentRows];
+	uint8		tid_bytes[bloomidx::segment_tid_bytes_bound(bloomidx::kSegmentRows)];
+	uint32		page_start[bloomidx::kMaxTidPages];
+	uint16		page_used[bloomidx::kMaxTidPages];
+	bloomidx::SegmentHeader header;
+	PGAlignedBlock page;
+} SegmentScratch;
+
+/*
+ * A new block at the end of the index, returned pinned and exclusively
+ * locked.  Beside other extenders (parallel build participants, inserts),
+ * the extension lock keeps the caller's run of blocks consecutive.
+ */
+static Buffer
+extend_one(Relation index)
+{
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	return buffer;
+}
+
+/* Writes `image` to the locked buffer, logs it whole and releases it. */
+static void
+write_page(Relation index, Buffer buffer, const char *image)
+{
+	START_CRIT_SECTION();
+	memcpy(BufferGetPage(buffer), image, BLCKSZ);
+	MarkBufferDirty(buffer);
+	if (RelationNeedsWAL(index))
+		log_newpage_buffer(buffer, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buffer);
+}
+
+/*
+ * Extends the index by n blocks in one run, returning the first; the
+ * blocks are left new (zero) until written.
+ */
+static BlockNumber
+extend_run(Relation index, uint32 n, bool shared_extension)
+{
+	BlockNumber first = InvalidBlockNumber;
+
+	if (shared_extension)
+		LockRelationForExtension(index, ExclusiveLock);
+	for (uint32 i = 0; i < n; i++)
+	{
+		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+		BlockNumber blkno = BufferGetBlockNumber(buffer);
+
+		ReleaseBuffer(buffer);
+		if (i == 0)
+			first = blkno;
+		else if (blkno != first + i)
+			elog(ERROR, "bloomidx: index \"%s\" grew by other means while a run of slices was added",
+				 RelationGetRelationName(index));
+	}
+	if (shared_extension)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return first;
+}
+
+/* A single block for a header, live or TID page, locked. */
+static Buffer
+new_page_buffer(Relation index, bool shared_extension)
+{
+	if (shared_extension)
+		LockRelationForExtension(index, ExclusiveLock);
+	Buffer		buffer = extend_one(index);
+
+	if (shared_extension)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buffer;
+}
+
+/*
+ * Writes rows->nrows rows (1..kSegmentRows) as segment `segment_id` and
+ * fills *entry, its directory entry (not published: the caller does).
+ */
+void
+bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
+					   uint32 segment_id, bool shared_extension, bloomidx::SegmentEntry *entry)
+{
+	const uint32 nrows = rows->nrows;
+	const uint32 nslices = state->meta.signature_bits;
+	const uint32 sig_bytes = state->meta.signature_bytes;
+
+	Assert(nrows >= 1 && nrows <= bloomidx::kSegmentRows);
+	if (rows->scratch == NULL)
+		rows->scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(SegmentScratch));
+	SegmentScratch *s = (SegmentScratch *) rows->scratch;
+	bloomidx::SegmentHeader *h = &s->header;
+
+	/* TIDs first: damage here (an offset out of range) writes nothing. */
+	for (uint32 r = 0; r < nrows; r++)
+	{
+		s->tids[r].block = ItemPointerGetBlockNumberNoCheck(&rows->tids[r]);
+		s->tids[r].offset = ItemPointerGetOffsetNumberNoCheck(&rows->tids[r]);
+	}
+	memset(h, 0, sizeof(*h));
+	h->segment_id = segment_id;
+	h->rows = (uint16) nrows;
+	h->nslices = (uint16) nslices;
+	if (!bloomidx::segment_encode_tids(s->tids, nrows, s->tid_bytes, h, s->page_start,
+									   s->page_used))
+		elog(ERROR, "bloomidx: a heap TID out of range reached index \"%s\"",
+			 RelationGetRelationName(index));
+
+	/* The live bits, the TIDs, the slices; the header, which names them, last. */
+	Buffer		live_buffer = new_page_buffer(index, shared_extension);
+
+	memset(s->live, 0, sizeof(s->live));
+	for (uint32 r = 0; r < nrows; r++)
+		s->live[r / 64] |= UINT64CONST(1) << (r % 64);
+	h->live_block = BufferGetBlockNumber(live_buffer);
+	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::live_page_fill((uint8 *) s->page.data, s->live, (uint16) nrows, segment_id);
+	write_page(index, live_buffer, s->page.data);
+
+	for (uint32 p = 0; p < h->ntid_pages; p++)
+	{
+		Buffer		buffer = new_page_buffer(index, shared_extension);
+		uint16		groups = 0;
+
+		for (uint32 g = 0; g < h->ngroups; g++)
+			groups += h->groups[g].page == p;
+		h->tid_blocks[p] = BufferGetBlockNumber(buffer);
+		PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+		bloomidx::tid_page_fill((uint8 *) s->page.data, s->tid_bytes + s->page_start[p],
+								s->page_used[p], groups, (uint16) p, segment_id);
+		write_page(index, buffer, s->page.data);
+	}
+
+	h->first_slice = extend_run(index, nslices, shared_extension);
+	for (uint32 first = 0; first < nslices; first += SLICE_BATCH)
+	{
+		uint32		n = Min((uint32) SLICE_BATCH, nslices - first);
+		uint64	   *ptrs[SLICE_BATCH];
+
+		memset(s->slices, 0, (Size) n * sizeof(s->slices[0]));
+		for (uint32 j = 0; j < n; j++)
+			ptrs[j] = s->slices[j];
+		/* A batch starts at a byte: bits first.. of each signature. */
+		bloomidx::transpose_signatures(rows->signatures + first / 8, sig_bytes, nrows,
+									   sig_bytes - first / 8, n, ptrs);
+		for (uint32 j = 0; j < n; j++)
+		{
+			Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, h->first_slice + first + j,
+													RBM_NORMAL, NULL);
+
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+			bloomidx::slice_page_fill((uint8 *) s->page.data, s->slices[j], (uint16) nrows,
+									  (uint16) (first + j), segment_id);
+			write_page(index, buffer, s->page.data);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	Buffer		header_buffer = new_page_buffer(index, shared_extension);
+
+	memset(entry, 0, sizeof(*entry));
+	entry->header_block = BufferGetBlockNumber(header_buffer);
+	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::segment_header_fill((uint8 *) s->page.data, *h);
+	write_page(index, header_buffer, s->page.data);
+
+	entry->segment_id = segment_id;
+	entry->first_slice = h->first_slice;
+	entry->rows = (uint16) nrows;
+	entry->live_rows = (uint16) nrows;
+	entry->check = bloomidx::segment_entry_check(*entry);
+}
