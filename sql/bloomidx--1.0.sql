@@ -222,6 +222,16 @@ CREATE FUNCTION bloomidx_index_info(index pg_catalog.regclass,
 AS 'MODULE_PATHNAME', 'bloomidx_index_info'
 LANGUAGE C STRICT;
 
+-- bloomidx_seal(index): seals the index's pending rows (all but those of
+-- the last pending page) into segments, as gin_clean_pending_list does
+-- for GIN's pending list; returns how many rows it sealed (src/seal.cpp).
+-- Inserts and VACUUM seal on their own once a segment's worth has
+-- gathered.  Needs to own the table.
+CREATE FUNCTION bloomidx_seal(index pg_catalog.regclass)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'bloomidx_seal'
+LANGUAGE C;
+
 -- bloomidx_ddl_check(): at the end of CREATE INDEX, ALTER INDEX, ALTER TABLE
 -- and CREATE SCHEMA (which may create indexes), checks the options of every
 -- bloomidx index the command made or altered against its number of

@@ -52,7 +52,8 @@ SELECT (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int AS
        pg_relation_size('seg_bl') / 8192 AS index_pages
 FROM bitmap_index_node('SELECT * FROM seg WHERE a = 17') node;
 
--- Inserted rows go to pending pages; deleted rows' live bits are cleared.
+-- Inserted rows go to pending pages (sealed once a segment's worth gathered);
+-- deleted rows' live bits are cleared.
 INSERT INTO seg SELECT i, i % 300, 'v' || (i % 200), i FROM generate_series(30001, 32000) i;
 DELETE FROM seg WHERE id % 3 = 0;
 VACUUM seg;

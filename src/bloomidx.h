@@ -293,6 +293,11 @@ extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_ddl_check(PG_FUNCTION_ARGS);	/* ddl_check.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* predict.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_index_info(PG_FUNCTION_ARGS);	/* info.cpp */
-Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what);
+Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode);
+extern "C" PGDLLEXPORT Datum bloomidx_seal(PG_FUNCTION_ARGS);	/* seal.cpp */
+int64		bloomidx_seal_once(Relation index, uint32 min_rows);
+int64		bloomidx_seal_all(Relation index, uint32 min_rows);
+void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
+uint32		bloomidx_seal_threshold(uint32 capacity);
 
 #endif							/* BLOOMIDX_H */

@@ -8,6 +8,13 @@
 
 #include "pg.h"
 
+/* Whether the current user owns relation relid (16 made the check generic). */
+#if PG_VERSION_NUM >= 160000
+#define bloomidx_owns_relation(relid) object_ownercheck(RelationRelationId, (relid), GetUserId())
+#else
+#define bloomidx_owns_relation(relid) pg_class_ownercheck((relid), GetUserId())
+#endif
+
 /*
  * The physical address of a relation (RelFileNode, RelFileLocator from 16
  * on), as ReadRecentBuffer takes it.

@@ -16,14 +16,14 @@ PG_FUNCTION_INFO_V1(bloomidx_index_info);
 }
 
 /*
- * Opens a bloomidx index whose metapage a function reads (`what` it
- * reports, for the error about a partitioned index), with an
- * AccessShareLock.
+ * Opens a bloomidx index whose metapage a function reads or changes
+ * (`what` it works on, for the error about a partitioned index), with
+ * lockmode.
  */
 Relation
-bloomidx_open_metapage_reader(Oid indexoid, const char *what)
+bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode)
 {
-	Relation	index = try_relation_open(indexoid, AccessShareLock);
+	Relation	index = try_relation_open(indexoid, lockmode);
 
 	if (index == NULL)
 		ereport(ERROR,
@@ -69,7 +69,7 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "bloomidx_index_info must return a row");
 
-	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pages");
+	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pages", AccessShareLock);
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(meta->signature_bytes);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);

@@ -125,10 +125,12 @@ extend_buffer(Relation index)
 
 /*
  * Makes `fresh` (a free or new page, locked) a pending page holding the
- * entry and links it behind the tail; returns its block.
+ * entry and links it behind the tail; returns its block, and the pages the
+ * list has now in *pending_pages.
  */
 static BlockNumber
-link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const NewEntry *entry)
+link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const NewEntry *entry,
+			  uint32 *pending_pages)
 {
 	BlockNumber blkno = BufferGetBlockNumber(fresh);
 	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
@@ -173,6 +175,7 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 		d->pending_head = blkno;
 	d->pending_tail = blkno;
 	d->pending_pages++;
+	*pending_pages = d->pending_pages;
 	d->check = bloomidx::directory_check(*d);
 	GenericXLogFinish(xlog);
 
@@ -221,6 +224,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 
 	/* Space VACUUM freed in pending pages, or a free page to link. */
 	Size		need = state->geometry.signature_bytes + sizeof(ItemPointerData);
+	uint32		pending_pages = 0;
 
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
 	{
@@ -239,13 +243,15 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		if (result == APPEND_FREE)
 		{
 			/* In the list from now on, so no longer free: inserts fill it. */
-			blkno = link_new_tail(index, fresh, state, &entry);
+			blkno = link_new_tail(index, fresh, state, &entry, &pending_pages);
 			RecordPageWithFreeSpace(index, blkno,
 									bloomidx::row_page_free_bytes(state->geometry, 1));
 		}
 		if (result == APPEND_ADDED || result == APPEND_FREE)
 		{
 			cache->last_block = blkno;
+			if (result == APPEND_FREE)
+				bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
 			return false;
 		}
 		RecordPageWithFreeSpace(index, blkno, 0);
@@ -259,7 +265,9 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		cache->last_block = blkno;
 		return false;
 	}
-	blkno = link_new_tail(index, extend_buffer(index), state, &entry);
+	blkno = link_new_tail(index, extend_buffer(index), state, &entry, &pending_pages);
 	cache->last_block = blkno;
+	/* A segment's worth gathered: sealed now, unless a seal or VACUUM runs. */
+	bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
 	return false;
 }

@@ -65,7 +65,7 @@ bloomidx_false_positive_rate(PG_FUNCTION_ARGS)
 
 	Oid			indexoid = PG_GETARG_OID(0);
 	ArrayType  *columns = PG_GETARG_ARRAYTYPE_P(1);
-	Relation	index = bloomidx_open_metapage_reader(indexoid, "sizing");
+	Relation	index = bloomidx_open_metapage_reader(indexoid, "sizing", AccessShareLock);
 
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	double		rate = bloomidx::false_positive_rate(*meta,

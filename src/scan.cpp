@@ -404,7 +404,7 @@ pending_page_recycled(Relation index, BlockNumber blkno, Page page, uint32 gener
 {
 	const uint8 *raw = (const uint8 *) page;
 
-	if (!PageIsNew(page) && bloomidx::page_opaque(raw)->flags == bloomidx::kPageData &&
+	if (!PageIsNew(page) && bloomidx::is_pending_kind(bloomidx::page_opaque(raw)->flags) &&
 		bloomidx::page_stamp(raw) <= generation)
 		return false;
 	if (bloomidx_directory_generation(index) != generation)

@@ -268,7 +268,10 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	/* The seal lock: no seal frees pending pages under the walk (seal.cpp). */
+	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	visit_pages(info, stats, callback, callback_state);
+	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;
 }
 
@@ -277,11 +280,16 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	if (info->analyze_only)
 		return stats;
+	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
+	/* Pending rows of a segment's worth or more become segments. */
+	bloomidx_seal_all(info->index,
+					  bloomidx_seal_threshold(bloomidx_cached_meta(info->index)->capacity));
 	/* No bulkdelete ran (nothing to remove): count and record free space. */
 	if (stats == NULL)
 	{
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 		visit_pages(info, stats, NULL, NULL);
 	}
+	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;
 }

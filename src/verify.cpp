@@ -493,7 +493,7 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 
 		const uint8 *raw = (const uint8 *) vs->page.data;
 
-		if (PageIsNew((Page) raw) || bloomidx::page_opaque(raw)->flags != bloomidx::kPageData ||
+		if (PageIsNew((Page) raw) || !bloomidx::is_pending_kind(bloomidx::page_opaque(raw)->flags) ||
 			bloomidx::page_stamp(raw) > generation)
 		{
 			if (bloomidx_directory_generation(vs->index) != generation)

@@ -238,7 +238,9 @@ PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
 PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
                            EntryChecks entries) noexcept
 {
-    PageProblem p = check_kind(page, kPageData, kFormatRowWise);
+    PageProblem p = check_kind(page, page_opaque(page)->flags == kPageSealing ? kPageSealing
+                                                                                : kPageData,
+                               kFormatRowWise);
     if (p != PageProblem::None)
         return p;
     const PageOpaque *op = page_opaque(page);

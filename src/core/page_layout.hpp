@@ -86,6 +86,13 @@ constexpr uint16_t kPageSegment = 4;     // a segment's header
 constexpr uint16_t kPageTids = 5;        // a segment's heap TIDs
 constexpr uint16_t kPageLive = 6;        // a segment's live bits
 constexpr uint16_t kPageFree = 7;        // nothing points here: reusable
+constexpr uint16_t kPageSealing = 8;     // a pending page a seal is taking: no inserts
+
+// Pending pages, whether a seal is taking them or not.
+constexpr bool is_pending_kind(uint16_t flags)
+{
+    return flags == kPageData || flags == kPageSealing;
+}
 constexpr uint16_t kPageId = 0xB1D5;
 constexpr uint32_t kSpecialOffset = kBlockSize - sizeof(PageOpaque);
 constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152

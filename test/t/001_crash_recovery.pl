@@ -23,6 +23,8 @@ my $node = new_bloomidx_node(
 	helpers => 1,
 	conf    => q{
 shared_buffers = 64MB
+# small segments: builds write many, inserts and VACUUM seal pending rows
+bloomidx.segment_rows = 500
 log_statement = mod
 checkpoint_timeout = 1h
 max_wal_size = 2GB

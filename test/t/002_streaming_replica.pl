@@ -6,7 +6,9 @@
 # WAL.  For many random queries the standby's index (forced Bitmap Index
 # Scan, checked with EXPLAIN) finds exactly what a sequential scan finds on
 # the primary.  wal_consistency_checking makes the standby compare every
-# replayed page with the primary's image.
+# replayed page with the primary's image.  Segments are small, so that the
+# builds write many and the inserts and VACUUMs seal pending rows often
+# (src/segments.md): the standby replays every step of it.
 use strict;
 use warnings;
 
@@ -25,6 +27,8 @@ my $primary = new_bloomidx_node(
 log_statement = mod
 max_wal_size = 1GB
 wal_consistency_checking = 'all'
+# small segments: builds write many, inserts and VACUUM seal pending rows
+bloomidx.segment_rows = 500
 });
 create_test_table($primary, 't');
 load_rows($primary, 't', 1, 4000);
@@ -111,6 +115,9 @@ sub check_standby
 	return;
 }
 
+is( $primary->safe_psql('postgres',
+		"SELECT segments > 0 AND generation > 1 FROM bloomidx_index_info('t_bloomidx')"),
+	't', 'the workload sealed pending rows into segments');
 check_standby('after workload', 400);
 
 # A second round: the standby's index, already replayed into, takes more.

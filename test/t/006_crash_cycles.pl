@@ -22,7 +22,9 @@ init_seed();
 my $CYCLES = 4;
 my $NROWS = 4000;
 
-my $node = new_bloomidx_node('crash_cycles', helpers => 1, conf => "restart_after_crash = off\n");
+# Small segments: pgbench's inserts seal pending rows while the crashes come.
+my $node = new_bloomidx_node('crash_cycles', helpers => 1,
+	conf => "restart_after_crash = off\nbloomidx.segment_rows = 500\n");
 create_test_table($node, 't');
 load_rows($node, 't', 1, $NROWS);
 # A btree on id for pgbench's updates and deletes by id; the checks force

@@ -1,0 +1,101 @@
+--
+-- Sealing pending rows into segments (src/seal.cpp): by bloomidx_seal(),
+-- by an insert once a segment's worth has gathered, and by VACUUM, with
+-- deletes and more inserts in between.  After every step every query is
+-- checked against a sequential scan and bloomidx_verify checks every row.
+--
+SET bloomidx.segment_rows = 1000;
+SELECT setseed(0.17);
+CREATE TABLE sl (id int, a int, b text, c int4) WITH (autovacuum_enabled = off);
+INSERT INTO sl
+SELECT i, floor(random() * 200), 'w' || floor(random() * 150),
+       CASE WHEN random() < 0.03 THEN NULL ELSE floor(random() * 3000) END
+FROM generate_series(1, 2500) i;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX sl_bl ON sl USING bloomidx (a, b, c);
+
+-- Random queries against a sequential scan, and the index's rows against
+-- the table's: every row exactly once, in a segment or a pending page.
+CREATE FUNCTION sl_check(n int) RETURNS TABLE (queries bigint, differences bigint,
+                                              every_row_once boolean, verified boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bloomidx_verify('sl_bl');
+    RETURN QUERY
+    SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same %'),
+           (SELECT live_rows + pending_rows = (SELECT count(*) FROM sl)
+            FROM bloomidx_index_info('sl_bl')), true
+    FROM (SELECT index_vs_seqscan(CASE k % 4
+              WHEN 0 THEN format('SELECT id FROM sl WHERE a = %s', a)
+              WHEN 1 THEN format('SELECT id FROM sl WHERE b = %L AND c = %s', b, coalesce(c, -1))
+              WHEN 2 THEN format('SELECT id FROM sl WHERE a IN (%s, %s) AND c IS NULL', a, a + 1)
+              ELSE format('SELECT id FROM sl WHERE a = %s AND b IN (%L, ''w1'')', a, b) END) AS r
+          FROM (SELECT row_number() OVER () AS k, a, b, c
+                FROM (SELECT a, b, c FROM sl ORDER BY random() LIMIT n) s) t) x;
+END
+$$;
+SELECT segments, pending_rows, generation FROM bloomidx_index_info('sl_bl');
+SELECT * FROM sl_check(40);
+
+-- Inserts: each time the pending list holds a segment's worth beyond its
+-- last page, the inserting statement seals it.
+INSERT INTO sl SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(2501, 9000) i;
+SELECT segments > 3 AS inserts_sealed, pending_pages <= 2 AS little_pending,
+       generation > 1 AS directory_changed
+FROM bloomidx_index_info('sl_bl');
+SELECT * FROM sl_check(40);
+
+-- bloomidx_seal seals all but the last pending page, in segments of at
+-- most bloomidx.segment_rows rows.  (Inserts under a larger setting leave
+-- several pages pending.)
+SET bloomidx.segment_rows = 65024;
+INSERT INTO sl SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(9001, 12000) i;
+SELECT pending_pages > 2 AS several_pending FROM bloomidx_index_info('sl_bl');
+SET bloomidx.segment_rows = 1000;
+SELECT segments AS segments_before FROM bloomidx_index_info('sl_bl') \gset
+SELECT bloomidx_seal('sl_bl') > 0 AS sealed;
+SELECT pending_pages, segments - :segments_before > 1 AS several_segments
+FROM bloomidx_index_info('sl_bl');
+SELECT bloomidx_seal('sl_bl') AS nothing_left;
+SELECT * FROM sl_check(40);
+
+-- Deletes: VACUUM clears live bits and compacts pending pages, inserts
+-- reuse freed pending pages, and VACUUM seals what gathered.
+DELETE FROM sl WHERE id % 4 = 0;
+VACUUM sl;
+SELECT live_rows < segment_rows AS rows_cleared FROM bloomidx_index_info('sl_bl');
+SELECT * FROM sl_check(40);
+INSERT INTO sl SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(13001, 16000) i;
+DELETE FROM sl WHERE id > 13000 AND id % 5 = 0;
+VACUUM sl;
+SELECT * FROM sl_check(60);
+
+-- In one transaction, rolled back: the sealed rows of aborted inserts are
+-- dead, and VACUUM clears them.
+BEGIN;
+SET LOCAL bloomidx.segment_rows = 65024;
+INSERT INTO sl SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(20001, 23000) i;
+SET LOCAL bloomidx.segment_rows = 1000;
+SELECT bloomidx_seal('sl_bl') > 0 AS sealed;
+ROLLBACK;
+VACUUM sl;
+SELECT * FROM sl_check(40);
+
+-- Errors: NULL, not a bloomidx index, not the owner, a partitioned index.
+SELECT bloomidx_seal(NULL);
+CREATE INDEX sl_btree ON sl (a);
+SELECT bloomidx_seal('sl_btree');
+CREATE ROLE sl_other;
+GRANT SELECT ON sl TO sl_other;
+SET ROLE sl_other;
+SELECT bloomidx_seal('sl_bl');
+RESET ROLE;
+REVOKE SELECT ON sl FROM sl_other;
+DROP ROLE sl_other;
+CREATE TABLE sl_parted (a int) PARTITION BY RANGE (a);
+CREATE INDEX sl_parted_bl ON sl_parted USING bloomidx (a);
+SELECT bloomidx_seal('sl_parted_bl');
+DROP TABLE sl_parted;
+RESET bloomidx.segment_rows;
+RESET max_parallel_maintenance_workers;
+DROP TABLE sl;

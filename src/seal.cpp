@@ -1,0 +1,321 @@
+/*
+ * seal.cpp: sealing pending rows into a segment (src/segments.md, "Seal"),
+ * and bloomidx_seal(index regclass), which seals every pending page but
+ * the tail, as gin_clean_pending_list does for GIN.
+ *
+ * One sealer at a time: the seal lock is a heavyweight lock on the
+ * metapage's block, as GIN's pending-list cleanup takes; VACUUM holds it
+ * too.  The pages sealed are a prefix of the pending list (from its head,
+ * never its tail, where the list grows), each first marked as being
+ * sealed, so that no insert adds a row to it after the seal read it.  The
+ * segment's pages are written where nothing points at them; one WAL record
+ * of the metapage then publishes the segment's directory entry and moves
+ * the list's head past the sealed pages, bumping the directory's
+ * generation; last, the sealed pages are freed, stamped with that
+ * generation, so that a scan still holding an older directory copy that
+ * meets one starts again.
+ */
+#include "bloomidx.h"
+
+extern "C" {
+PG_FUNCTION_INFO_V1(bloomidx_seal);
+}
+
+/* Marks pending page blkno as being sealed (no more inserts); returns its next. */
+static BlockNumber
+mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, SegmentRows *rows,
+			 bool *fits)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	uint8	   *page = (uint8 *) BufferGetPage(buffer);
+	const bloomidx::RowPageGeometry *g = &state->geometry;
+
+	bloomidx_check_data_page(index, blkno, (Page) page, g);
+
+	uint32		count = bloomidx::page_opaque(page)->count;
+	BlockNumber next = bloomidx::pending_next(page);
+
+	*fits = rows->nrows + count <= rows->capacity;
+	if (*fits)
+	{
+		if (bloomidx::page_opaque(page)->flags != bloomidx::kPageSealing)
+		{
+			GenericXLogState *xlog = GenericXLogStart(index);
+			uint8	   *logged = (uint8 *) GenericXLogRegisterBuffer(xlog, buffer, 0);
+
+			bloomidx::page_opaque(logged)->flags = bloomidx::kPageSealing;
+			GenericXLogFinish(xlog);
+		}
+		/* Its rows cannot change now: inserts skip it, VACUUM waits for the seal lock. */
+		for (uint32 i = 0; i < count; i++)
+		{
+			memcpy(rows->signatures + (Size) rows->nrows * g->signature_bytes,
+				   bloomidx::row_signature(page, *g, i), g->signature_bytes);
+			memcpy(&rows->tids[rows->nrows], bloomidx::row_tid(page, *g, i),
+				   sizeof(ItemPointerData));
+			rows->nrows++;
+		}
+	}
+	UnlockReleaseBuffer(buffer);
+	return next;
+}
+
+/* Frees a sealed pending page, stamped with the generation that unlinked it. */
+static void
+free_sealed_page(Relation index, BlockNumber blkno, uint32 generation)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
+
+	PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::free_page_fill(page);
+	bloomidx::set_page_stamp(page, generation);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buffer);
+	RecordFreeIndexPage(index, blkno);
+}
+
+/*
+ * Publishes the segment (entry) in place of the pending pages from the
+ * head up to `last`, whose successor `new_head` becomes the head; returns
+ * the new generation.
+ */
+static uint32
+publish_seal(Relation index, const bloomidx::SegmentEntry *entry, BlockNumber new_head,
+			 uint32 npages)
+{
+	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+	bloomidx::PageProblem problem = bloomidx::check_meta_page((const uint8 *) BufferGetPage(meta));
+
+	if (problem != bloomidx::PageProblem::None)
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
+	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
+
+	bloomidx::directory_entries(page)[d->nsegments] = *entry;
+	d->nsegments++;
+	d->next_segment_id++;
+	d->generation++;
+	d->pending_head = new_head;
+	d->pending_pages -= npages;
+	d->check = bloomidx::directory_check(*d);
+
+	uint32		generation = d->generation;
+
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(meta);
+	return generation;
+}
+
+/*
+ * The rows of the pending pages a seal would take, up to cap: a pass of
+ * share locks, so that pages are not marked for a seal that will not
+ * happen.  (Rows only come in meanwhile: VACUUM waits for the seal lock.)
+ */
+static uint32
+count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockNumber nblocks)
+{
+	BlockNumber blkno = dir->header.pending_head;
+	BlockNumber from = bloomidx::kMetaBlock;
+	BlockNumber followed = 0;
+	uint32		rows = 0;
+
+	while (blkno != dir->header.pending_tail && rows < cap)
+	{
+		CHECK_FOR_INTERRUPTS();
+		bloomidx_check_pending_link(index, from, blkno, &nblocks, &followed);
+		Buffer		buffer = ReadBuffer(index, blkno);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+		if (!bloomidx::is_pending_kind(bloomidx::page_opaque(page)->flags))
+			bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a page that is not a pending page.");
+		rows += bloomidx::page_opaque(page)->count;
+		from = blkno;
+		blkno = bloomidx::pending_next(page);
+		UnlockReleaseBuffer(buffer);
+	}
+	return rows;
+}
+
+/*
+ * Seals pending pages from the head of the list, never its tail, into one
+ * segment of at most bloomidx.segment_rows rows; only when they hold at
+ * least min_rows rows (and at least one).  The caller holds the seal lock.
+ * Returns the rows sealed (0: nothing to do).
+ */
+int64
+bloomidx_seal_once(Relation index, uint32 min_rows)
+{
+	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
+	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	bloomidx_init_state(state, index);
+	bloomidx_read_directory(index, nblocks, dir);
+
+	/* No room in the directory (overflow pages are to come): the rows stay pending. */
+	if (dir->header.nsegments >= bloomidx::kInlineSegments ||
+		dir->header.pending_head == dir->header.pending_tail)
+	{
+		pfree(dir);
+		pfree(state);
+		return 0;
+	}
+
+	/* Enough rows?  Counted first, so that a short list is not marked for nothing. */
+	uint32		cap = (uint32) bloomidx_segment_rows;
+	uint64		available = (uint64) (dir->header.pending_pages - 1) * state->geometry.capacity;
+
+	if (available < Max(min_rows, 1))
+	{
+		pfree(dir);
+		pfree(state);
+		return 0;
+	}
+
+	if (count_sealable_rows(index, dir, cap, nblocks) < Max(min_rows, 1))
+	{
+		pfree(dir);
+		pfree(state);
+		return 0;
+	}
+
+	SegmentRows rows;
+	BlockNumber blkno = dir->header.pending_head;
+	BlockNumber from = bloomidx::kMetaBlock;
+	BlockNumber followed = 0;
+	BlockNumber *sealed = (BlockNumber *) palloc(sizeof(BlockNumber) * dir->header.pending_pages);
+	uint32		npages = 0;
+
+	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes);
+	while (blkno != dir->header.pending_tail && npages < dir->header.pending_pages)
+	{
+		bool		fits;
+
+		CHECK_FOR_INTERRUPTS();
+		bloomidx_check_pending_link(index, from, blkno, &nblocks, &followed);
+		BlockNumber next = mark_sealing(index, blkno, state, &rows, &fits);
+
+		if (!fits)
+			break;
+		sealed[npages++] = blkno;
+		from = blkno;
+		blkno = next;
+	}
+
+	int64		nrows = rows.nrows;
+
+	if (nrows < (int64) Max(min_rows, 1) || npages == 0)
+	{
+		/* Fewer rows than counted (VACUUM removed some): left marked, sealed next time. */
+		bloomidx_segment_rows_free(&rows);
+		pfree(sealed);
+		pfree(dir);
+		pfree(state);
+		return 0;
+	}
+
+	bloomidx::SegmentEntry entry;
+
+	bloomidx_write_segment(index, state, &rows, dir->header.next_segment_id,
+						   !RELATION_IS_LOCAL(index), &entry);
+	uint32		generation = publish_seal(index, &entry, blkno, npages);
+
+	for (uint32 i = 0; i < npages; i++)
+		free_sealed_page(index, sealed[i], generation);
+	IndexFreeSpaceMapVacuum(index);
+
+	bloomidx_segment_rows_free(&rows);
+	pfree(sealed);
+	pfree(dir);
+	pfree(state);
+	return nrows;
+}
+
+/*
+ * Seals while the pending list holds at least min_rows rows beyond its
+ * tail; the caller holds the seal lock.  Returns the rows sealed.
+ */
+int64
+bloomidx_seal_all(Relation index, uint32 min_rows)
+{
+	int64		total = 0;
+	int64		n;
+
+	while ((n = bloomidx_seal_once(index, min_rows)) > 0)
+		total += n;
+	return total;
+}
+
+/*
+ * The rows that make a segment's worth: a segment takes whole pages, so
+ * one page short of bloomidx.segment_rows is as full as it gets.
+ */
+uint32
+bloomidx_seal_threshold(uint32 capacity)
+{
+	uint32		cap = (uint32) bloomidx_segment_rows;
+
+	return cap > capacity ? cap - capacity + 1 : 1;
+}
+
+/*
+ * An insert that linked a new tail seals when a segment's worth has
+ * gathered, unless another backend is sealing (or VACUUM runs) already.
+ */
+void
+bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
+{
+	uint64		rows = (uint64) (pending_pages > 0 ? pending_pages - 1 : 0) * capacity;
+	uint32		threshold = bloomidx_seal_threshold(capacity);
+
+	if (rows < threshold)
+		return;
+	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
+		return;
+	bloomidx_seal_all(index, threshold);
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+}
+
+/*
+ * bloomidx_seal(index): seals every pending page but the tail, a segment
+ * at a time; returns the rows sealed.  Needs the rights VACUUM needs on
+ * the table (its owner), as gin_clean_pending_list does.
+ */
+Datum
+bloomidx_seal(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloomidx_seal needs an index, not NULL")));
+
+	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pending list",
+													  RowExclusiveLock);
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("Pending rows cannot be sealed during recovery.")));
+	if (!bloomidx_owns_relation(index->rd_index->indrelid))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+
+	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+	int64		rows = bloomidx_seal_all(index, 1);
+
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_INT64(rows);
+}
