@@ -78,6 +78,20 @@ SELECT bloomidx_verify('seg_par');
 DROP INDEX seg_bl;
 SELECT * FROM seg_check(70);
 
+-- More segments than the directory holds (240): the rest stays pending, each
+-- row with its own signature (a build once left the bits of earlier rows in
+-- the slots it reused, so that nearly every pending row matched any value).
+SET bloomidx.segment_rows = 64;
+SET max_parallel_maintenance_workers = 0;
+CREATE TABLE seg_many AS SELECT i AS id, i AS a FROM generate_series(1, 20000) i;
+CREATE INDEX seg_many_bl ON seg_many USING bloomidx (a);
+SELECT segments, pending_rows FROM bloomidx_index_info('seg_many_bl');
+SELECT index_candidates('SELECT * FROM seg_many WHERE a = 19999') < 10 AS few_candidates,
+       index_vs_seqscan('SELECT id FROM seg_many WHERE a = 19999');
+SELECT bloomidx_verify('seg_many_bl');
+DROP TABLE seg_many;
+SET bloomidx.segment_rows = 1000;
+
 -- An empty table and a table of exactly one segment.
 CREATE TABLE seg_small (a int);
 CREATE INDEX seg_small_bl ON seg_small USING bloomidx (a);

@@ -160,6 +160,8 @@ typedef struct DirectoryCopy
 
 void		bloomidx_read_directory(Relation index, BlockNumber nblocks, DirectoryCopy *copy);
 uint32		bloomidx_directory_generation(Relation index);
+bool		bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir,
+										 uint32 walked);
 void		bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
 										BlockNumber *nblocks, BlockNumber *followed);
 

@@ -107,6 +107,8 @@ rows_to_pending_pages(Relation index, BloomidxBuildPart *part)
 		if (bloomidx::page_opaque(page)->count == g->capacity)
 			flush_page(index, part);
 	}
+	/* Signatures are made by ORing bits into their slot: it must start at zero. */
+	memset(rows->signatures, 0, (Size) rows->nrows * g->signature_bytes);
 	rows->nrows = 0;
 }
 
@@ -130,8 +132,9 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 	}
 	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension,
 						   &part->entries[part->nentries++]);
+	/* Signatures are made by ORing bits into their slot: it must start at zero. */
+	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
 	part->rows.nrows = 0;
-	memset(part->rows.signatures, 0, (Size) part->rows.capacity * part->rows.signature_bytes);
 }
 
 static void
@@ -289,6 +292,13 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	publish_build(index, part);
 	/* The partly filled pages' room, recorded as they were written, made findable. */
 	IndexFreeSpaceMapVacuum(index);
+
+	/*
+	 * Each parallel participant left up to a segment's worth pending: what
+	 * makes whole segments is sealed now (no one else sees the index yet).
+	 */
+	if (nworkers > 0)
+		bloomidx_seal_all(index, bloomidx_seal_threshold(part->state.geometry.capacity));
 
 	/* Data pages were logged as they were written; the metapage is final now. */
 	if (RelationNeedsWAL(index))

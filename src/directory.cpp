@@ -91,3 +91,23 @@ bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
 		bloomidx_report_corrupted_page(index, from,
 									   "Its link in the pending list is damaged.");
 }
+
+/*
+ * Checks that a walk of the pending list from the head of a directory
+ * copy met at least the pages the copy counts (pages linked since may add
+ * to them).  A damaged link that ends the list early, or skips pages,
+ * would otherwise hide their rows without a word.  False when the
+ * directory changed since the copy (a seal moved the head: start again).
+ */
+bool
+bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 walked)
+{
+	if (walked >= dir->header.pending_pages)
+		return true;
+	if (bloomidx_directory_generation(index) != dir->header.generation)
+		return false;
+	bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+								   psprintf("The pending list ends after %u of the %u pages the metapage counts: a link is damaged.",
+											walked, dir->header.pending_pages));
+	return false;				/* not reached */
+}

@@ -110,6 +110,9 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 		UnlockReleaseBuffer(buffer);
 	}
 
+	/* A seal meanwhile (the generation moved) shortens the list: no damage. */
+	(void) bloomidx_check_pending_count(index, dir, (uint32) pending_pages);
+
 	Datum		values[7];
 	bool		nulls[7] = {false, false, false, false, false, false, false};
 

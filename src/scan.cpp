@@ -394,21 +394,33 @@ bloomidx_sink_flush(TidSink *sink)
 }
 
 /*
- * A pending page met on the list that is not one, or was linked after the
- * directory copy of `generation`: reused since the copy (true: start
- * again), or damage (an ERROR).
+ * A pending page met on the list (locked in *buffer) that is not one, or
+ * was linked after the directory copy of `generation`: reused since the
+ * copy (true: start again, the buffer released), or damage (an ERROR).
+ * The page is copied and released before the metapage is read: a scan
+ * holds one page lock at a time, so that it never waits for an insert
+ * that holds the metapage and waits for this page.
  */
 static bool
-pending_page_recycled(Relation index, BlockNumber blkno, Page page, uint32 generation,
+pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer, uint32 generation,
 					  const bloomidx::RowPageGeometry *g)
 {
-	const uint8 *raw = (const uint8 *) page;
+	const uint8 *raw = (const uint8 *) BufferGetPage(*buffer);
 
-	if (!PageIsNew(page) && bloomidx::is_pending_kind(bloomidx::page_opaque(raw)->flags) &&
+	if (!PageIsNew((Page) raw) && bloomidx::is_pending_kind(bloomidx::page_opaque(raw)->flags) &&
 		bloomidx::page_stamp(raw) <= generation)
 		return false;
+
+	Page		page = (Page) palloc(BLCKSZ);
+
+	memcpy(page, raw, BLCKSZ);
+	UnlockReleaseBuffer(*buffer);
+	*buffer = InvalidBuffer;
 	if (bloomidx_directory_generation(index) != generation)
+	{
+		pfree(page);
 		return true;
+	}
 	if (PageIsNew(page))
 		bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a new page.");
 	bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::None);
@@ -483,6 +495,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	 */
 	BlockNumber blkno = so->dir.header.pending_head;
 	BlockNumber visited = 0;
+	uint32		walked = 0;
 	Buffer		buffer = blkno != bloomidx::kMetaBlock
 		? bloomidx_read_page(index, blkno, bas, hints, nhints) : InvalidBuffer;
 
@@ -491,11 +504,9 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
 
-		if (pending_page_recycled(index, blkno, page, generation, &so->state.geometry))
-		{
-			UnlockReleaseBuffer(buffer);
+		if (pending_page_recycled(index, blkno, &buffer, generation, &so->state.geometry))
 			return false;
-		}
+		walked++;
 
 		BlockNumber next_blkno = bloomidx::pending_next((const uint8 *) page);
 		Buffer		next = InvalidBuffer;
@@ -513,7 +524,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		blkno = next_blkno;
 		CHECK_FOR_INTERRUPTS();
 	}
-	return true;
+	return bloomidx_check_pending_count(index, &so->dir, walked);
 }
 
 int64

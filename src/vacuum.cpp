@@ -224,6 +224,7 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber blkno = dir->header.pending_head;
 	BlockNumber from = bloomidx::kMetaBlock;
 	BlockNumber visited = 0;
+	uint32		walked = 0;
 
 	while (blkno != bloomidx::kMetaBlock)
 	{
@@ -256,7 +257,10 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		RecordPageWithFreeSpace(index, blkno, room);
 		from = blkno;
 		blkno = next;
+		walked++;
 	}
+	/* VACUUM holds the seal lock: the list can only have grown since the copy. */
+	(void) bloomidx_check_pending_count(index, dir, walked);
 	pfree(dir);
 	stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);

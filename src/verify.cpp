@@ -517,6 +517,8 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 		from = blkno;
 		blkno = bloomidx::pending_next(raw);
 	}
+	if (ok)
+		ok = bloomidx_check_pending_count(vs->index, dir, vs->pending_pages);
 	vs->segments = dir->header.nsegments;
 	pfree(dir);
 	return ok;

@@ -340,6 +340,23 @@ with_corruption(
 			'zeroed page: the index finds what a sequential scan finds');
 	});
 
+# A pending page's link cut short (the head's, to nothing): the walk ends
+# early, which scans and verification notice against the metapage's count
+# of pending pages, instead of missing the rows of the pages cut off.
+my $npending;
+with_corruption(
+	label  => 'pending link',
+	mutate => sub {
+		my $b = shift;
+		my $head = unpack('V', substr($$b, 160, 4));
+		$npending = unpack('V', substr($$b, 172, 4));    # the directory's pending_pages
+		set_u32($b, $head * $BLCKSZ + $SPECIAL + 10, 0);
+	},
+	check => sub {
+		check_corrupted('pending link', 0,
+			"The pending list ends after 1 of the $npending pages the metapage counts: a link is damaged.");
+	});
+
 # An index of an older on-disk format (metapage version 4: entry sums in
 # pd_prune_xid) is not read as if it were current: every use says to
 # REINDEX, and REINDEX does it.  Last, as REINDEX gives the index a new file.
