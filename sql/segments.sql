@@ -71,7 +71,7 @@ FROM bloomidx_index_info('seg_bl');
 SET max_parallel_maintenance_workers = 2;
 ALTER TABLE seg SET (parallel_workers = 2);
 CREATE INDEX seg_par ON seg USING bloomidx (a, b, c);
-SELECT segments >= 10 AS segments, segment_rows = segments * 1000::int8 AS full_segments,
+SELECT segments >= 10 AS segments, segment_rows <= segments * 1000::int8 AS segments_within_bounds,
        segment_rows + pending_rows = (SELECT count(*) FROM seg) AS every_row_once
 FROM bloomidx_index_info('seg_par');
 SELECT bloomidx_verify('seg_par');
