@@ -127,3 +127,35 @@ BEGIN
     RETURN CASE WHEN outcome = 'same 0 rows' THEN 'empty' ELSE 'rows' END;
 END
 $$;
+
+-- Waits (up to 30 s) until no transaction that began before this call is
+-- still running outside this session where it could keep VACUUM from
+-- removing the rows deleted so far: one in another database (autovacuum's
+-- included), or any with an older snapshot in this one.  Tests that count
+-- what VACUUM removed call it between their DELETE and their VACUUM.
+CREATE FUNCTION wait_for_older_xacts() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    horizon xid := (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text::xid;
+    deadline timestamptz := clock_timestamp() + interval '30 seconds';
+    holders text;
+BEGIN
+    LOOP
+        PERFORM pg_stat_clear_snapshot();
+        SELECT string_agg(format('pid %s (%s, %s)', pid, datname, backend_type), ', ')
+        INTO holders
+        FROM pg_stat_activity
+        WHERE pid <> pg_backend_pid()
+          AND (datname IS DISTINCT FROM current_database() OR backend_type <> 'client backend')
+          AND ((backend_xid IS NOT NULL AND age(backend_xid) > age(horizon))
+               OR (datname = current_database() AND backend_xmin IS NOT NULL
+                   AND age(backend_xmin) > age(horizon)));
+        EXIT WHEN holders IS NULL;
+        IF clock_timestamp() > deadline THEN
+            RAISE NOTICE 'transactions older than the test''s still running after 30 s: %', holders;
+            EXIT;
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+END
+$$;

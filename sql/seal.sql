@@ -62,11 +62,13 @@ SELECT * FROM sl_check(40);
 -- Deletes: VACUUM clears live bits and compacts pending pages, inserts
 -- reuse freed pending pages, and VACUUM seals what gathered.
 DELETE FROM sl WHERE id % 4 = 0;
+SELECT wait_for_older_xacts();
 VACUUM sl;
 SELECT live_rows < segment_rows AS rows_cleared FROM bloomidx_index_info('sl_bl');
 SELECT * FROM sl_check(40);
 INSERT INTO sl SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(13001, 16000) i;
 DELETE FROM sl WHERE id > 13000 AND id % 5 = 0;
+SELECT wait_for_older_xacts();
 VACUUM sl;
 SELECT * FROM sl_check(60);
 

@@ -56,6 +56,7 @@ FROM bitmap_index_node('SELECT * FROM seg WHERE a = 17') node;
 -- deleted rows' live bits are cleared.
 INSERT INTO seg SELECT i, i % 300, 'v' || (i % 200), i FROM generate_series(30001, 32000) i;
 DELETE FROM seg WHERE id % 3 = 0;
+SELECT wait_for_older_xacts();
 VACUUM seg;
 SELECT segments, segment_rows, live_rows < segment_rows AS rows_cleared,
        live_rows + pending_rows = (SELECT count(*) FROM seg) AS every_live_row_once

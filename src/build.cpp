@@ -290,6 +290,16 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) part->index_tuples);
 	publish_build(index, part);
+
+	/*
+	 * Data pages were logged as they were written; the metapage is logged
+	 * whole now, before any Generic WAL record changes it: a record's
+	 * changes are replayed onto the page as WAL left it, and without
+	 * full_page_writes no record carries a page image.
+	 */
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, bloomidx::kMetaBlock, bloomidx::kMetaBlock + 1,
+						  true);
 	/* The partly filled pages' room, recorded as they were written, made findable. */
 	IndexFreeSpaceMapVacuum(index);
 
@@ -299,11 +309,6 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 */
 	if (nworkers > 0)
 		bloomidx_seal_all(index, bloomidx_seal_threshold(part->state.geometry.capacity));
-
-	/* Data pages were logged as they were written; the metapage is final now. */
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, bloomidx::kMetaBlock, bloomidx::kMetaBlock + 1,
-						  true);
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 
