@@ -63,13 +63,49 @@ BEGIN
 END
 $$;
 
--- The Bitmap Index Scan node of EXPLAIN (ANALYZE, BUFFERS) of query, run
--- with sequential scans off: its rows (before recheck) and buffers.
-CREATE FUNCTION bitmap_index_node(query text) RETURNS json
+-- index_vs_seqscan on n queries made of the values of n random rows of
+-- table tbl, whose columns are id, a int, b text and c int (b and c may be
+-- NULL), indexed by bloomidx: equalities, IN lists and IS NULL on one to
+-- three columns.  Returns how many queries ran and how many differed.
+CREATE FUNCTION abc_check(tbl text, n int) RETURNS TABLE (queries bigint, differences bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-    plan json;
-    node json;
+    r record;
+    cond text;
+    b_eq text;
+BEGIN
+    queries := 0;
+    differences := 0;
+    FOR r IN EXECUTE format('SELECT row_number() OVER () AS k, a, b, c
+                             FROM (SELECT a, b, c FROM %I ORDER BY random() LIMIT %s) s', tbl, n) LOOP
+        b_eq := CASE WHEN r.b IS NULL THEN 'b IS NULL' ELSE format('b = %L', r.b) END;
+        cond := CASE r.k % 8
+            WHEN 0 THEN format('a = %s', r.a)
+            WHEN 1 THEN format('%s AND c = %s', b_eq, coalesce(r.c, -1))
+            WHEN 2 THEN format('a = %s AND b IS NULL', r.a)
+            WHEN 3 THEN format('c IN (%s, %s, -1)', coalesce(r.c, 0), coalesce(r.c, 0) + 1)
+            WHEN 4 THEN format('a IN (%s, %s) AND b IN (%L, ''v1'', ''w1'')', r.a, r.a + 7, r.b)
+            WHEN 5 THEN format('c IS NULL AND a = %s', r.a)
+            WHEN 6 THEN format('a IN (%s, %s) AND c IS NULL', r.a, r.a + 1)
+            ELSE format('a = %s AND %s AND c = %s', r.a, b_eq, coalesce(r.c, 0)) END;
+        queries := queries + 1;
+        IF index_vs_seqscan(format('SELECT id FROM %I WHERE %s', tbl, cond)) NOT LIKE 'same %' THEN
+            differences := differences + 1;
+        END IF;
+    END LOOP;
+    RETURN NEXT;
+END
+$$;
+
+-- The Bitmap Index Scan node of EXPLAIN (ANALYZE, BUFFERS) of query, run
+-- with sequential scans off: its rows (before recheck) and buffers, and
+-- under "Planning Blocks" the shared buffers planning touched (a bloomidx
+-- cost estimate reads the index's metapage, as GIN's and BRIN's do).
+CREATE FUNCTION bitmap_index_node(query text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan jsonb;
+    node jsonb;
 BEGIN
     PERFORM set_config('enable_seqscan', 'off', true);
     EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
@@ -77,7 +113,9 @@ BEGIN
     WHILE node->>'Node Type' <> 'Bitmap Index Scan' LOOP
         node := node->'Plans'->0;
     END LOOP;
-    RETURN node;
+    RETURN node || jsonb_build_object('Planning Blocks',
+        coalesce((plan->0->'Planning'->>'Shared Hit Blocks')::bigint, 0)
+        + coalesce((plan->0->'Planning'->>'Shared Read Blocks')::bigint, 0));
 END
 $$;
 

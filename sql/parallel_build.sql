@@ -45,19 +45,7 @@ $$;
 SELECT * FROM full_segments('par_bl');
 
 -- Queries on values taken from the table, each against a sequential scan.
-CREATE FUNCTION par_check(n int) RETURNS TABLE (queries bigint, differences bigint)
-LANGUAGE sql AS $$
-    SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same %')
-    FROM (SELECT index_vs_seqscan(CASE k % 4
-              WHEN 0 THEN format('SELECT id FROM par WHERE a = %s', a)
-              WHEN 1 THEN format('SELECT id FROM par WHERE %s AND c = %s',
-                                 CASE WHEN b IS NULL THEN 'b IS NULL' ELSE format('b = %L', b) END, c)
-              WHEN 2 THEN format('SELECT id FROM par WHERE a = %s AND b IS NULL', a)
-              ELSE format('SELECT id FROM par WHERE c IN (%s, %s, -1)', c, c + 1) END) AS r
-          FROM (SELECT row_number() OVER () AS k, a, b, c
-                FROM (SELECT a, b, c FROM par ORDER BY random() LIMIT n) s) t) x
-$$;
-SELECT * FROM par_check(120);
+SELECT * FROM abc_check('par', 120);
 
 -- After writes, a REINDEX (parallel again) and a concurrent build.
 DELETE FROM par WHERE id % 5 = 0;
@@ -69,7 +57,7 @@ CREATE INDEX CONCURRENTLY par_bl_c ON par USING bloomidx (c, b);
 SELECT bloomidx_verify('par_bl_c');
 REINDEX INDEX CONCURRENTLY par_bl;
 SELECT bloomidx_verify('par_bl');
-SELECT * FROM par_check(80);
+SELECT * FROM abc_check('par', 80);
 DROP INDEX par_bl_c;
 
 -- Expressions and a predicate (parallel safe, so still parallel).
@@ -108,7 +96,7 @@ SELECT bloomidx_verify('par_bl_workers');
 SELECT (SELECT count(*) FROM par) = reltuples AS all_rows_indexed
 FROM pg_class WHERE relname = 'par_bl_workers';
 SELECT * FROM full_segments('par_bl_workers');
-SELECT * FROM par_check(40);
+SELECT * FROM abc_check('par', 40);
 DROP INDEX par_bl_workers;
 
 -- With no workers allowed, the same build is serial.
@@ -119,9 +107,8 @@ CREATE INDEX par_bl_serial ON par USING bloomidx (a, b, c) WITH (length = 96);
 RESET client_min_messages;
 ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
 SELECT bloomidx_verify('par_bl_serial');
-SELECT * FROM par_check(40);
+SELECT * FROM abc_check('par', 40);
 
 RESET max_parallel_maintenance_workers;
 RESET maintenance_work_mem;
 DROP TABLE par, par_hot;
-DROP FUNCTION par_check(int);

@@ -22,16 +22,10 @@ LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM bloomidx_verify('sl_bl');
     RETURN QUERY
-    SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same %'),
+    SELECT q.queries, q.differences,
            (SELECT live_rows + pending_rows = (SELECT count(*) FROM sl)
             FROM bloomidx_index_info('sl_bl')), true
-    FROM (SELECT index_vs_seqscan(CASE k % 4
-              WHEN 0 THEN format('SELECT id FROM sl WHERE a = %s', a)
-              WHEN 1 THEN format('SELECT id FROM sl WHERE b = %L AND c = %s', b, coalesce(c, -1))
-              WHEN 2 THEN format('SELECT id FROM sl WHERE a IN (%s, %s) AND c IS NULL', a, a + 1)
-              ELSE format('SELECT id FROM sl WHERE a = %s AND b IN (%L, ''w1'')', a, b) END) AS r
-          FROM (SELECT row_number() OVER () AS k, a, b, c
-                FROM (SELECT a, b, c FROM sl ORDER BY random() LIMIT n) s) t) x;
+    FROM abc_check('sl', n) q;
 END
 $$;
 SELECT segments, pending_rows, generation FROM bloomidx_index_info('sl_bl');

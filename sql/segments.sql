@@ -21,23 +21,7 @@ SELECT * FROM bloomidx_index_info('seg_bl');
 SELECT bloomidx_verify('seg_bl');
 
 -- Random queries of every kind, each against a sequential scan.
-CREATE FUNCTION seg_check(n int) RETURNS TABLE (queries bigint, differences bigint)
-LANGUAGE sql AS $$
-    SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same %')
-    FROM (SELECT index_vs_seqscan(CASE k % 7
-              WHEN 0 THEN format('SELECT id FROM seg WHERE a = %s', a)
-              WHEN 1 THEN format('SELECT id FROM seg WHERE %s AND c = %s',
-                                 CASE WHEN b IS NULL THEN 'b IS NULL' ELSE format('b = %L', b) END,
-                                 coalesce(c, -1))
-              WHEN 2 THEN format('SELECT id FROM seg WHERE a = %s AND b IS NULL', a)
-              WHEN 3 THEN format('SELECT id FROM seg WHERE c IN (%s, %s, -1)', coalesce(c, 0), coalesce(c, 0) + 1)
-              WHEN 4 THEN format('SELECT id FROM seg WHERE a IN (%s, %s) AND b IN (%L, ''v1'', ''v2'')', a, a + 7, b)
-              WHEN 5 THEN format('SELECT id FROM seg WHERE c IS NULL AND a = %s', a)
-              ELSE format('SELECT id FROM seg WHERE a = %s AND b = %L AND c = %s', a, coalesce(b, 'v0'), coalesce(c, 0)) END) AS r
-          FROM (SELECT row_number() OVER () AS k, a, b, c
-                FROM (SELECT a, b, c FROM seg ORDER BY random() LIMIT n) s) t) x
-$$;
-SELECT * FROM seg_check(140);
+SELECT * FROM abc_check('seg', 140);
 
 -- No bits to test (IS NOT NULL) and a list of 300 values (tested on page
 -- copies, interrupts checked between elements): every live row still found.
@@ -62,7 +46,7 @@ SELECT segments, segment_rows, live_rows < segment_rows AS rows_cleared,
        live_rows + pending_rows = (SELECT count(*) FROM seg) AS every_live_row_once
 FROM bloomidx_index_info('seg_bl');
 SELECT bloomidx_verify('seg_bl');
-SELECT * FROM seg_check(140);
+SELECT * FROM abc_check('seg', 140);
 -- A second VACUUM finds nothing more to clear.
 VACUUM seg;
 SELECT live_rows + pending_rows = (SELECT count(*) FROM seg) AS every_live_row_once
@@ -77,7 +61,7 @@ SELECT segments >= 10 AS segments, segment_rows <= segments * 1000::int8 AS segm
 FROM bloomidx_index_info('seg_par');
 SELECT bloomidx_verify('seg_par');
 DROP INDEX seg_bl;
-SELECT * FROM seg_check(70);
+SELECT * FROM abc_check('seg', 70);
 
 -- More segments than the directory holds (240): the rest stays pending, each
 -- row with its own signature (a build once left the bits of earlier rows in

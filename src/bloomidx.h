@@ -145,7 +145,7 @@ extern int	bloomidx_segment_rows;
 void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes);
 void		bloomidx_segment_rows_free(SegmentRows *rows);
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-								   uint32 segment_id, bool shared_extension,
+								   uint32 segment_id, bool shared_extension, BlockNumber run,
 								   bloomidx::SegmentEntry *entry);
 
 /*
@@ -156,14 +156,51 @@ typedef struct DirectoryCopy
 {
 	bloomidx::DirectoryHeader header;
 	bloomidx::SegmentEntry entries[bloomidx::kInlineSegments];
+	bloomidx::FreeRuns runs;
 } DirectoryCopy;
 
 void		bloomidx_read_directory(Relation index, BlockNumber nblocks, DirectoryCopy *copy);
+
+typedef struct DirectoryStats
+{
+	uint32		segments;
+	double		segment_rows;
+	double		live_rows;
+	uint32		pending_pages;
+} DirectoryStats;
+void		bloomidx_directory_stats(Relation index, DirectoryStats *stats);
 uint32		bloomidx_directory_generation(Relation index);
 bool		bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir,
 										 uint32 walked);
 void		bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
 										BlockNumber *nblocks, BlockNumber *followed);
+
+/*
+ * One change of the directory, made by the seal lock's holder and
+ * published in one WAL record of the metapage (src/segments.md,
+ * "Publish"): a segment added (sealed or merged), segments removed (merged
+ * away), the pending list's head moved past sealed pages.
+ */
+typedef struct DirectoryChange
+{
+	const bloomidx::SegmentEntry *added;	/* a new segment, or NULL */
+	bool		added_in_run;	/* its slices are in the list's last free run */
+	const uint32 *removed;		/* ids of segments removed */
+	uint32		nremoved;
+	bool	   *run_listed;		/* out, per removed: its slices' run was listed
+								 * as free (else the caller frees the pages) */
+	bool		move_head;		/* the pending head becomes new_head */
+	BlockNumber new_head;
+	uint32		unlinked_pages; /* pending pages that left the list */
+} DirectoryChange;
+
+BlockNumber bloomidx_free_run(Relation index, const DirectoryCopy *dir, BlockNumber nblocks);
+uint32		bloomidx_publish(Relation index, const DirectoryChange *change);
+void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
+void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
+										SegmentRows *rows, const DirectoryCopy *dir,
+										BlockNumber nblocks, bloomidx::SegmentEntry *entry,
+										DirectoryChange *change);	/* segment_write.cpp */
 
 /*
  * build.cpp: CREATE INDEX; one participant's part of it.  Segment ids and
@@ -301,5 +338,6 @@ int64		bloomidx_seal_once(Relation index, uint32 min_rows);
 int64		bloomidx_seal_all(Relation index, uint32 min_rows);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 uint32		bloomidx_seal_threshold(uint32 capacity);
+void		bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy);	/* merge.cpp */
 
 #endif							/* BLOOMIDX_H */

@@ -131,7 +131,7 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 		return;
 	}
 	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension,
-						   &part->entries[part->nentries++]);
+						   InvalidBlockNumber, &part->entries[part->nentries++]);
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
 	part->rows.nrows = 0;

@@ -1,9 +1,15 @@
 /*
- * cost.cpp: what a bitmap scan of a bloomidx index costs the planner.
- * Every page is read once, in order (seq_page_cost, not random_page_cost),
- * whatever the keys: IN lists are answered in the same single pass, with
- * each element's test on every signature that the other keys let through.
- * The heap rows it sends to recheck are the true matches plus the false
+ * cost.cpp: what a bitmap scan of a bloomidx index costs the planner: the
+ * pages it reads and the work on them (src/segments.md, "Reading").
+ *
+ * Per sealed segment a scan reads its header, its live page (charged
+ * always: deletions are the rule), one slice per bit position its keys
+ * test (an IN list's elements each their own), and the TID pages of its
+ * candidates; these are scattered reads (random_page_cost).  The
+ * pending pages are read whole, in list order, each signature tested as
+ * before segments (seq_page_cost).  The directory's counts come from the
+ * metapage, read under a share lock as GIN's estimate reads its own.
+ * The heap rows sent to recheck are the true matches plus the false
  * positives the signature lets through, which core/sizing.cpp predicts
  * for the columns the query tests (once per combination of the IN lists'
  * elements).  An IN list whose distinct elements do not fit in work_mem,
@@ -12,15 +18,19 @@
  *
  * Calibration, by EXPLAIN ANALYZE on a cached table of 1 M rows: a
  * sequential scan spends about 65 ns a row on its cpu_tuple_cost +
- * cpu_operator_cost (0.0125), a bloomidx pass about 1 ns a signature, all
- * page handling included, so a signature costs a tenth of an operator
- * (rounded up from 0.08); an element of an IN list about half a signature.
- * Hashing an element before the scan is an operator call.
+ * cpu_operator_cost (0.0125), a row-wise bloomidx pass about 1 ns a
+ * signature, all page handling included, so a signature costs a tenth of
+ * an operator (rounded up from 0.08); an element of an IN list about half
+ * a signature.  A slice page (65,024 rows: checked against its sum, then
+ * ANDed) takes about 1 us, 80 operators.  Hashing an element before the
+ * scan is an operator call.
  */
 #include "bloomidx.h"
 
 #include "core/in_list.hpp"
 #include "core/sizing.hpp"
+
+#include <cmath>
 
 extern "C" {
 #include "catalog/pg_statistic.h"
@@ -28,6 +38,8 @@ extern "C" {
 
 static const double kSignatureTest = 0.1;	/* in cpu_operator_cost */
 static const double kElementTest = 0.05;	/* in cpu_operator_cost */
+static const double kSliceTest = 80.0;	/* in cpu_operator_cost */
+static const double kTidBytes = 1.3;	/* a segment's TID, compressed (core/tid_codec.hpp) */
 
 /* What the planner needs to know of a path's keys. */
 typedef struct KeyShape
@@ -37,6 +49,7 @@ typedef struct KeyShape
 	double		alternatives;	/* product of the tested IN lists' lengths */
 	double		elements;		/* elements of the tested IN lists */
 	double		hashed;			/* elements hashed before the scan */
+	double		slices;			/* bit positions tested: slices per segment */
 } KeyShape;
 
 /*
@@ -114,7 +127,7 @@ in_list_fits(const bloomidx::MetaPageData *meta, int column, double n)
 static KeyShape
 key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta)
 {
-	KeyShape	shape = {0, 0, 1.0, 0.0, 0.0};
+	KeyShape	shape = {0, 0, 1.0, 0.0, 0.0, 0.0};
 	ListCell   *lc;
 
 	foreach(lc, path->indexclauses)
@@ -146,9 +159,12 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 					shape.alternatives *= n;
 					shape.elements += n;
 					shape.columns |= column;
+					shape.slices += n * meta->column_bits[iclause->indexcol];
 					continue;
 				}
 			}
+			if (!(shape.base_columns & column))
+				shape.slices += meta->column_bits[iclause->indexcol];
 			shape.columns |= column;
 			shape.base_columns |= column;
 		}
@@ -164,7 +180,6 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	IndexOptInfo *index = path->indexinfo;
 	GenericCosts costs;
-	double		seq_page_cost_here;
 
 	/* For the selectivity of the quals (and of the partial index predicate). */
 	MemSet(&costs, 0, sizeof(costs));
@@ -173,23 +188,16 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	Relation	rel = index_open(index->indexoid, NoLock);
 	bloomidx::MetaPageData meta = *bloomidx_cached_meta(rel);
+	DirectoryStats dir;
 
+	bloomidx_directory_stats(rel, &dir);
 	index_close(rel, NoLock);
 
 	KeyShape	shape = key_shape(root, path, &meta);
+	double		random_page_cost_here;
+	double		seq_page_cost_here;
 
-	get_tablespace_page_costs(index->reltablespace, NULL, &seq_page_cost_here);
-	double		pages = Max(index->pages, 1);
-
-	/*
-	 * One pass: every signature is tested against the base mask, and those
-	 * that pass it (all, without equalities) against the IN lists'
-	 * elements.
-	 */
-	double		reaching_lists = shape.elements > 0 && shape.base_columns
-		? bloomidx::false_positive_rate(meta, shape.base_columns) : 1.0;
-	double		per_signature = cpu_operator_cost *
-		(kSignatureTest + kElementTest * shape.elements * reaching_lists);
+	get_tablespace_page_costs(index->reltablespace, &random_page_cost_here, &seq_page_cost_here);
 
 	/* A row passes if any combination of the IN lists' elements does. */
 	double		false_positives = Min(1.0, bloomidx::false_positive_rate(meta, shape.columns) *
@@ -199,11 +207,38 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	selectivity += (1.0 - selectivity) * false_positives;
 	CLAMP_PROBABILITY(selectivity);
 
-	/* A bitmap scan returns nothing before it has read the whole index. */
+	/*
+	 * Segments: header, live page, the slices tested (no more than there
+	 * are), and a TID page per candidate up to all of them.
+	 */
+	double		segments = dir.segments;
+	double		rows_per_segment = segments > 0 ? dir.segment_rows / segments : 0;
+	double		slices = Min(shape.slices, (double) meta.signature_bits);
+	double		tid_pages = std::ceil(rows_per_segment * kTidBytes / BLCKSZ);
+	double		candidates = rows_per_segment * selectivity;
+	double		segment_pages = segments * (2 + slices + Min(tid_pages, std::ceil(candidates)));
+
+	/*
+	 * Pending pages: every signature tested against the base mask, and
+	 * those that pass it (all, without equalities) against the IN lists'
+	 * elements.  Their rows: the table's beyond the segments', at most
+	 * what the pages hold.
+	 */
+	double		pending_pages = dir.pending_pages;
+	double		pending_rows = Min(Max(index->tuples - dir.live_rows, 0.0),
+								   pending_pages * meta.capacity);
+	double		reaching_lists = shape.elements > 0 && shape.base_columns
+		? bloomidx::false_positive_rate(meta, shape.base_columns) : 1.0;
+	double		per_signature = cpu_operator_cost *
+		(kSignatureTest + kElementTest * shape.elements * reaching_lists);
+
+	/* A bitmap scan returns nothing before it has read everything it reads. */
 	*indexStartupCost = shape.hashed * cpu_operator_cost +
-		pages * seq_page_cost_here + index->tuples * per_signature;
+		(1 + segment_pages) * random_page_cost_here +
+		segments * slices * kSliceTest * cpu_operator_cost +
+		pending_pages * seq_page_cost_here + pending_rows * per_signature;
 	*indexTotalCost = *indexStartupCost;
 	*indexSelectivity = selectivity;
 	*indexCorrelation = 0;
-	*indexPages = pages;
+	*indexPages = 1 + segment_pages + pending_pages;
 }

@@ -1,7 +1,9 @@
 /*
- * directory.cpp: the metapage's second part (core/page_layout.hpp,
- * DirectoryHeader): the list of sealed segments and the list of pending
- * pages, as readers copy them (src/segments.md says why a copy is enough).
+ * directory.cpp: the metapage's second and third parts
+ * (core/page_layout.hpp, DirectoryHeader and FreeRuns): the list of sealed
+ * segments, the list of pending pages and the runs of free slice blocks,
+ * as readers copy them (src/segments.md says why a copy is enough), and as
+ * the seal lock's holder changes them.
  */
 #include "bloomidx.h"
 
@@ -21,6 +23,7 @@ bloomidx_copy_directory(Relation index, Page metapage, BlockNumber nblocks, Dire
 	copy->header = *bloomidx::directory_header(page);
 	memcpy(copy->entries, bloomidx::directory_entries(page),
 		   copy->header.nsegments * sizeof(bloomidx::SegmentEntry));
+	copy->runs = *bloomidx::free_runs(page);
 
 	uint32		nslices = bloomidx::meta_data(page)->signature_bits;
 
@@ -56,6 +59,35 @@ bloomidx_directory_generation(Relation index)
 
 	UnlockReleaseBuffer(buffer);
 	return generation;
+}
+
+/*
+ * What the planner needs of the directory (cost.cpp): segments, their
+ * rows, their TID pages, and pending pages, read under a short share lock
+ * of the metapage, as GIN's cost estimate reads its metapage.  Nothing is
+ * checked here: a damaged directory only skews an estimate, and the scan
+ * that follows reports it.
+ */
+void
+bloomidx_directory_stats(Relation index, DirectoryStats *stats)
+{
+	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	const bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
+	uint32		n = Min((uint32) d->nsegments, bloomidx::kInlineSegments);
+
+	stats->segments = n;
+	stats->segment_rows = 0;
+	stats->live_rows = 0;
+	for (uint32 i = 0; i < n; i++)
+	{
+		stats->segment_rows += bloomidx::directory_entries(page)[i].rows;
+		stats->live_rows += bloomidx::directory_entries(page)[i].live_rows;
+	}
+	stats->pending_pages = d->pending_pages;
+	UnlockReleaseBuffer(buffer);
 }
 
 /*
@@ -110,4 +142,125 @@ bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 wa
 								   psprintf("The pending list ends after %u of the %u pages the metapage counts: a link is damaged.",
 											walked, dir->header.pending_pages));
 	return false;				/* not reached */
+}
+
+/*
+ * The free run a new segment's slices can take (the list's last), checked
+ * against the directory copy; InvalidBlockNumber if none is listed.  The
+ * caller holds the seal lock, so the list is the copy's until it publishes.
+ */
+BlockNumber
+bloomidx_free_run(Relation index, const DirectoryCopy *dir, BlockNumber nblocks)
+{
+	const bloomidx::FreeRuns *runs = &dir->runs;
+
+	if (runs->count == 0)
+		return InvalidBlockNumber;
+	if (!bloomidx::free_run_ok(*runs, runs->count - 1u, bloomidx_cached_meta(index)->signature_bits,
+							   nblocks, dir->entries, dir->header.nsegments))
+		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+									   psprintf("Free run %u of the metapage's list overlaps pages in use.",
+												runs->count - 1u));
+	return runs->first[runs->count - 1];
+}
+
+/*
+ * Publishes a change of the directory in one WAL record of the metapage
+ * and returns the directory's new generation (one more).  A removed
+ * segment's run of slice blocks joins the free-run list while it has room.
+ */
+uint32
+bloomidx_publish(Relation index, const DirectoryChange *change)
+{
+	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+	const uint8 *current = (const uint8 *) BufferGetPage(meta);
+	bloomidx::PageProblem problem = bloomidx::check_meta_page(current);
+
+	if (problem != bloomidx::PageProblem::None)
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+
+	/* What the change takes for granted, checked before anything changes. */
+	const bloomidx::DirectoryHeader *cd = bloomidx::directory_header(current);
+	const bloomidx::FreeRuns *cr = bloomidx::free_runs(current);
+	uint32		found = 0;
+
+	for (uint32 i = 0; i < cd->nsegments; i++)
+		for (uint32 k = 0; k < change->nremoved; k++)
+			found += bloomidx::directory_entries(current)[i].segment_id == change->removed[k];
+	if (found != change->nremoved ||
+		(change->added != NULL && cd->nsegments - change->nremoved >= bloomidx::kInlineSegments) ||
+		(change->added_in_run &&
+		 (cr->count == 0 || cr->first[cr->count - 1] != change->added->first_slice)) ||
+		(change->move_head && change->unlinked_pages > cd->pending_pages))
+		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
+			 RelationGetRelationName(index));
+
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
+	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
+	bloomidx::SegmentEntry *entries = bloomidx::directory_entries(page);
+	bloomidx::FreeRuns *runs = bloomidx::free_runs(page);
+	uint32		kept = 0;
+
+	if (change->added_in_run)
+		(void) bloomidx::free_runs_pop(runs);
+	for (uint32 i = 0; i < d->nsegments; i++)
+	{
+		uint32		k = 0;
+
+		while (k < change->nremoved && change->removed[k] != entries[i].segment_id)
+			k++;
+		if (k == change->nremoved)
+		{
+			entries[kept++] = entries[i];
+			continue;
+		}
+		change->run_listed[k] = runs->count < bloomidx::kMaxFreeRuns;
+		if (change->run_listed[k])
+			bloomidx::free_runs_push(runs, entries[i].first_slice);
+	}
+	memset(&entries[kept], 0, (d->nsegments - kept) * sizeof(bloomidx::SegmentEntry));
+	d->nsegments = (uint16) kept;
+	if (change->added != NULL)
+	{
+		entries[d->nsegments++] = *change->added;
+		d->next_segment_id++;
+	}
+	if (change->move_head)
+	{
+		d->pending_head = change->new_head;
+		d->pending_pages -= change->unlinked_pages;
+	}
+	d->generation++;
+	d->check = bloomidx::directory_check(*d);
+
+	uint32		generation = d->generation;
+
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(meta);
+	return generation;
+}
+
+/*
+ * Frees a page no list or segment points at any more, stamped with the
+ * generation that unlinked it (so that a scan holding an older directory
+ * copy that meets it starts again), and records it in the free space map.
+ */
+void
+bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
+
+	PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::free_page_fill(page);
+	bloomidx::set_page_stamp(page, generation);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buffer);
+	RecordFreeIndexPage(index, blkno);
 }

@@ -62,60 +62,6 @@ mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, Segm
 	return next;
 }
 
-/* Frees a sealed pending page, stamped with the generation that unlinked it. */
-static void
-free_sealed_page(Relation index, BlockNumber blkno, uint32 generation)
-{
-	Buffer		buffer = ReadBuffer(index, blkno);
-
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	GenericXLogState *xlog = GenericXLogStart(index);
-	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
-
-	PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
-	bloomidx::free_page_fill(page);
-	bloomidx::set_page_stamp(page, generation);
-	GenericXLogFinish(xlog);
-	UnlockReleaseBuffer(buffer);
-	RecordFreeIndexPage(index, blkno);
-}
-
-/*
- * Publishes the segment (entry) in place of the pending pages from the
- * head up to `last`, whose successor `new_head` becomes the head; returns
- * the new generation.
- */
-static uint32
-publish_seal(Relation index, const bloomidx::SegmentEntry *entry, BlockNumber new_head,
-			 uint32 npages)
-{
-	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
-	bloomidx::PageProblem problem = bloomidx::check_meta_page((const uint8 *) BufferGetPage(meta));
-
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
-
-	GenericXLogState *xlog = GenericXLogStart(index);
-	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
-	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
-
-	bloomidx::directory_entries(page)[d->nsegments] = *entry;
-	d->nsegments++;
-	d->next_segment_id++;
-	d->generation++;
-	d->pending_head = new_head;
-	d->pending_pages -= npages;
-	d->check = bloomidx::directory_check(*d);
-
-	uint32		generation = d->generation;
-
-	GenericXLogFinish(xlog);
-	UnlockReleaseBuffer(meta);
-	return generation;
-}
-
 /*
  * The rows of the pending pages a seal would take, up to cap: a pass of
  * share locks, so that pages are not marked for a seal that will not
@@ -227,13 +173,17 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	}
 
 	bloomidx::SegmentEntry entry;
+	DirectoryChange change;
 
-	bloomidx_write_segment(index, state, &rows, dir->header.next_segment_id,
-						   !RELATION_IS_LOCAL(index), &entry);
-	uint32		generation = publish_seal(index, &entry, blkno, npages);
+	memset(&change, 0, sizeof(change));
+	bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
+	change.move_head = true;
+	change.new_head = blkno;
+	change.unlinked_pages = npages;
+	uint32		generation = bloomidx_publish(index, &change);
 
 	for (uint32 i = 0; i < npages; i++)
-		free_sealed_page(index, sealed[i], generation);
+		bloomidx_free_page(index, sealed[i], generation);
 	IndexFreeSpaceMapVacuum(index);
 
 	bloomidx_segment_rows_free(&rows);

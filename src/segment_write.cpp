@@ -48,20 +48,6 @@ typedef struct SegmentScratch
 	PGAlignedBlock page;
 } SegmentScratch;
 
-/*
- * A new block at the end of the index, returned pinned and exclusively
- * locked.  Beside other extenders (parallel build participants, inserts),
- * the extension lock keeps the caller's run of blocks consecutive.
- */
-static Buffer
-extend_one(Relation index)
-{
-	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	return buffer;
-}
-
 /* Writes `image` to the locked buffer, logs it whole and releases it. */
 static void
 write_page(Relation index, Buffer buffer, const char *image)
@@ -77,7 +63,9 @@ write_page(Relation index, Buffer buffer, const char *image)
 
 /*
  * Extends the index by n blocks in one run, returning the first; the
- * blocks are left new (zero) until written.
+ * blocks are left new (zero) until written.  Beside other extenders
+ * (parallel build participants, inserts), the extension lock keeps the run
+ * consecutive.
  */
 static BlockNumber
 extend_run(Relation index, uint32 n, bool shared_extension)
@@ -103,26 +91,91 @@ extend_run(Relation index, uint32 n, bool shared_extension)
 	return first;
 }
 
-/* A single block for a header, live or TID page, locked. */
+/*
+ * A free page the free space map knows of (a freed segment or pending
+ * page), locked; InvalidBuffer if none.  Only pages recorded wholly free
+ * qualify (pending pages with room are the inserts'), and the page's kind
+ * decides, under the lock, as an insert that took it first changed it.
+ */
+static Buffer
+reuse_free_page(Relation index)
+{
+	for (int tries = 0; tries < 8; tries++)
+	{
+		/* The largest request there is: only pages recorded free (BLCKSZ - 1) have as much. */
+		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
+
+		if (blkno == InvalidBlockNumber)
+			return InvalidBuffer;
+		if (blkno != bloomidx::kMetaBlock && blkno < RelationGetNumberOfBlocks(index))
+		{
+			Buffer		buffer = ReadBuffer(index, blkno);
+
+			if (ConditionalLockBuffer(buffer))
+			{
+				const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+				if (PageIsNew((Page) page) ||
+					bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+				{
+					RecordUsedIndexPage(index, blkno);
+					return buffer;
+				}
+				LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+			}
+			ReleaseBuffer(buffer);
+		}
+		RecordUsedIndexPage(index, blkno);	/* a stale hint, or in use */
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * A page of a free run about to be overwritten must be what a run holds:
+ * the slice of a removed segment, or a free or new page.  Anything else
+ * means the run list is wrong, and writing would destroy what the page is.
+ */
+static void
+check_run_page(Relation index, Buffer buffer)
+{
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+	if (PageIsNew((Page) page) || bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
+		(bloomidx::page_opaque(page)->page_id == bloomidx::kPageId &&
+		 bloomidx::page_opaque(page)->flags == bloomidx::kPageSlice))
+		return;
+	bloomidx_report_corrupted_page(index, BufferGetBlockNumber(buffer),
+								   "A run of free slice pages in the metapage's list includes a page in use.");
+}
+
+/* A block for a header, live or TID page, locked: a free one, else a new one. */
 static Buffer
 new_page_buffer(Relation index, bool shared_extension)
 {
+	Buffer		buffer = reuse_free_page(index);
+
+	if (BufferIsValid(buffer))
+		return buffer;
 	if (shared_extension)
 		LockRelationForExtension(index, ExclusiveLock);
-	Buffer		buffer = extend_one(index);
-
+	buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 	if (shared_extension)
 		UnlockRelationForExtension(index, ExclusiveLock);
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	return buffer;
 }
 
 /*
  * Writes rows->nrows rows (1..kSegmentRows) as segment `segment_id` and
- * fills *entry, its directory entry (not published: the caller does).
+ * fills *entry, its directory entry (not published: the caller does).  The
+ * slices go to the free run at `run` (a run a removed segment left, which
+ * the caller takes off the list when it publishes), or to a new run at the
+ * end of the index (run InvalidBlockNumber).
  */
 void
 bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-					   uint32 segment_id, bool shared_extension, bloomidx::SegmentEntry *entry)
+					   uint32 segment_id, bool shared_extension, BlockNumber run,
+					   bloomidx::SegmentEntry *entry)
 {
 	const uint32 nrows = rows->nrows;
 	const uint32 nslices = state->meta.signature_bits;
@@ -174,7 +227,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 		write_page(index, buffer, s->page.data);
 	}
 
-	h->first_slice = extend_run(index, nslices, shared_extension);
+	h->first_slice = BlockNumberIsValid(run) ? run : extend_run(index, nslices, shared_extension);
 	for (uint32 first = 0; first < nslices; first += SLICE_BATCH)
 	{
 		uint32		n = Min((uint32) SLICE_BATCH, nslices - first);
@@ -192,6 +245,8 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 													RBM_NORMAL, NULL);
 
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			if (BlockNumberIsValid(run))
+				check_run_page(index, buffer);
 			PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 			bloomidx::slice_page_fill((uint8 *) s->page.data, s->slices[j], (uint16) nrows,
 									  (uint16) (first + j), segment_id);
@@ -213,4 +268,22 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	entry->rows = (uint16) nrows;
 	entry->live_rows = (uint16) nrows;
 	entry->check = bloomidx::segment_entry_check(*entry);
+}
+
+/*
+ * Writes rows as the directory's next segment (dir: the seal lock
+ * holder's copy), its slices in the last free run listed if there is one,
+ * and makes it the segment change adds.
+ */
+void
+bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
+							const DirectoryCopy *dir, BlockNumber nblocks,
+							bloomidx::SegmentEntry *entry, DirectoryChange *change)
+{
+	BlockNumber run = bloomidx_free_run(index, dir, nblocks);
+
+	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id,
+						   !RELATION_IS_LOCAL(index), run, entry);
+	change->added = entry;
+	change->added_in_run = BlockNumberIsValid(run);
 }

@@ -285,6 +285,8 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (info->analyze_only)
 		return stats;
 	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
+	/* Segments mostly dead are merged (their runs of slices freed first, for the seals). */
+	bloomidx_merge_segments(info->index, info->strategy);
 	/* Pending rows of a segment's worth or more become segments. */
 	bloomidx_seal_all(info->index,
 					  bloomidx_seal_threshold(bloomidx_cached_meta(info->index)->capacity));

@@ -140,7 +140,16 @@ check_metapage(VerifyState *vs)
 		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					psprintf("The metapage is for %u columns, the index has %d.",
 							 vs->meta.ncolumns, RelationGetNumberOfAttributes(index)));
+	/* Each free run clear of the segments and of the other runs (a seal would overwrite them). */
+	const bloomidx::FreeRuns *runs = bloomidx::free_runs(page);
 
+	for (uint32 i = 0; i < runs->count; i++)
+		if (!bloomidx::free_run_ok(*runs, i, vs->meta.signature_bits,
+								   RelationGetNumberOfBlocks(index),
+								   bloomidx::directory_entries(page),
+								   bloomidx::directory_header(page)->nsegments))
+			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+						psprintf("Free run %u of the metapage's list overlaps pages in use.", i));
 
 	vs->geometry = bloomidx::row_page_geometry(vs->meta.signature_bytes);
 	vs->min_bits = 0;
@@ -412,24 +421,11 @@ check_segment(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStra
 			arg.index = j;
 			if (!copy_checked(vs, e->first_slice + j, bas, generation, check_slice_arg, &arg))
 				goto done;
-			const uint64 *words = bloomidx::slice_page_words((const uint8 *) vs->page.data);
-
-			for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
-			{
-				uint64		bits = words[w] & live[w];
-
-				while (bits != 0)
-				{
-					uint32		r = w * 64 + (uint32) pg_rightmost_one_pos64(bits);
-
-					bits &= bits - 1;
-					if (r >= e->rows)
-						bloomidx_report_corrupted_page(vs->index, e->first_slice + j,
-									psprintf("Slice %u of segment %u sets row %u, past its %u rows.",
-											 j, e->segment_id, r, (uint32) e->rows));
-					bloomidx::signature_set_bit(base + (Size) slot[r] * nbytes, j);
-				}
-			}
+			if (!bloomidx::untranspose_slice(bloomidx::slice_page_words((const uint8 *) vs->page.data),
+											 live, e->rows, j, slot, base, nbytes))
+				bloomidx_report_corrupted_page(vs->index, e->first_slice + j,
+							psprintf("Slice %u of segment %u sets a row past its %u rows.",
+									 j, e->segment_id, (uint32) e->rows));
 		}
 		for (uint32 r = 0; r < e->rows; r++)
 			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))

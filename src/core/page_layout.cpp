@@ -293,6 +293,9 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
         (d->pending_head == kMetaBlock) != (d->pending_pages == 0) || d->reserved_block != 0 ||
         d->generation == 0)
         return PageProblem::BadDirectory;
+    const FreeRuns *runs = free_runs(page);
+    if (runs->count > kMaxFreeRuns || runs->reserved != 0 || runs->check != free_runs_check(*runs))
+        return PageProblem::BadDirectory;
     return PageProblem::None;
 }
 

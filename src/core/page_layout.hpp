@@ -287,8 +287,27 @@ static_assert(sizeof(DirectoryHeader) == 32, "directory header is 32 bytes");
 
 constexpr uint32_t kDirectoryOffset = 152; // page header + MetaPageData, 8-aligned
 constexpr uint32_t kInlineSegments = 240;  // 15.6 M rows of full segments
-constexpr uint32_t kMetaPageLower =
+
+// The metapage's third part (format 6), after the entries: runs of slice
+// blocks that merged-away segments left, each `signature_bits` consecutive
+// blocks.  Every segment of an index has as many slices, so a run is
+// exactly what the next segment's slices need: under churn the index
+// reuses its runs instead of growing.  Only the seal lock's holder changes
+// the list, in the same metapage record that publishes (a run taken) or
+// removes (a run given back) a segment.  A damaged list could send a
+// segment's slices over live pages, hence the check.
+constexpr uint32_t kMaxFreeRuns = 60;
+struct FreeRuns {
+    uint16_t count;               // runs listed
+    uint16_t reserved;            // 0
+    uint32_t check;               // free_runs_check of the fields around it
+    uint32_t first[kMaxFreeRuns]; // first block of each run; 0 past count
+};
+static_assert(sizeof(FreeRuns) == 248, "free-run list is 248 bytes");
+constexpr uint32_t kFreeRunsOffset =
     kDirectoryOffset + sizeof(DirectoryHeader) + kInlineSegments * 32; // 7,864
+constexpr uint32_t kMetaPageLower = kFreeRunsOffset + sizeof(FreeRuns);  // 8,112
+static_assert(kMetaPageLower <= kSpecialOffset, "the metapage's parts fit");
 
 uint32_t segment_entry_check(const SegmentEntry &e) noexcept;
 // Whether an entry is sound for an index of `nblocks` blocks whose
@@ -327,6 +346,29 @@ inline const SegmentEntry *directory_entries(const uint8_t *page) noexcept
 uint32_t directory_check(const DirectoryHeader &d) noexcept;
 // An empty directory (next_segment_id 1) with its check.
 void directory_init(DirectoryHeader *d) noexcept;
+
+inline FreeRuns *free_runs(uint8_t *page) noexcept
+{
+    return reinterpret_cast<FreeRuns *>(page + kFreeRunsOffset);
+}
+inline const FreeRuns *free_runs(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const FreeRuns *>(page + kFreeRunsOffset);
+}
+uint32_t free_runs_check(const FreeRuns &r) noexcept;
+// An empty list with its check.
+void free_runs_init(FreeRuns *r) noexcept;
+// Adds a run (the list has room) or takes the last one (the list has one),
+// keeping the check.
+void free_runs_push(FreeRuns *r, uint32_t first) noexcept;
+uint32_t free_runs_pop(FreeRuns *r) noexcept;
+// Whether the run of nslices blocks at `first` is in an index of nblocks
+// blocks and clear of the metapage, of the listed segments (their slices
+// and header pages) and of the list's other runs (run_index: its place in
+// the list).  A run that fails is damage: using it would overwrite pages
+// in use.
+bool free_run_ok(const FreeRuns &runs, uint32_t run_index, uint32_t nslices, uint32_t nblocks,
+                 const SegmentEntry *entries, uint32_t nentries) noexcept;
 
 // Pending pages are row-wise data pages linked in a list (src/segments.md):
 // the next page's block sits in the special space's reserved words.

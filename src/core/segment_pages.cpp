@@ -56,12 +56,20 @@ constexpr uint32_t kHeaderLower = kPageHeaderSize + sizeof(SegmentHeader);
 
 } // namespace
 
+namespace {
+// The hash of a struct with its `check` field taken as 0.
+template <typename T> uint32_t check_of(const T &x, uint64_t seed) noexcept
+{
+    T copy;
+    std::memcpy(&copy, &x, sizeof copy);
+    copy.check = 0;
+    return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, seed));
+}
+} // namespace
+
 uint32_t directory_check(const DirectoryHeader &d) noexcept
 {
-    DirectoryHeader copy;
-    std::memcpy(&copy, &d, sizeof copy);
-    copy.check = 0;
-    return static_cast<uint32_t>(hash_bytes(&copy, sizeof copy, kMetaMagic ^ 0xD1));
+    return check_of(d, kMetaMagic ^ 0xD1);
 }
 
 void directory_init(DirectoryHeader *d) noexcept
@@ -70,6 +78,57 @@ void directory_init(DirectoryHeader *d) noexcept
     d->next_segment_id = 1;
     d->generation = 1;
     d->check = directory_check(*d);
+}
+
+uint32_t free_runs_check(const FreeRuns &r) noexcept
+{
+    return check_of(r, kMetaMagic ^ 0xF7);
+}
+
+void free_runs_init(FreeRuns *r) noexcept
+{
+    std::memset(r, 0, sizeof *r);
+    r->check = free_runs_check(*r);
+}
+
+void free_runs_push(FreeRuns *r, uint32_t first) noexcept
+{
+    r->first[r->count++] = first;
+    r->check = free_runs_check(*r);
+}
+
+uint32_t free_runs_pop(FreeRuns *r) noexcept
+{
+    uint32_t first = r->first[--r->count];
+    r->first[r->count] = 0;
+    r->check = free_runs_check(*r);
+    return first;
+}
+
+namespace {
+// Whether [a, a + n) and [b, b + m) share a block.
+bool overlaps(uint32_t a, uint32_t n, uint32_t b, uint32_t m) noexcept
+{
+    return a < b + m && b < a + n;
+}
+} // namespace
+
+bool free_run_ok(const FreeRuns &runs, uint32_t run_index, uint32_t nslices, uint32_t nblocks,
+                 const SegmentEntry *entries, uint32_t nentries) noexcept
+{
+    if (run_index >= runs.count || nslices == 0)
+        return false;
+    const uint32_t first = runs.first[run_index];
+    if (first <= kMetaBlock || first >= nblocks || nslices > nblocks - first)
+        return false;
+    for (uint32_t i = 0; i < nentries; i++)
+        if (overlaps(first, nslices, entries[i].first_slice, nslices) ||
+            overlaps(first, nslices, entries[i].header_block, 1))
+            return false;
+    for (uint32_t i = 0; i < runs.count; i++)
+        if (i != run_index && overlaps(first, nslices, runs.first[i], nslices))
+            return false;
+    return true;
 }
 
 bool segment_encode_tids(const HeapTid *tids, uint32_t nrows, uint8_t *bytes,

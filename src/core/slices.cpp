@@ -95,6 +95,24 @@ uint32_t match_slices(const SliceAnd &base, const SliceOr *lists, uint32_t nlist
     return candidates;
 }
 
+bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nrows,
+                       uint32_t slice, const uint32_t *slot, uint8_t *signatures,
+                       uint32_t sig_bytes) noexcept
+{
+    const uint8_t bit = static_cast<uint8_t>(1u << (slice % 8));
+    for (uint32_t w = 0; w < kSliceWords; w++) {
+        uint64_t bits = words[w] & live[w];
+        while (bits != 0) {
+            const uint32_t r = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (r >= nrows)
+                return false;
+            signatures[static_cast<size_t>(slot[r]) * sig_bytes + slice / 8] |= bit;
+        }
+    }
+    return true;
+}
+
 uint32_t candidate_rows(const uint64_t *words, uint32_t *rows) noexcept
 {
     uint32_t n = 0;

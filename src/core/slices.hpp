@@ -28,6 +28,14 @@ constexpr uint32_t kSegmentRows = kSliceLines * kSliceLineRows; // 65,024
 void transpose_signatures(const uint8_t *signatures, size_t stride, uint32_t nrows,
                           uint32_t sig_bytes, uint32_t nslices, uint64_t *const *slices) noexcept;
 
+// The way back, one slice at a time: sets bit j (slice) of signature
+// slot[r] (sig_bytes bytes each at signatures) for each row r set in both
+// words and live (kSliceWords words each).  Returns false, setting nothing
+// more, if words sets a live row at or past nrows: a damaged slice.
+bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nrows,
+                       uint32_t slice, const uint32_t *slot, uint8_t *signatures,
+                       uint32_t sig_bytes) noexcept;
+
 // The slices that one value (or one IN-list element) tests: an AND.
 struct SliceAnd {
     const uint64_t *const *slices;

@@ -8,7 +8,8 @@ RETURNS TABLE (i1 int4, i2 int4, i3 int4, i4 int4, i5 int4, i6 int4) LANGUAGE sq
     FROM generate_series(1, nrows)
 $$;
 INSERT INTO dataset VALUES ('a', :rows, '{i1, i2, i3, i4, i5, i6}', '{i1, i2, i3, i4, i5, i6}',
-    'Data set A, as in PostgreSQL''s bloom documentation: six int4 columns `(random() * 1000000)::int`, no NULLs.');
+    'Data set A, as in PostgreSQL''s bloom documentation: six int4 columns `(random() * 1000000)::int`, no NULLs.',
+    '{i2, i5}');
 
 SELECT setseed(0.42);
 CREATE TABLE a_bloomidx AS SELECT * FROM gen_a(:rows);

@@ -23,7 +23,8 @@ INSERT INTO dataset VALUES ('b', :rows, '{customer, sku, region, status, id, cre
                             '{customer, sku, region, status}',
     'Data set B, mixed types: `customer` text (drawn from 1,000,000 values), `sku` text (from 10,000; 5 % NULL), `region` text (12 values), `status` text (6 values, skewed), `id` uuid, `created_at` timestamptz (0.2 % NULL), `amount` int8. contrib/bloom has operator classes for int4 and text only: it indexes the four text columns, every other kind all seven. '
     'Its signatures therefore carry 4 x 2 bits where those of bloomidx (length 80, 2 bits) carry 7 x 2: at the same '
-    'length, contrib/bloom keeps fewer false positives here, and its index is built from fewer values.');
+    'length, contrib/bloom keeps fewer false positives here, and its index is built from fewer values.',
+    '{customer, sku}');
 
 SELECT setseed(0.42);
 CREATE TABLE b_bloomidx AS SELECT * FROM gen_b(:rows);

@@ -4,6 +4,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION bloom;
 CREATE EXTENSION bloomidx;
+CREATE EXTENSION btree_gin;
 
 -- The index kinds, in the order of the report's columns.  Each kind has its
 -- own identical copy of a data set's table, named <data set>_<kind>.
@@ -13,12 +14,25 @@ INSERT INTO kind VALUES
     (2, 'bloomidx_80_2', 'bloomidx (length 80, 2 bits)'),
     (3, 'bloom', 'contrib/bloom (defaults)'),
     (4, 'btree_all', 'one btree, all columns'),
-    (5, 'btree_each', 'one btree per column');
+    (5, 'btree_each', 'one btree per column'),
+    (6, 'gin', 'GIN (btree_gin), all columns');
 
 -- A data set: its rows, the columns every kind indexes (contrib/bloom only
 -- those it has an operator class for: int4 and text), and its description.
 CREATE TABLE dataset (ds text PRIMARY KEY, nrows bigint, columns text[], bloom_columns text[],
-                      about text);
+                      about text, lookup_columns text[]);
+
+-- pgbench's 2-column lookups (lookup.sql) draw each transaction's values
+-- from lookup_<data set>: the lookup_columns of 10,000 rows of the table.
+CREATE FUNCTION make_lookups(d text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE c text[] := (SELECT lookup_columns FROM dataset WHERE ds = d);
+BEGIN
+    EXECUTE format('CREATE TABLE lookup_%s AS SELECT row_number() OVER () AS id, quote_literal(%I) AS x,
+                           quote_literal(%I) AS y
+                    FROM (SELECT * FROM %I WHERE %I IS NOT NULL AND %I IS NOT NULL LIMIT 10000) s',
+                   d, c[1], c[2], d || '_bloomidx', c[1], c[2]);
+    EXECUTE format('ALTER TABLE lookup_%s ADD PRIMARY KEY (id)', d);
+END $$;
 
 -- The queries of a data set: cond is the WHERE clause; shown, the condition
 -- as the report prints it (default cond); short, the chart's name.  Misses
@@ -28,9 +42,10 @@ CREATE TABLE dataset (ds text PRIMARY KEY, nrows bigint, columns text[], bloom_c
 CREATE TABLE query (ds text, ord int, label text, short text, cond text, miss_cols text,
                     shown text, miss text, PRIMARY KEY (ds, ord));
 
--- One EXPLAIN (ANALYZE, BUFFERS) of one query on one kind's table.
+-- One EXPLAIN (ANALYZE, BUFFERS) of one query on one kind's table; first:
+-- the query was the first of a new connection (first_query()).
 CREATE TABLE run (ds text, kind text, qord int, exec_ms float8, node_ms float8, buffers float8,
-                  removed float8, nrows float8, node_type text);
+                  removed float8, nrows float8, node_type text, first bool DEFAULT false);
 
 -- The report's cells: value NaN means the kind cannot answer through its
 -- index (printed n/a); kind NULL with no value makes a heading row.
@@ -85,6 +100,8 @@ BEGIN
                                            array_to_string(ds.columns, ', '))]
         WHEN 'btree_each' THEN (SELECT array_agg(format('CREATE INDEX ON %I (%I)', tbl, c))
                                 FROM unnest(ds.columns) c)
+        WHEN 'gin' THEN ARRAY[format('CREATE INDEX ON %I USING gin (%s)', tbl,
+                                     array_to_string(ds.columns, ', '))]
     END;
 END $$;
 
@@ -162,12 +179,28 @@ BEGIN
         FOR i IN 1 .. runs LOOP
             plan := explain(d, k, q.cond, true);
             n := index_node(plan);
-            INSERT INTO run VALUES (d, k, q.ord, (plan->0->>'Execution Time')::float8,
-                (n.node->>'Actual Total Time')::float8 * (n.node->>'Actual Loops')::float8,
-                (n.node->>'Shared Hit Blocks')::float8 + (n.node->>'Shared Read Blocks')::float8,
-                n.removed, (plan->0->'Plan'->>'Actual Rows')::float8, n.node_type);
+            PERFORM record_run(d, k, q.ord, plan, false);
         END LOOP;
     END LOOP;
+END $$;
+
+CREATE FUNCTION record_run(d text, k text, qord int, plan json, first bool) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE n record := index_node(plan);
+BEGIN
+    INSERT INTO run VALUES (d, k, qord, (plan->0->>'Execution Time')::float8,
+        (n.node->>'Actual Total Time')::float8 * (n.node->>'Actual Loops')::float8,
+        (n.node->>'Shared Hit Blocks')::float8 + (n.node->>'Shared Read Blocks')::float8,
+        n.removed, (plan->0->'Plan'->>'Actual Rows')::float8, n.node_type, first);
+END $$;
+
+-- Query qord of data set d on kind k's table as the first query of this
+-- connection (run.sh calls it in a new connection each time): a backend
+-- touches each shared buffer for the first time then, and page-faults.
+CREATE FUNCTION first_query(d text, k text, qord int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM record_run(d, k, qord,
+                       explain(d, k, (SELECT cond FROM query WHERE ds = d AND ord = qord), true), true);
 END $$;
 
 -- The false-positive rate of kind k on each miss of data set d: the rows
@@ -200,11 +233,13 @@ END $$;
 CREATE FUNCTION summarize(d text) RETURNS void LANGUAGE sql AS $$
     WITH m AS (
         SELECT q.ord, q.label, coalesce(q.shown, q.cond) AS shown, r.kind, bool_or(r.node_type IS NULL) AS na,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.exec_ms) AS exec_ms,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.node_ms) AS node_ms,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.buffers) AS buffers,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.removed) AS removed,
-               max(r.nrows) AS nrows, count(*) AS runs
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.exec_ms) FILTER (WHERE NOT r.first) AS exec_ms,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.exec_ms) FILTER (WHERE r.first) AS first_ms,
+               count(*) FILTER (WHERE r.first) AS firsts,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.node_ms) FILTER (WHERE NOT r.first) AS node_ms,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.buffers) FILTER (WHERE NOT r.first) AS buffers,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.removed) FILTER (WHERE NOT r.first) AS removed,
+               max(r.nrows) AS nrows, count(*) FILTER (WHERE NOT r.first) AS runs
         FROM run r JOIN query q ON q.ds = r.ds AND q.ord = r.qord
         WHERE r.ds = d GROUP BY 1, 2, 3, 4
     )
@@ -215,24 +250,27 @@ CREATE FUNCTION summarize(d text) RETURNS void LANGUAGE sql AS $$
     UNION ALL
     SELECT d, 100 + 10 * ord + x.o, x.lbl, kind, CASE WHEN na THEN 'NaN' ELSE x.v END
     FROM m, LATERAL (VALUES (1, format('whole query (ms, median of %s)', runs), exec_ms),
-                            (2, 'index node (ms)', node_ms),
-                            (3, 'index buffers', buffers),
-                            (4, 'rows removed by recheck or filter', removed)) x(o, lbl, v)
+                            (2, format('... as a new connection''s first query (ms, median of %s)', firsts), first_ms),
+                            (3, 'index node (ms)', node_ms),
+                            (4, 'index buffers', buffers),
+                            (5, 'rows removed by recheck or filter', removed)) x(o, lbl, v)
+    WHERE x.v IS NOT NULL OR x.o <> 2
 $$;
 
 -- The markdown table of data set d: a row per measure, a column per kind,
 -- and bloomidx / contrib/bloom for the two bloomidx kinds.
 CREATE FUNCTION report(d text) RETURNS SETOF text LANGUAGE sql AS $$
     SELECT '| measure | ' || string_agg(title, ' | ' ORDER BY ord)
-           || ' | bloomidx / contrib | bloomidx (80, 2) / contrib |'
+           || ' | bloomidx / contrib | bloomidx (80, 2) / contrib | bloomidx / GIN |'
     FROM kind
     UNION ALL
-    SELECT '|---|' || repeat('---:|', (SELECT count(*)::int + 2 FROM kind))
+    SELECT '|---|' || repeat('---:|', (SELECT count(*)::int + 3 FROM kind))
     UNION ALL
-    (SELECT format('| %s | %s | %s | %s |', label,
+    (SELECT format('| %s | %s | %s | %s | %s |', label,
                    string_agg(fmt(v), ' | ' ORDER BY kord),
                    fmt(ratio(max(v) FILTER (WHERE k = 'bloomidx'), max(v) FILTER (WHERE k = 'bloom')), 2),
-                   fmt(ratio(max(v) FILTER (WHERE k = 'bloomidx_80_2'), max(v) FILTER (WHERE k = 'bloom')), 2))
+                   fmt(ratio(max(v) FILTER (WHERE k = 'bloomidx_80_2'), max(v) FILTER (WHERE k = 'bloom')), 2),
+                   fmt(ratio(max(v) FILTER (WHERE k = 'bloomidx'), max(v) FILTER (WHERE k = 'gin')), 2))
      FROM (SELECT r.ord, r.label, kind.ord AS kord, kind.key AS k,
                   (SELECT value FROM result x
                    WHERE x.ds = d AND x.ord = r.ord AND x.kind = kind.key) AS v

@@ -2,14 +2,15 @@
 # bloomidx benchmark suite.  Not a test: it asserts nothing, and no test
 # suite runs it.
 #
-#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 8 minutes on 2 cores
-#   make bench SCALE=0.02     # a quick run, about a minute
+#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 25 minutes on 2 cores
+#   make bench SCALE=0.02     # a quick run, about 3 minutes
 #   SCALE=0.1 bash test/bench/run.sh
 #
 # In one throwaway cluster, on identical copies of each data set's table,
 # one copy per index kind (bloomidx with its defaults, bloomidx at
 # contrib/bloom's length 80 and 2 bits per column, contrib/bloom with its
-# defaults, one btree on all columns, one btree per column):
+# defaults, one btree on all columns, one btree per column, one GIN index
+# through btree_gin on all columns):
 #   - data set A (data_a.sql): 10,000,000 * SCALE rows of six int4 columns,
 #     as in PostgreSQL's bloom documentation;
 #   - data set B (data_b.sql): 5,000,000 * SCALE rows of mixed types, with
@@ -21,6 +22,11 @@
 #     index node time and buffers, rows removed by recheck; for the Bloom
 #     kinds, the false-positive rate of misses (mean over MISSES values) next
 #     to the one core/sizing.cpp predicts (test/bench/fpr_formula);
+#   - each query once more as the first query of FIRSTS new connections
+#     (median): a new backend page-faults on each shared buffer it touches
+#     for the first time;
+#   - pgbench, 2 clients, 2-column equality lookups of values drawn from
+#     10,000 rows of the table for LOOKUP_SECONDS (sequential scans off);
 #   - INSERT of INSERT_ROWS rows (time and WAL), then pgbench, 2 clients
 #     inserting one row per transaction for PGBENCH_SECONDS.
 # Writes test/bench/results/scale-<SCALE>.md (markdown tables, ratios
@@ -31,7 +37,9 @@
 #   RUNS            measured runs per query, after one warm-up (default 5)
 #   MISSES          values per miss query for the false-positive rates (default 20)
 #   INSERT_ROWS     rows of the INSERT test (default 200,000, times SCALE below 1, at least 10,000)
-#   PGBENCH_SECONDS seconds of pgbench per kind (default 15; 5 when SCALE < 0.5)
+#   PGBENCH_SECONDS seconds of pgbench inserts per kind (default 15; 5 when SCALE < 0.5)
+#   LOOKUP_SECONDS  seconds of pgbench lookups per kind (default 30; 5 when SCALE < 0.5)
+#   FIRSTS          new connections per query for the first-query time (default 3)
 #   BLOOMIDX_BENCH_PORT     port of the cluster (default 5496)
 #   BLOOMIDX_BENCH_OUT      folder of the results (default test/bench/results)
 #   BLOOMIDX_BENCH_NO_BUILD=1  measure the installed extension (no make install)
@@ -48,6 +56,8 @@ ROWS_A="$(scaled 10000000 1000)"
 ROWS_B="$(scaled 5000000 1000)"
 INSERT_ROWS="${INSERT_ROWS:-$(awk -v s="$SCALE" 'BEGIN { x = int(200000 * (s < 1 ? s : 1)); print (x < 10000 ? 10000 : x) }')}"
 PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 15) }')}"
+LOOKUP_SECONDS="${LOOKUP_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 30) }')}"
+FIRSTS="${FIRSTS:-3}"
 RUNS="${RUNS:-5}"
 MISSES="${MISSES:-20}"
 PORT="${BLOOMIDX_BENCH_PORT:-5496}"
@@ -94,7 +104,7 @@ mapfile -t KINDS < <(q -c "SELECT key FROM kind ORDER BY ord")
 # bench_dataset DS ROWS: load, build, query, insert, pgbench; results into
 # the table result; then drop the data set's tables.
 bench_dataset() {
-	local ds="$1" rows="$2" k msg lsn tps tx wal qord len ncols bits cols p
+	local ds="$1" rows="$2" k msg lsn tps tx wal qord len ncols bits cols p c1 c2
 	log "bench $ds: $rows rows, a copy per kind (${KINDS[*]})"
 	q -v rows="$rows" -f "$BENCH/data_$ds.sql" >/dev/null
 	for k in "${KINDS[@]:1}"; do
@@ -117,9 +127,25 @@ bench_dataset() {
 			q -c "INSERT INTO settings VALUES ('$ds', '$k', ${msg%% *}, '$(tr -d ' ' <<<"${msg#* }")')"
 		fi
 		q -c "SELECT measure('$ds', '$k', $RUNS)" >/dev/null
+		for qord in $(q -c "SELECT ord FROM query WHERE ds = '$ds' ORDER BY ord"); do
+			for _ in $(seq "$FIRSTS"); do
+				q -c "SELECT first_query('$ds', '$k', $qord)" >/dev/null
+			done
+		done
 		if [[ "$k" == bloom* ]]; then
 			q -c "SELECT false_positives('$ds', '$k', $MISSES)" >/dev/null
 		fi
+	done
+	log "bench $ds: ${LOOKUP_SECONDS}s of pgbench 2-column lookups per kind"
+	q -c "SELECT make_lookups('$ds')" >/dev/null
+	read -r c1 c2 < <(q -F' ' -c "SELECT lookup_columns[1], lookup_columns[2] FROM dataset WHERE ds = '$ds'")
+	for k in "${KINDS[@]}"; do
+		PGOPTIONS="-c enable_seqscan=off" "$PG_BINDIR/pgbench" -n -c 2 -j 2 -T "$LOOKUP_SECONDS" \
+			-f "$BENCH/lookup.sql" -D tbl="${ds}_$k" -D keys="lookup_$ds" -D c1="$c1" -D c2="$c2" \
+			>"$TMP/pgbench.out" 2>&1 || { cat "$TMP/pgbench.out"; die "pgbench lookups on $k failed"; }
+		tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$TMP/pgbench.out")"
+		q -c "SELECT put('$ds', 940, '**Lookups under load**', NULL, NULL),
+		             put('$ds', 941, 'pgbench, 2-column lookups (\`$c1\`, \`$c2\`) of values from the table, 2 clients, ${LOOKUP_SECONDS} s (transactions/s)', '$k', $tps)" >/dev/null
 	done
 	log "bench $ds: INSERT of $INSERT_ROWS rows and ${PGBENCH_SECONDS}s of pgbench per kind"
 	for k in "${KINDS[@]}"; do
@@ -147,6 +173,7 @@ bench_dataset() {
 	for k in "${KINDS[@]}"; do
 		q -c "DROP TABLE ${ds}_$k"
 	done
+	q -c "DROP TABLE lookup_$ds"
 }
 bench_dataset a "$ROWS_A"
 bench_dataset b "$ROWS_B"
@@ -174,7 +201,13 @@ MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
 		False-positive rate: rows removed by recheck over the rows of the table, mean over $MISSES miss values
 		(the k-th is -k or 'none-k'); predicted: what core/sizing.cpp computes for the length and bits the
 		bloomidx index was built with (test/bench/fpr_formula).
-		Ratios: bloomidx / contrib/bloom, lower is better except for rows and transactions per second.
+		*As a new connection's first query*: the same EXPLAIN as the first statement of each of $FIRSTS new
+		connections (median), after the measured runs: the index is in shared buffers, but a new backend
+		page-faults on each buffer it touches for the first time.
+		*Lookups under load*: pgbench, 2 clients, each transaction an equality lookup on two columns with
+		values drawn from 10,000 rows of the table (sequential scans off).
+		Ratios: bloomidx / contrib/bloom and bloomidx / GIN, lower is better except for rows and
+		transactions per second.
 		The machine is shared: timings vary by several per cent from run to run, more under a millisecond.
 
 		![query time, index size and build time per index kind]($NAME.png)

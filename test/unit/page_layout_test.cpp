@@ -83,6 +83,7 @@ void init_meta_page(uint8_t *page, uint16_t bits, uint16_t ncols, const uint16_t
     init_page(page, kPageMeta, static_cast<uint16_t>(kMetaPageLower));
     meta_fill(meta_data(page), bits, ncols, column_bits, kHashings);
     directory_init(directory_header(page));
+    free_runs_init(free_runs(page));
 }
 
 void init_data_page(uint8_t *page)
@@ -192,7 +193,8 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(offsetof(DirectoryHeader, pending_head), 8u);
     EXPECT_EQ(offsetof(DirectoryHeader, nsegments), 24u);
     EXPECT_EQ(offsetof(DirectoryHeader, check), 28u);
-    EXPECT_EQ(kMetaPageLower, 7864u);
+    EXPECT_EQ(kFreeRunsOffset, 7864u);
+    EXPECT_EQ(kMetaPageLower, 8112u);
     EXPECT_EQ(sizeof(SegmentHeader), 4344u);
     EXPECT_EQ(offsetof(SegmentHeader, tid_blocks), 24u);
     EXPECT_EQ(offsetof(SegmentHeader, groups), 280u);
@@ -1237,4 +1239,61 @@ TEST(SegmentPages, FreePagesAndPendingLinks)
     set_pending_next(p.b, 0xABCDEF12u);
     EXPECT_EQ(pending_next(p.b), 0xABCDEF12u);
     EXPECT_TRUE(problem_is(check_free_page(p.b), PageProblem::WrongKind));
+}
+
+// The metapage's list of free slice runs: pushed and popped with its check
+// kept, damage to it caught by the metapage check, and a run that would
+// overlap pages in use refused.
+TEST(FreeRuns, PushPopCheckAndOverlaps)
+{
+    Page p;
+    const uint16_t bits[2] = {10, 10};
+    init_meta_page(p.b, 96, 2, bits);
+    ASSERT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+    FreeRuns *runs = free_runs(p.b);
+    EXPECT_EQ(runs->count, 0u);
+    free_runs_push(runs, 500);
+    free_runs_push(runs, 1000);
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+    EXPECT_EQ(kMetaPageLower, kFreeRunsOffset + sizeof(FreeRuns));
+
+    // Damage: a run moved, the count, the reserved field.
+    runs->first[0] = 501;
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::BadDirectory));
+    runs->first[0] = 500;
+    runs->count = kMaxFreeRuns + 1;
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::BadDirectory));
+    runs->count = 2;
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+
+    // Overlaps: with a segment's slices, its header, another run, the end.
+    SegmentEntry e{};
+    e.segment_id = 1;
+    e.header_block = 200;
+    e.first_slice = 100;
+    EXPECT_TRUE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    EXPECT_TRUE(free_run_ok(*runs, 1, 96, 2000, &e, 1));
+    EXPECT_FALSE(free_run_ok(*runs, 1, 96, 1095, &e, 1)); // past the end
+    EXPECT_FALSE(free_run_ok(*runs, 2, 96, 2000, &e, 1)); // not listed
+    e.first_slice = 450;                                  // slices 450..545
+    EXPECT_FALSE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    e.first_slice = 100;
+    e.header_block = 595;                                 // last block of run 0
+    EXPECT_FALSE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    e.header_block = 596;
+    EXPECT_TRUE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    runs->first[1] = 550;                                 // runs overlap
+    EXPECT_FALSE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    EXPECT_FALSE(free_run_ok(*runs, 1, 96, 2000, &e, 1));
+    runs->first[1] = 0;                                   // the metapage
+    EXPECT_FALSE(free_run_ok(*runs, 1, 96, 2000, &e, 1));
+    runs->first[1] = 1000;
+    runs->check = free_runs_check(*runs);
+
+    EXPECT_EQ(free_runs_pop(runs), 1000u);
+    EXPECT_EQ(runs->first[1], 0u);
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+    EXPECT_EQ(free_runs_pop(runs), 500u);
+    EXPECT_EQ(runs->count, 0u);
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -107,6 +108,51 @@ TEST(Slices, TransposeHoldsEveryBitOfEveryRow)
             for (uint32_t r = nrows; r < kSegmentRows; r++)
                 ASSERT_EQ((s.slices[j][r / 64] >> (r % 64)) & 1, 0u);
     }
+}
+
+// A merge puts the live rows' signatures back together from the slices:
+// each live row's exactly, packed in row order; dead rows leave nothing.
+TEST(Slices, UntransposeGivesBackTheLiveRowsSignatures)
+{
+    std::mt19937_64 rng(23);
+    std::vector<std::vector<uint64_t>> values;
+    for (uint32_t nrows : {1u, 64u, 700u, 40000u, kSegmentRows}) {
+        Segment s = make_segment(nrows, 5, rng, &values);
+        std::vector<uint32_t> slot(kSegmentRows, 0);
+        uint32_t nlive = 0;
+        for (uint32_t r = 0; r < nrows; r++)
+            if (live(s, r))
+                slot[r] = nlive++;
+        std::vector<uint8_t> out(static_cast<size_t>(nlive + 1) * s.sig_bytes, 0);
+        for (uint32_t j = 0; j < kBits; j++)
+            ASSERT_TRUE(untranspose_slice(s.slices[j].data(), s.live.data(), nrows, j, slot.data(),
+                                          out.data(), s.sig_bytes));
+        for (uint32_t r = 0; r < nrows; r++)
+            if (live(s, r))
+                ASSERT_EQ(0, std::memcmp(&out[static_cast<size_t>(slot[r]) * s.sig_bytes],
+                                         &s.signatures[static_cast<size_t>(r) * s.sig_bytes],
+                                         s.sig_bytes))
+                    << nrows << " rows, row " << r;
+        // Nothing written past the live rows.
+        for (uint32_t b = 0; b < s.sig_bytes; b++)
+            ASSERT_EQ(out[static_cast<size_t>(nlive) * s.sig_bytes + b], 0);
+    }
+}
+
+// A live row past the segment's rows set in a slice is damage, reported.
+TEST(Slices, UntransposeRefusesABitPastTheRows)
+{
+    std::vector<uint64_t> words(kSliceWords, 0), live(kSliceWords, ~uint64_t{0});
+    std::vector<uint32_t> slot(kSegmentRows, 0);
+    std::vector<uint8_t> out(16 * 12, 0);
+    words[0] = uint64_t{1} << 5;
+    EXPECT_TRUE(untranspose_slice(words.data(), live.data(), 6, 3, slot.data(), out.data(), 12));
+    EXPECT_EQ(out[0], 1u << 3);
+    words[0] = uint64_t{1} << 6;
+    EXPECT_FALSE(untranspose_slice(words.data(), live.data(), 6, 3, slot.data(), out.data(), 12));
+    // Past the rows but dead: not read at all.
+    live[0] = 0;
+    EXPECT_TRUE(untranspose_slice(words.data(), live.data(), 6, 3, slot.data(), out.data(), 12));
 }
 
 TEST(Slices, QueriesSelectExactlyTheRowsARowWiseTestSelects)

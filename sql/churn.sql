@@ -1,0 +1,62 @@
+--
+-- Churn (src/merge.cpp): round after round, rows deleted and as many
+-- inserted.  VACUUM merges the segments that deletions left mostly dead
+-- (or small), and the next segments reuse their pages, so the index stops
+-- growing.  After each round, queries are checked against a sequential
+-- scan; at the end bloomidx_verify checks every row.
+--
+SET bloomidx.segment_rows = 1000;
+SET max_parallel_maintenance_workers = 0;
+SELECT setseed(0.23);
+CREATE TABLE ch (id int, a int, b text, c int) WITH (autovacuum_enabled = off);
+INSERT INTO ch
+SELECT i, floor(random() * 300), 'v' || floor(random() * 200),
+       CASE WHEN random() < 0.03 THEN NULL ELSE floor(random() * 5000) END
+FROM generate_series(1, 20000) i;
+CREATE INDEX ch_bl ON ch USING bloomidx (a, b, c);
+CREATE TABLE ch_size (round int, pages bigint, segments int, segment_rows bigint,
+                      every_row_once boolean);
+CREATE FUNCTION ch_record() RETURNS void LANGUAGE sql AS $$
+    INSERT INTO ch_size
+    SELECT (SELECT count(*) FROM ch_size), pg_relation_size('ch_bl') / 8192, segments, segment_rows,
+           live_rows + pending_rows = (SELECT count(*) FROM ch)
+    FROM bloomidx_index_info('ch_bl')
+$$;
+SELECT ch_record();
+
+-- A round: 30 % of the rows deleted at random, as many inserted.
+\set round 'DELETE FROM ch WHERE random() < 0.3; INSERT INTO ch SELECT i, floor(random() * 300), ''v'' || floor(random() * 200), floor(random() * 5000) FROM generate_series((SELECT max(id) FROM ch) + 1, (SELECT max(id) FROM ch) + 20000 - (SELECT count(*) FROM ch)) i; SELECT wait_for_older_xacts(); VACUUM ch; SELECT ch_record(); SELECT * FROM abc_check(''ch'', 24);'
+:round
+:round
+:round
+:round
+:round
+:round
+:round
+:round
+
+-- The oldest rows deleted: their segments are removed whole.
+DELETE FROM ch WHERE id <= 15000;
+SELECT wait_for_older_xacts();
+VACUUM ch;
+SELECT ch_record();
+SELECT * FROM abc_check('ch', 40);
+INSERT INTO ch SELECT i, floor(random() * 300), 'v' || floor(random() * 200), floor(random() * 5000)
+FROM generate_series((SELECT max(id) FROM ch) + 1, (SELECT max(id) FROM ch) + 20000 - (SELECT count(*) FROM ch)) i;
+SELECT wait_for_older_xacts();
+VACUUM ch;
+SELECT ch_record();
+SELECT * FROM abc_check('ch', 40);
+SELECT bloomidx_verify('ch_bl');
+
+-- Every round kept each live row once; the index stopped growing after the
+-- first rounds (without merging, each round would add about 6 segments,
+-- and the last round would end up 50 % bigger than the fourth), stayed
+-- within 2.5 times its fresh build, and kept its segments about as many.
+SELECT bool_and(every_row_once) AS every_row_once,
+       max(pages) FILTER (WHERE round >= 4) <= 1.15 * max(pages) FILTER (WHERE round = 4) AS stopped_growing,
+       max(pages) < 2.5 * min(pages) FILTER (WHERE round = 0) AS bounded,
+       max(segments) <= 2 * min(segments) FILTER (WHERE round = 0) AS segments_bounded
+FROM ch_size;
+DROP TABLE ch, ch_size;
+DROP FUNCTION ch_record();

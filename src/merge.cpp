@@ -1,0 +1,317 @@
+/*
+ * merge.cpp: VACUUM's rewrite of segments that deletions left mostly dead
+ * (src/segments.md, "Merge").
+ *
+ * A segment's slices cost the same pages however few of its rows live, so
+ * under churn (rows deleted, as many inserted) an index that only cleared
+ * live bits would grow without end.  VACUUM (holding the seal lock) takes
+ * the segments below half live (or half a segment's worth), fewest live
+ * rows first, and writes the
+ * live rows of as many as fit into one new segment: signatures put back
+ * together from the slices, TIDs decoded.  One metapage record publishes
+ * the new segment and removes the old ones; their runs of slice blocks go
+ * to the metapage's free-run list, where the next seal or merge takes them,
+ * and their other pages to the free space map.  A segment with no live row
+ * left is removed without a new one.  A lone segment is not rewritten:
+ * it would need as many slice pages as before.
+ */
+#include "bloomidx.h"
+
+/*
+ * A segment is merged when its live rows are below 1/MERGE_BELOW of its
+ * rows (mostly dead) or of a segment's worth (small: an earlier merge's
+ * result, or a build's last segment).
+ */
+#define MERGE_BELOW 2
+
+/* A segment's pages as read for a merge: its header, and its live bits. */
+typedef struct MergeSource
+{
+	bloomidx::SegmentHeader header;
+	uint64		live[bloomidx::kSliceWords];
+	uint32		slot[bloomidx::kSegmentRows];	/* live row -> place in rows */
+	bloomidx::HeapTid group[bloomidx::kTidGroupRows];
+} MergeSource;
+
+/* Reads block blkno share-locked and checks it; false (warned) if damaged. */
+static bool
+read_checked(Relation index, BlockNumber blkno, BufferAccessStrategy strategy,
+			 bloomidx::PageProblem (*check) (const uint8 *page, const void *arg), const void *arg,
+			 Buffer *buffer, uint32 segment_id)
+{
+	*buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	LockBuffer(*buffer, BUFFER_LOCK_SHARE);
+	bloomidx::PageProblem problem = check((const uint8 *) BufferGetPage(*buffer), arg);
+
+	if (problem == bloomidx::PageProblem::None)
+		return true;
+	UnlockReleaseBuffer(*buffer);
+	bloomidx_warn_corrupted_page(index, blkno,
+								 psprintf("%s.  VACUUM did not merge segment %u, which keeps its rows.",
+										  bloomidx::page_problem_text(problem), segment_id));
+	return false;
+}
+
+typedef struct MergeCheckArg
+{
+	const bloomidx::SegmentEntry *entry;
+	const bloomidx::SegmentHeader *header;
+	uint32		nslices;
+	BlockNumber nblocks;
+	uint32		index;			/* TID page, or slice */
+} MergeCheckArg;
+
+static bloomidx::PageProblem
+check_header(const uint8 *page, const void *arg)
+{
+	const MergeCheckArg *a = (const MergeCheckArg *) arg;
+
+	return bloomidx::check_segment_page(page, a->entry->segment_id, a->entry->rows,
+										a->entry->first_slice, a->nslices, a->nblocks);
+}
+
+static bloomidx::PageProblem
+check_live(const uint8 *page, const void *arg)
+{
+	const MergeCheckArg *a = (const MergeCheckArg *) arg;
+
+	return bloomidx::check_live_page(page, a->entry->rows, a->entry->segment_id);
+}
+
+static bloomidx::PageProblem
+check_tids(const uint8 *page, const void *arg)
+{
+	const MergeCheckArg *a = (const MergeCheckArg *) arg;
+
+	return bloomidx::check_tid_page(page, *a->header, (uint16) a->index);
+}
+
+static bloomidx::PageProblem
+check_slice(const uint8 *page, const void *arg)
+{
+	const MergeCheckArg *a = (const MergeCheckArg *) arg;
+
+	return bloomidx::check_slice_page(page, a->entry->rows, (uint16) a->index,
+									  a->entry->segment_id);
+}
+
+/*
+ * Appends segment e's live rows to rows (room for them: the caller
+ * counted), leaving its header in src->header.  False, rows as they were,
+ * if a page of it is damaged (warned: the segment stays as it is).
+ */
+static bool
+read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
+			   BlockNumber nblocks, BufferAccessStrategy strategy, MergeSource *src,
+			   SegmentRows *rows)
+{
+	MergeCheckArg arg = {e, &src->header, nslices, nblocks, 0};
+	const uint32 base = rows->nrows;
+	const uint32 nbytes = rows->signature_bytes;
+	Buffer		buffer;
+	uint32		nlive = 0;
+	bool		ok = true;
+
+	if (!read_checked(index, e->header_block, strategy, check_header, &arg, &buffer, e->segment_id))
+		return false;
+	memcpy(&src->header, bloomidx::segment_header((const uint8 *) BufferGetPage(buffer)),
+		   sizeof(src->header));
+	UnlockReleaseBuffer(buffer);
+
+	if (!read_checked(index, src->header.live_block, strategy, check_live, &arg, &buffer,
+					  e->segment_id))
+		return false;
+	memcpy(src->live, bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffer)),
+		   sizeof(src->live));
+	UnlockReleaseBuffer(buffer);
+	for (uint32 r = 0; r < e->rows; r++)
+		if (src->live[r / 64] & (UINT64CONST(1) << (r % 64)))
+			src->slot[r] = nlive++;
+	if (nlive != e->live_rows)
+	{
+		bloomidx_warn_corrupted_page(index, src->header.live_block,
+									 psprintf("Segment %u has %u live rows, its directory entry says %u.  VACUUM did not merge it.",
+											  e->segment_id, nlive, (uint32) e->live_rows));
+		return false;
+	}
+	if (nlive == 0)
+		return true;
+	Assert(base + nlive <= rows->capacity);
+
+	/* The live rows' TIDs. */
+	for (uint32 p = 0; ok && p < src->header.ntid_pages; p++)
+	{
+		arg.index = p;
+		if (!read_checked(index, src->header.tid_blocks[p], strategy, check_tids, &arg, &buffer,
+						  e->segment_id))
+			return false;
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+		for (uint32 g = 0; ok && g < src->header.ngroups; g++)
+		{
+			if (src->header.groups[g].page != p)
+				continue;
+			uint32		first = g * bloomidx::kTidGroupRows;
+			uint32		n = bloomidx::tid_page_group(src->header, page, g, src->group);
+
+			ok = n > 0;
+			for (uint32 i = 0; i < n; i++)
+				if (src->live[(first + i) / 64] & (UINT64CONST(1) << ((first + i) % 64)))
+					ItemPointerSet(&rows->tids[base + src->slot[first + i]], src->group[i].block,
+								   src->group[i].offset);
+		}
+		UnlockReleaseBuffer(buffer);
+		if (!ok)
+			bloomidx_warn_corrupted_page(index, src->header.tid_blocks[p],
+										 psprintf("TID group of segment %u cannot be decoded.  VACUUM did not merge it.",
+												  e->segment_id));
+	}
+
+	/* Their signatures, bit j from slice j. */
+	for (uint32 j = 0; ok && j < nslices; j++)
+	{
+		bloomidx_vacuum_delay_point();
+		arg.index = j;
+		if (!read_checked(index, e->first_slice + j, strategy, check_slice, &arg, &buffer,
+						  e->segment_id))
+		{
+			ok = false;
+			break;
+		}
+		ok = bloomidx::untranspose_slice(bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffer)),
+										 src->live, e->rows, j, src->slot,
+										 rows->signatures + (Size) base * nbytes, nbytes);
+		UnlockReleaseBuffer(buffer);
+		if (!ok)
+			bloomidx_warn_corrupted_page(index, e->first_slice + j,
+										 psprintf("Slice %u of segment %u sets a row past its %u rows.  VACUUM did not merge it.",
+												  j, e->segment_id, (uint32) e->rows));
+	}
+	if (!ok)
+	{
+		/* Signatures are made by ORing bits into zeroed slots. */
+		memset(rows->signatures + (Size) base * nbytes, 0, (Size) nlive * nbytes);
+		return false;
+	}
+	rows->nrows = base + nlive;
+	return true;
+}
+
+/* Fewest live rows first, then oldest. */
+static int
+compare_candidates(const void *a, const void *b)
+{
+	const bloomidx::SegmentEntry *x = (const bloomidx::SegmentEntry *) a;
+	const bloomidx::SegmentEntry *y = (const bloomidx::SegmentEntry *) b;
+
+	if (x->live_rows != y->live_rows)
+		return x->live_rows < y->live_rows ? -1 : 1;
+	return x->segment_id < y->segment_id ? -1 : x->segment_id > y->segment_id;
+}
+
+/*
+ * Merges the segments below half live, as many at a time as one segment
+ * holds.  The caller holds the seal lock.
+ */
+void
+bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
+	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	/* Entries as copied now: only the seal lock's holder changes them. */
+	bloomidx::SegmentEntry *cand = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * bloomidx::kInlineSegments);
+	uint32		ncand = 0;
+
+	bloomidx_init_state(state, index);
+	bloomidx_read_directory(index, nblocks, dir);
+	for (uint32 i = 0; i < dir->header.nsegments; i++)
+		if ((uint32) dir->entries[i].live_rows * MERGE_BELOW <
+			Max((uint32) dir->entries[i].rows, (uint32) bloomidx_segment_rows))
+			cand[ncand++] = dir->entries[i];
+	qsort(cand, ncand, sizeof(bloomidx::SegmentEntry), compare_candidates);
+
+	SegmentRows rows;
+	MergeSource *src = (MergeSource *) palloc(sizeof(MergeSource));
+	bloomidx::SegmentEntry *group = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * bloomidx::kInlineSegments);
+	bloomidx::SegmentHeader *headers = NULL;
+	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * bloomidx::kInlineSegments);
+	bool	   *run_listed = (bool *) palloc(sizeof(bool) * bloomidx::kInlineSegments);
+	uint32		k = 0;
+
+	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes);
+	headers = (bloomidx::SegmentHeader *)
+		MemoryContextAllocHuge(cxt, sizeof(bloomidx::SegmentHeader) * Max(ncand, 1));
+	while (k < ncand)
+	{
+		/* The next group: fewest live rows first, as many as one segment holds. */
+		uint32		end = k;
+		uint64		sum = 0;
+
+		while (end < ncand && sum + cand[end].live_rows <= rows.capacity)
+			sum += cand[end++].live_rows;
+		if (end - k < 2 && (end == k || cand[k].live_rows > 0))
+			break;				/* the rest cannot pair up: each has more rows */
+
+		uint32		ngroup = 0;
+
+		for (uint32 c = k; c < end; c++)
+		{
+			const bloomidx::SegmentEntry *e = &cand[c];
+
+			CHECK_FOR_INTERRUPTS();
+			if (read_live_rows(index, e, state->meta.signature_bits, nblocks, strategy, src, &rows))
+			{
+				group[ngroup] = *e;
+				headers[ngroup] = src->header;
+				removed[ngroup] = e->segment_id;
+				ngroup++;
+			}
+		}
+		k = end;
+		if (ngroup == 0 || (ngroup == 1 && rows.nrows > 0))
+		{
+			memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
+			rows.nrows = 0;
+			continue;
+		}
+
+		/* The live rows as one segment, published in place of the group. */
+		bloomidx::SegmentEntry entry;
+		DirectoryChange change;
+
+		memset(&change, 0, sizeof(change));
+		if (rows.nrows > 0)
+			bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
+		change.removed = removed;
+		change.nremoved = ngroup;
+		change.run_listed = run_listed;
+		uint32		generation = bloomidx_publish(index, &change);
+
+		/* Nothing points at the old segments' pages now. */
+		for (uint32 i = 0; i < ngroup; i++)
+		{
+			bloomidx_free_page(index, group[i].header_block, generation);
+			bloomidx_free_page(index, headers[i].live_block, generation);
+			for (uint32 p = 0; p < headers[i].ntid_pages; p++)
+				bloomidx_free_page(index, headers[i].tid_blocks[p], generation);
+			if (!run_listed[i])
+				for (uint32 j = 0; j < state->meta.signature_bits; j++)
+					bloomidx_free_page(index, group[i].first_slice + j, generation);
+		}
+		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
+		rows.nrows = 0;
+		/* The free-run list and the next id changed: a fresh copy. */
+		nblocks = RelationGetNumberOfBlocks(index);
+		bloomidx_read_directory(index, nblocks, dir);
+	}
+	if (k > 0)
+		IndexFreeSpaceMapVacuum(index);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
