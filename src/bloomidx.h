@@ -142,7 +142,8 @@ typedef struct SegmentRows
 } SegmentRows;
 
 extern int	bloomidx_segment_rows;
-void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes);
+uint32		bloomidx_segment_capacity(uint32 page_capacity);
+void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
 void		bloomidx_segment_rows_free(SegmentRows *rows);
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 								   uint32 segment_id, bool shared_extension, BlockNumber run,
@@ -174,6 +175,28 @@ bool		bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir,
 										 uint32 walked);
 void		bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
 										BlockNumber *nblocks, BlockNumber *followed);
+
+/*
+ * A walk of the pending list from a head, one page at a time, each link
+ * checked (bloomidx_check_pending_link) before it is followed:
+ *     bloomidx_pending_walk_init(&w, index, head, nblocks);
+ *     while (bloomidx_pending_walk_more(&w))
+ *         { visit w.blkno; bloomidx_pending_walk_follow(&w, its successor); }
+ */
+typedef struct PendingWalk
+{
+	Relation	index;
+	BlockNumber blkno;			/* the page to visit; kMetaBlock at the end */
+	BlockNumber from;			/* the page (or the metapage) linking to it */
+	BlockNumber nblocks;		/* the index's length, as last read */
+	BlockNumber followed;		/* links followed */
+	uint32		visited;		/* pages visited */
+} PendingWalk;
+
+void		bloomidx_pending_walk_init(PendingWalk *w, Relation index, BlockNumber head,
+									   BlockNumber nblocks);
+bool		bloomidx_pending_walk_more(PendingWalk *w);
+void		bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next);
 
 /*
  * One change of the directory, made by the seal lock's holder and
@@ -339,5 +362,40 @@ int64		bloomidx_seal_all(Relation index, uint32 min_rows);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 uint32		bloomidx_seal_threshold(uint32 capacity);
 void		bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy);	/* merge.cpp */
+
+/*
+ * The steps of a seal or merge (src/segments.md, "Crashes") at which
+ * bloomidx.debug_seal_stop stops the server, so that the TAP tests can
+ * crash at each one (seal.cpp).
+ */
+typedef enum SealStep
+{
+	SEAL_STEP_MARKED = 1,		/* pending pages marked as being sealed */
+	SEAL_STEP_WRITTEN = 2,		/* the new segment's pages written */
+	SEAL_STEP_PUBLISHED = 3,	/* the directory changed */
+	SEAL_STEP_FREED = 4			/* the old pages freed */
+} SealStep;
+extern int	bloomidx_debug_seal_stop;
+void		bloomidx_seal_step(SealStep step);
+
+/*
+ * Points where bloomidx.debug_pause_at makes a backend wait until no
+ * session holds advisory lock BLOOMIDX_PAUSE_KEY (pg_advisory_lock(key)),
+ * so that the isolation tests can run a scan, an insert or VACUUM in the
+ * middle of a seal, or a seal in the middle of a scan.
+ */
+typedef enum DebugPause
+{
+	PAUSE_NONE = 0,
+	PAUSE_SEAL_MARKED,			/* a seal marked its pending pages */
+	PAUSE_SEAL_PUBLISHED,		/* a seal published, before freeing */
+	PAUSE_SCAN_DIRECTORY		/* a scan copied the directory */
+} DebugPause;
+#define BLOOMIDX_PAUSE_KEY 4242
+extern int	bloomidx_debug_pause_at;
+extern const struct config_enum_entry debug_pause_options[];
+void		bloomidx_debug_pause(DebugPause point);
+void		bloomidx_sweep(Relation index, BufferAccessStrategy strategy,
+						   IndexBulkDeleteResult *stats);	/* sweep.cpp */
 
 #endif							/* BLOOMIDX_H */

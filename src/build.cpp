@@ -24,7 +24,8 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 						 BuildSegmentIds *ids, bloomidx::SegmentEntry *entries)
 {
 	bloomidx_init_state(&part->state, index);
-	bloomidx_segment_rows_init(&part->rows, part->state.meta.signature_bytes);
+	bloomidx_segment_rows_init(&part->rows, part->state.meta.signature_bytes,
+							   (uint32) bloomidx_segment_rows);
 	part->ids = ids;
 	part->entries = entries;
 	part->nentries = 0;

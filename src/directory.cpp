@@ -124,6 +124,36 @@ bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
 									   "Its link in the pending list is damaged.");
 }
 
+void
+bloomidx_pending_walk_init(PendingWalk *w, Relation index, BlockNumber head, BlockNumber nblocks)
+{
+	w->index = index;
+	w->blkno = head;
+	w->from = bloomidx::kMetaBlock;
+	w->nblocks = nblocks;
+	w->followed = 0;
+	w->visited = 0;
+}
+
+/* Whether there is a page to visit (w->blkno), its link checked. */
+bool
+bloomidx_pending_walk_more(PendingWalk *w)
+{
+	if (w->blkno == bloomidx::kMetaBlock)
+		return false;
+	bloomidx_check_pending_link(w->index, w->from, w->blkno, &w->nblocks, &w->followed);
+	return true;
+}
+
+/* The page visited links to `next` (kMetaBlock: it is the last). */
+void
+bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next)
+{
+	w->from = w->blkno;
+	w->blkno = next;
+	w->visited++;
+}
+
 /*
  * Checks that a walk of the pending list from the head of a directory
  * copy met at least the pages the copy counts (pages linked since may add

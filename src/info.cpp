@@ -90,23 +90,20 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	}
 
 	/* The pending list as it is now (pages linked since the copy included). */
-	BlockNumber blkno = dir->header.pending_head;
-	BlockNumber from = bloomidx::kMetaBlock;
-	BlockNumber followed = 0;
+	PendingWalk walk;
 
-	while (blkno != bloomidx::kMetaBlock)
+	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
+	while (bloomidx_pending_walk_more(&walk))
 	{
 		CHECK_FOR_INTERRUPTS();
-		bloomidx_check_pending_link(index, from, blkno, &nblocks, &followed);
-		buffer = ReadBuffer(index, blkno);
+		buffer = ReadBuffer(index, walk.blkno);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
 
-		bloomidx_check_data_page(index, blkno, page, &g, bloomidx::EntryChecks::None);
+		bloomidx_check_data_page(index, walk.blkno, page, &g, bloomidx::EntryChecks::None);
 		pending_rows += bloomidx::page_opaque((const uint8 *) page)->count;
 		pending_pages++;
-		from = blkno;
-		blkno = bloomidx::pending_next((const uint8 *) page);
+		bloomidx_pending_walk_follow(&walk, bloomidx::pending_next((const uint8 *) page));
 		UnlockReleaseBuffer(buffer);
 	}
 

@@ -231,7 +231,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	bloomidx_read_directory(index, nblocks, dir);
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		if ((uint32) dir->entries[i].live_rows * MERGE_BELOW <
-			Max((uint32) dir->entries[i].rows, (uint32) bloomidx_segment_rows))
+			Max((uint32) dir->entries[i].rows, bloomidx_segment_capacity(state->geometry.capacity)))
 			cand[ncand++] = dir->entries[i];
 	qsort(cand, ncand, sizeof(bloomidx::SegmentEntry), compare_candidates);
 
@@ -244,7 +244,8 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	bool	   *run_listed = (bool *) palloc(sizeof(bool) * bloomidx::kInlineSegments);
 	uint32		k = 0;
 
-	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes);
+	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
+							   bloomidx_segment_capacity(state->geometry.capacity));
 	headers = (bloomidx::SegmentHeader *)
 		MemoryContextAllocHuge(cxt, sizeof(bloomidx::SegmentHeader) * Max(ncand, 1));
 	while (k < ncand)
@@ -288,10 +289,13 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 		memset(&change, 0, sizeof(change));
 		if (rows.nrows > 0)
 			bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
+		bloomidx_seal_step(SEAL_STEP_WRITTEN);
 		change.removed = removed;
 		change.nremoved = ngroup;
 		change.run_listed = run_listed;
 		uint32		generation = bloomidx_publish(index, &change);
+
+		bloomidx_seal_step(SEAL_STEP_PUBLISHED);
 
 		/* Nothing points at the old segments' pages now. */
 		for (uint32 i = 0; i < ngroup; i++)
@@ -304,6 +308,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 				for (uint32 j = 0; j < state->meta.signature_bits; j++)
 					bloomidx_free_page(index, group[i].first_slice + j, generation);
 		}
+		bloomidx_seal_step(SEAL_STEP_FREED);
 		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
 		rows.nrows = 0;
 		/* The free-run list and the next id changed: a fresh copy. */

@@ -476,6 +476,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	bloomidx_read_directory(index, nblocks, &so->dir);
+	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
 
 	uint32		generation = so->dir.header.generation;
 
@@ -565,7 +566,11 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		? bloomidx_buffer_hints(index, nblocks, &nhints) : NULL;
 
 	while (!scan_pass(scan, so, &matcher, bas, hints, nhints))
+	{
+		elog(DEBUG1, "bloomidx: scan of index \"%s\" starts again: a seal or merge recycled a page it was to read",
+			 RelationGetRelationName(index));
 		CHECK_FOR_INTERRUPTS();
+	}
 	bloomidx_sink_flush(&so->sink);
 
 	relation_close(so->sink.heap, NoLock);

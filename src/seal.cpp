@@ -70,25 +70,23 @@ mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, Segm
 static uint32
 count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockNumber nblocks)
 {
-	BlockNumber blkno = dir->header.pending_head;
-	BlockNumber from = bloomidx::kMetaBlock;
-	BlockNumber followed = 0;
+	PendingWalk walk;
 	uint32		rows = 0;
 
-	while (blkno != dir->header.pending_tail && rows < cap)
+	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
+	while (walk.blkno != dir->header.pending_tail && rows < cap &&
+		   bloomidx_pending_walk_more(&walk))
 	{
 		CHECK_FOR_INTERRUPTS();
-		bloomidx_check_pending_link(index, from, blkno, &nblocks, &followed);
-		Buffer		buffer = ReadBuffer(index, blkno);
+		Buffer		buffer = ReadBuffer(index, walk.blkno);
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 
 		if (!bloomidx::is_pending_kind(bloomidx::page_opaque(page)->flags))
-			bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a page that is not a pending page.");
+			bloomidx_report_corrupted_page(index, walk.blkno, "The pending list leads to a page that is not a pending page.");
 		rows += bloomidx::page_opaque(page)->count;
-		from = blkno;
-		blkno = bloomidx::pending_next(page);
+		bloomidx_pending_walk_follow(&walk, bloomidx::pending_next(page));
 		UnlockReleaseBuffer(buffer);
 	}
 	return rows;
@@ -120,7 +118,7 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	}
 
 	/* Enough rows?  Counted first, so that a short list is not marked for nothing. */
-	uint32		cap = (uint32) bloomidx_segment_rows;
+	uint32		cap = bloomidx_segment_capacity(state->geometry.capacity);
 	uint64		available = (uint64) (dir->header.pending_pages - 1) * state->geometry.capacity;
 
 	if (available < Max(min_rows, 1))
@@ -138,26 +136,25 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	}
 
 	SegmentRows rows;
-	BlockNumber blkno = dir->header.pending_head;
-	BlockNumber from = bloomidx::kMetaBlock;
-	BlockNumber followed = 0;
+	PendingWalk walk;
 	BlockNumber *sealed = (BlockNumber *) palloc(sizeof(BlockNumber) * dir->header.pending_pages);
 	uint32		npages = 0;
 
-	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes);
-	while (blkno != dir->header.pending_tail && npages < dir->header.pending_pages)
+	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
+							   bloomidx_segment_capacity(state->geometry.capacity));
+	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
+	while (walk.blkno != dir->header.pending_tail && npages < dir->header.pending_pages &&
+		   bloomidx_pending_walk_more(&walk))
 	{
 		bool		fits;
 
 		CHECK_FOR_INTERRUPTS();
-		bloomidx_check_pending_link(index, from, blkno, &nblocks, &followed);
-		BlockNumber next = mark_sealing(index, blkno, state, &rows, &fits);
+		BlockNumber next = mark_sealing(index, walk.blkno, state, &rows, &fits);
 
 		if (!fits)
 			break;
-		sealed[npages++] = blkno;
-		from = blkno;
-		blkno = next;
+		sealed[npages++] = walk.blkno;
+		bloomidx_pending_walk_follow(&walk, next);
 	}
 
 	int64		nrows = rows.nrows;
@@ -175,15 +172,21 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	bloomidx::SegmentEntry entry;
 	DirectoryChange change;
 
+	bloomidx_seal_step(SEAL_STEP_MARKED);
+	bloomidx_debug_pause(PAUSE_SEAL_MARKED);
 	memset(&change, 0, sizeof(change));
 	bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
+	bloomidx_seal_step(SEAL_STEP_WRITTEN);
 	change.move_head = true;
-	change.new_head = blkno;
+	change.new_head = walk.blkno;
 	change.unlinked_pages = npages;
 	uint32		generation = bloomidx_publish(index, &change);
 
+	bloomidx_seal_step(SEAL_STEP_PUBLISHED);
+	bloomidx_debug_pause(PAUSE_SEAL_PUBLISHED);
 	for (uint32 i = 0; i < npages; i++)
 		bloomidx_free_page(index, sealed[i], generation);
+	bloomidx_seal_step(SEAL_STEP_FREED);
 	IndexFreeSpaceMapVacuum(index);
 
 	bloomidx_segment_rows_free(&rows);
@@ -215,7 +218,7 @@ bloomidx_seal_all(Relation index, uint32 min_rows)
 uint32
 bloomidx_seal_threshold(uint32 capacity)
 {
-	uint32		cap = (uint32) bloomidx_segment_rows;
+	uint32		cap = bloomidx_segment_capacity(capacity);
 
 	return cap > capacity ? cap - capacity + 1 : 1;
 }

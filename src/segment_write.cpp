@@ -14,11 +14,23 @@ int			bloomidx_segment_rows = bloomidx::kSegmentRows;
 /* Slices transposed at a time: 64 slices, 520 kB, whatever the signature. */
 #define SLICE_BATCH 64
 
-void
-bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes)
+/*
+ * Rows a segment takes: bloomidx.segment_rows, but at least a pending
+ * page's worth (page_capacity), as a seal takes whole pages.
+ */
+uint32
+bloomidx_segment_capacity(uint32 page_capacity)
 {
+	return Min(Max((uint32) bloomidx_segment_rows, page_capacity), bloomidx::kSegmentRows);
+}
+
+/* Room for `capacity` rows (1..kSegmentRows) of signature_bytes each. */
+void
+bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity)
+{
+	Assert(capacity >= 1 && capacity <= bloomidx::kSegmentRows);
 	rows->nrows = 0;
-	rows->capacity = (uint32) bloomidx_segment_rows;
+	rows->capacity = capacity;
 	rows->signature_bytes = signature_bytes;
 	rows->signatures = (uint8 *) palloc_extended((Size) rows->capacity * signature_bytes,
 												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);

@@ -221,15 +221,14 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 												 callback, callback_state, info->strategy);
 
 	/* Pages are linked behind the tail meanwhile, never taken from the list. */
-	BlockNumber blkno = dir->header.pending_head;
-	BlockNumber from = bloomidx::kMetaBlock;
-	BlockNumber visited = 0;
-	uint32		walked = 0;
+	PendingWalk walk;
 
-	while (blkno != bloomidx::kMetaBlock)
+	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
+	while (bloomidx_pending_walk_more(&walk))
 	{
+		BlockNumber blkno = walk.blkno;
+
 		bloomidx_vacuum_delay_point();
-		bloomidx_check_pending_link(index, from, blkno, &nblocks, &visited);
 		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 												info->strategy);
 
@@ -255,12 +254,10 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buffer);
 		/* Inserts find the space freed here (none in a damaged page). */
 		RecordPageWithFreeSpace(index, blkno, room);
-		from = blkno;
-		blkno = next;
-		walked++;
+		bloomidx_pending_walk_follow(&walk, next);
 	}
 	/* VACUUM holds the seal lock: the list can only have grown since the copy. */
-	(void) bloomidx_check_pending_count(index, dir, walked);
+	(void) bloomidx_check_pending_count(index, dir, walk.visited);
 	pfree(dir);
 	stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);
@@ -296,6 +293,9 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 		visit_pages(info, stats, NULL, NULL);
 	}
+	/* Pages a crashed or failed seal or merge left behind are freed. */
+	bloomidx_sweep(info->index, info->strategy, stats);
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;
 }

@@ -476,14 +476,14 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	for (uint32 i = 0; ok && i < dir->header.nsegments; i++)
 		ok = check_segment(vs, &dir->entries[i], bas, generation, vs->index_blocks);
 
-	BlockNumber blkno = dir->header.pending_head;
-	BlockNumber from = bloomidx::kMetaBlock;
-	BlockNumber followed = 0;
+	PendingWalk walk;
 
-	while (ok && blkno != bloomidx::kMetaBlock)
+	bloomidx_pending_walk_init(&walk, vs->index, dir->header.pending_head, vs->index_blocks);
+	while (ok && bloomidx_pending_walk_more(&walk))
 	{
+		BlockNumber blkno = walk.blkno;
+
 		CHECK_FOR_INTERRUPTS();
-		bloomidx_check_pending_link(vs->index, from, blkno, &vs->index_blocks, &followed);
 		reserve_entries(vs);
 		copy_page(vs, blkno, bas);
 
@@ -510,9 +510,9 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 		/* Reported after the row-by-row checks, which may name the damaged entry instead. */
 		note_sums(vs, blkno);
 		vs->pending_pages++;
-		from = blkno;
-		blkno = bloomidx::pending_next(raw);
+		bloomidx_pending_walk_follow(&walk, bloomidx::pending_next(raw));
 	}
+	vs->index_blocks = walk.nblocks;
 	if (ok)
 		ok = bloomidx_check_pending_count(vs->index, dir, vs->pending_pages);
 	vs->segments = dir->header.nsegments;

@@ -2,7 +2,7 @@
 # bloomidx benchmark suite.  Not a test: it asserts nothing, and no test
 # suite runs it.
 #
-#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 25 minutes on 2 cores
+#   make bench                # SCALE=1: 10,000,000 + 5,000,000 rows, about 40 minutes on 2 cores
 #   make bench SCALE=0.02     # a quick run, about 3 minutes
 #   SCALE=0.1 bash test/bench/run.sh
 #

@@ -1,0 +1,53 @@
+/*
+ * debug.cpp: two superuser settings that exist for the tests of the seal
+ * protocol (src/segments.md, "Crashes" and "Reading"), never for
+ * production: bloomidx.debug_seal_stop stops the server right after a step
+ * of a seal or merge (the TAP tests crash there), and
+ * bloomidx.debug_pause_at makes a seal or a scan wait at a point on an
+ * advisory lock the isolation tests hold (they run other sessions there).
+ * Both are checked at points where the backend holds no buffer lock.
+ */
+#include "bloomidx.h"
+
+int			bloomidx_debug_seal_stop = 0;
+int			bloomidx_debug_pause_at = PAUSE_NONE;
+
+const struct config_enum_entry debug_pause_options[] = {
+	{"none", PAUSE_NONE, false},
+	{"seal_marked", PAUSE_SEAL_MARKED, false},
+	{"seal_published", PAUSE_SEAL_PUBLISHED, false},
+	{"scan_directory", PAUSE_SCAN_DIRECTORY, false},
+	{NULL, 0, false}
+};
+
+/*
+ * A seal or merge has done `step`: with bloomidx.debug_seal_stop at that
+ * step, the server stops as if it crashed there.  The WAL written so far
+ * is flushed first, so that the crash comes after the step, not before.
+ */
+void
+bloomidx_seal_step(SealStep step)
+{
+	if (bloomidx_debug_seal_stop != (int) step)
+		return;
+	XLogFlush(GetXLogInsertRecPtr());
+	elog(PANIC, "bloomidx: stopped after seal step %d (bloomidx.debug_seal_stop)", (int) step);
+}
+
+/*
+ * With bloomidx.debug_pause_at at `point`, waits until no session holds
+ * advisory lock BLOOMIDX_PAUSE_KEY: a heavyweight lock, so that the
+ * isolation tester sees this backend as waiting.
+ */
+void
+bloomidx_debug_pause(DebugPause point)
+{
+	LOCKTAG		tag;
+
+	if (bloomidx_debug_pause_at != (int) point)
+		return;
+	/* As pg_advisory_lock_shared(bigint) names its lock. */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, BLOOMIDX_PAUSE_KEY, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}

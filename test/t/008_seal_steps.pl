@@ -1,0 +1,149 @@
+
+# A crash at each step of a seal and of a merge (src/segments.md, "Crashes"):
+# bloomidx.debug_seal_stop makes the server stop (PANIC) right after the
+# chosen step, and the server restarts from WAL.  After each: no row lost or
+# seen twice (index against sequential scan, bloomidx_verify, the index's
+# row count against the table's), and the next VACUUM frees exactly the pages
+# the interrupted step left behind (none after step 1 or 4, some after 2 and
+# 3), after which seals and merges carry on.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use BloomidxTAP;
+
+init_seed();
+
+my $node = new_bloomidx_node(
+	'steps',
+	helpers => 1,
+	conf    => q{
+restart_after_crash = on
+wal_consistency_checking = 'all'
+# inserts leave rows pending; the seals below choose 500-row segments
+bloomidx.segment_rows = 65024
+});
+
+my $seal_gucs = 'SET bloomidx.segment_rows = 500;';
+create_test_table($node, 't');
+load_rows($node, 't', 1, 4000);
+$node->safe_psql('postgres',
+	"$seal_gucs CREATE INDEX t_bloomidx ON t USING bloomidx (a, b, c, d)");
+my $next = 4001;
+
+sub info
+{
+	return $node->safe_psql('postgres',
+		"SELECT segments || ' segments, ' || pending_pages || ' pending pages' FROM bloomidx_index_info('t_bloomidx')"
+	);
+}
+
+# Runs $sql with the stop at $step set: the server must stop, then come back.
+sub crash_at
+{
+	my ($step, $sql, $label) = @_;
+	my $log_offset = -s $node->logfile;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"$seal_gucs SET bloomidx.debug_seal_stop = $step; $sql");
+	isnt($ret, 0, "$label: the server stopped") or diag $stdout;
+	ok($node->poll_query_until('postgres', 'SELECT true'),
+		"$label: the server is back");
+	like(slurp_file($node->logfile, $log_offset), qr/stopped after seal step $step/,
+		"$label: it stopped after step $step");
+	return;
+}
+
+# The index answers as a sequential scan does and passes bloomidx_verify.
+sub check_answers
+{
+	my ($label) = @_;
+	verify_index($node, 't_bloomidx', $label);
+	compare_index_to_seqscan(
+		idx_node => $node,
+		seq_node => $node,
+		table    => 't',
+		index    => 't_bloomidx',
+		conds    => random_conditions(fetch_rows($node, 't'), 60),
+		label    => $label);
+	return;
+}
+
+# VACUUM (VERBOSE): the orphans its sweep freed; then the index holds each
+# row of the table once.
+sub vacuum_frees
+{
+	my ($label) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "$seal_gucs VACUUM (VERBOSE) t");
+	is($ret, 0, "$label: VACUUM runs") or diag $stderr;
+	my ($freed) = $stderr =~ /index "t_bloomidx": pages: \d+ in total, (\d+) newly deleted/;
+	ok(defined $freed, "$label: VACUUM VERBOSE reports the index's pages") or diag $stderr;
+	is( $node->safe_psql('postgres',
+			"SELECT live_rows + pending_rows = (SELECT count(*) FROM t) FROM bloomidx_index_info('t_bloomidx')"
+		),
+		't',
+		"$label: after VACUUM the index holds each row once");
+	return $freed // -1;
+}
+
+# After a crash at $step: answers right; the next VACUUM frees what steps 2
+# (a segment written, not published) and 3 (published, old pages not yet
+# freed) left behind, and nothing after steps 1 and 4; answers still right.
+sub after_crash
+{
+	my ($step, $label) = @_;
+	check_answers($label);
+	my $freed = vacuum_frees($label);
+	if ($step == 2 || $step == 3)
+	{
+		ok($freed > 0, "$label: VACUUM freed the $freed pages left behind");
+	}
+	else
+	{
+		is($freed, 0, "$label: nothing was left behind");
+	}
+	check_answers("$label, then VACUUM");
+	return;
+}
+
+# A seal stopped after each step.
+for my $step (1 .. 4)
+{
+	my $label = "seal, crash after step $step";
+	load_rows($node, 't', $next, $next + 1499);
+	$next += 1500;
+	note "$label: before, " . info();
+	crash_at($step, "SELECT bloomidx_seal('t_bloomidx')", $label);
+	note "$label: after, " . info();
+	after_crash($step, $label);
+	is($node->safe_psql('postgres', "$seal_gucs SELECT bloomidx_seal('t_bloomidx') >= 0"),
+		't', "$label: a seal runs again");
+}
+
+# A merge (VACUUM's, of segments mostly deleted) stopped after each step.
+for my $step (2 .. 4)
+{
+	my $label = "merge, crash after step $step";
+	load_rows($node, 't', $next, $next + 1999);
+	$next += 2000;
+	$node->safe_psql('postgres', "$seal_gucs SELECT bloomidx_seal('t_bloomidx')");
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 10 < 7 AND random() < 0.9');
+	note "$label: before, " . info();
+	crash_at($step, 'VACUUM t', $label);
+	note "$label: after, " . info();
+	after_crash($step, $label);
+}
+
+# The freed pages are reused: more rows and seals, and the index grows less
+# than the pages it was given back.
+my $pages_before = $node->safe_psql('postgres', "SELECT pg_relation_size('t_bloomidx') / 8192");
+load_rows($node, 't', $next, $next + 1999);
+$node->safe_psql('postgres', "$seal_gucs SELECT bloomidx_seal('t_bloomidx')");
+$node->safe_psql('postgres', "$seal_gucs VACUUM t");
+my $pages_after = $node->safe_psql('postgres', "SELECT pg_relation_size('t_bloomidx') / 8192");
+cmp_ok($pages_after, '<=', $pages_before, "freed pages reused ($pages_before pages before, $pages_after after)");
+check_answers('at the end');
+
+done_testing();
