@@ -95,3 +95,13 @@ DROP TABLE sl_parted;
 RESET bloomidx.segment_rows;
 RESET max_parallel_maintenance_workers;
 DROP TABLE sl;
+
+-- The debugging settings of the seal protocol's tests (src/debug.cpp) take
+-- a value only from SET in a session: set for a role, a database or the
+-- server, a crash switch would reach every backend.
+LOAD 'bloomidx';
+ALTER ROLE CURRENT_USER SET bloomidx.debug_seal_stop = 2;
+ALTER ROLE CURRENT_USER SET bloomidx.debug_pause_at = 'seal_marked';
+SET bloomidx.debug_seal_stop = 4;
+SET bloomidx.debug_seal_stop = 5;
+RESET bloomidx.debug_seal_stop;

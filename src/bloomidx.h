@@ -160,7 +160,7 @@ typedef struct DirectoryCopy
 	bloomidx::FreeRuns runs;
 } DirectoryCopy;
 
-void		bloomidx_read_directory(Relation index, BlockNumber nblocks, DirectoryCopy *copy);
+void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
 
 typedef struct DirectoryStats
 {
@@ -376,6 +376,7 @@ typedef enum SealStep
 	SEAL_STEP_FREED = 4			/* the old pages freed */
 } SealStep;
 extern int	bloomidx_debug_seal_stop;
+bool		bloomidx_debug_check(int *newval, void **extra, GucSource source);
 void		bloomidx_seal_step(SealStep step);
 
 /*

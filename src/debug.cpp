@@ -21,6 +21,22 @@ const struct config_enum_entry debug_pause_options[] = {
 };
 
 /*
+ * Both settings only take a value from SET in a session (never from a
+ * configuration file, ALTER SYSTEM, ALTER DATABASE or ALTER ROLE): set
+ * anywhere else, a crash switch would reach every backend, autovacuum's
+ * included, and could keep the server in a crash loop.
+ */
+bool
+bloomidx_debug_check(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || source == PGC_S_SESSION)
+		return true;
+	GUC_check_errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM);
+	GUC_check_errdetail("This debugging setting can only be changed with SET, in a session.");
+	return false;
+}
+
+/*
  * A seal or merge has done `step`: with bloomidx.debug_seal_stop at that
  * step, the server stops as if it crashed there.  The WAL written so far
  * is flushed first, so that the crash comes after the step, not before.

@@ -8,14 +8,38 @@
 #include "bloomidx.h"
 
 /*
- * Copies the directory of the metapage (locked by the caller) and checks
- * it: the metapage whole, then each entry against the index's length, so
- * that a damaged entry is an error and never sends a scan elsewhere.
+ * The first block a directory copy names past nblocks (an entry's, the
+ * pending head's or tail's), as "entry i" in *what; none: false.
  */
-static void
-bloomidx_copy_directory(Relation index, Page metapage, BlockNumber nblocks, DirectoryCopy *copy)
+static bool
+names_block_past(const DirectoryCopy *copy, uint32 nslices, BlockNumber nblocks, int *entry)
 {
-	const uint8 *page = (const uint8 *) metapage;
+	for (uint32 i = 0; i < copy->header.nsegments; i++)
+		if (!bloomidx::segment_entry_ok(copy->entries[i], nslices, nblocks))
+		{
+			*entry = (int) i;
+			return true;
+		}
+	*entry = -1;
+	return copy->header.pending_head >= nblocks || copy->header.pending_tail >= nblocks;
+}
+
+/*
+ * Copies the directory as it is now (a short share lock of the metapage)
+ * and checks it: the metapage whole, then each entry and the pending list's
+ * ends against the index's length, so that a damaged entry is an error and
+ * never sends a scan elsewhere.  *nblocks: the length the caller read
+ * before; read again under the lock when the copy names a block past it
+ * (a page added and linked meanwhile: pages are added before the metapage
+ * names them), so it covers every block the copy names.
+ */
+void
+bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+{
+	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
 
 	if (problem != bloomidx::PageProblem::None)
@@ -26,24 +50,20 @@ bloomidx_copy_directory(Relation index, Page metapage, BlockNumber nblocks, Dire
 	copy->runs = *bloomidx::free_runs(page);
 
 	uint32		nslices = bloomidx::meta_data(page)->signature_bits;
+	int			entry;
 
-	for (uint32 i = 0; i < copy->header.nsegments; i++)
-		if (!bloomidx::segment_entry_ok(copy->entries[i], nslices, nblocks))
-			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-										   psprintf("Segment directory entry %u is damaged.", i));
-	if (copy->header.pending_head >= nblocks || copy->header.pending_tail >= nblocks)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
-									 bloomidx::PageProblem::BadDirectory);
-}
-
-/* Copies the directory as it is now (a short share lock of the metapage). */
-void
-bloomidx_read_directory(Relation index, BlockNumber nblocks, DirectoryCopy *copy)
-{
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	bloomidx_copy_directory(index, BufferGetPage(buffer), nblocks, copy);
+	if (names_block_past(copy, nslices, *nblocks, &entry))
+	{
+		*nblocks = RelationGetNumberOfBlocks(index);
+		if (names_block_past(copy, nslices, *nblocks, &entry))
+		{
+			if (entry >= 0)
+				bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+											   psprintf("Segment directory entry %d is damaged.", entry));
+			bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
+										 bloomidx::PageProblem::BadDirectory);
+		}
+	}
 	UnlockReleaseBuffer(buffer);
 }
 
@@ -63,7 +83,7 @@ bloomidx_directory_generation(Relation index)
 
 /*
  * What the planner needs of the directory (cost.cpp): segments, their
- * rows, their TID pages, and pending pages, read under a short share lock
+ * rows and live rows, and pending pages, read under a short share lock
  * of the metapage, as GIN's cost estimate reads its metapage.  Nothing is
  * checked here: a damaged directory only skews an estimate, and the scan
  * that follows reports it.

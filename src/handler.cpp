@@ -41,12 +41,12 @@ _PG_init(void)
 							"1 pending pages marked, 2 segment written, 3 published, 4 old pages freed; 0 never.",
 							NULL, &bloomidx_debug_seal_stop, 0, 0, 4, PGC_SUSET,
 							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
-							NULL, NULL, NULL);
+							bloomidx_debug_check, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",
 							 "Debugging only: where a seal or scan waits until no session holds advisory lock 4242.",
 							 NULL, &bloomidx_debug_pause_at, PAUSE_NONE, debug_pause_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
-							 NULL, NULL, NULL);
+							 bloomidx_debug_check, NULL, NULL);
 	MarkGUCPrefixReserved("bloomidx");
 }
 

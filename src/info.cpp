@@ -76,7 +76,7 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
 	Buffer		buffer;
 
-	bloomidx_read_directory(index, nblocks, dir);
+	bloomidx_read_directory(index, &nblocks, dir);
 
 	int64		segment_rows = 0;
 	int64		live_rows = 0;

@@ -1,6 +1,6 @@
 /*
  * merge.cpp: VACUUM's rewrite of segments that deletions left mostly dead
- * (src/segments.md, "Merge").
+ * (src/segments.md, "Writing", VACUUM).
  *
  * A segment's slices cost the same pages however few of its rows live, so
  * under churn (rows deleted, as many inserted) an index that only cleared
@@ -228,7 +228,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	uint32		ncand = 0;
 
 	bloomidx_init_state(state, index);
-	bloomidx_read_directory(index, nblocks, dir);
+	bloomidx_read_directory(index, &nblocks, dir);
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		if ((uint32) dir->entries[i].live_rows * MERGE_BELOW <
 			Max((uint32) dir->entries[i].rows, bloomidx_segment_capacity(state->geometry.capacity)))
@@ -313,7 +313,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 		rows.nrows = 0;
 		/* The free-run list and the next id changed: a fresh copy. */
 		nblocks = RelationGetNumberOfBlocks(index);
-		bloomidx_read_directory(index, nblocks, dir);
+		bloomidx_read_directory(index, &nblocks, dir);
 	}
 	if (k > 0)
 		IndexFreeSpaceMapVacuum(index);

@@ -106,7 +106,7 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	bloomidx_init_state(state, index);
-	bloomidx_read_directory(index, nblocks, dir);
+	bloomidx_read_directory(index, &nblocks, dir);
 
 	/* No room in the directory (overflow pages are to come): the rows stay pending. */
 	if (dir->header.nsegments >= bloomidx::kInlineSegments ||

@@ -123,21 +123,19 @@ reuse_free_page(Relation index)
 		{
 			Buffer		buffer = ReadBuffer(index, blkno);
 
-			if (ConditionalLockBuffer(buffer))
-			{
-				const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+			/* No other buffer is locked here: waiting (for a reader, an insert) is safe. */
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 
-				if (PageIsNew((Page) page) ||
-					bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
-				{
-					RecordUsedIndexPage(index, blkno);
-					return buffer;
-				}
-				LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+			if (PageIsNew((Page) page) ||
+				bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+			{
+				RecordUsedIndexPage(index, blkno);
+				return buffer;
 			}
-			ReleaseBuffer(buffer);
+			UnlockReleaseBuffer(buffer);
 		}
-		RecordUsedIndexPage(index, blkno);	/* a stale hint, or in use */
+		RecordUsedIndexPage(index, blkno);	/* a stale hint: in use */
 	}
 	return InvalidBuffer;
 }
@@ -168,12 +166,13 @@ new_page_buffer(Relation index, bool shared_extension)
 
 	if (BufferIsValid(buffer))
 		return buffer;
+	/* Locked before the extension lock goes: a new page is free to every other taker. */
 	if (shared_extension)
 		LockRelationForExtension(index, ExclusiveLock);
 	buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (shared_extension)
 		UnlockRelationForExtension(index, ExclusiveLock);
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	return buffer;
 }
 

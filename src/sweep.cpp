@@ -79,13 +79,25 @@ mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, Us
 void
 bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteResult *stats)
 {
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
 	uint32		nslices = bloomidx_cached_meta(index)->signature_bits;
 	UsedBlocks	used;
 	bool		all_sound = true;
+	BlockNumber nblocks;
 
-	bloomidx_read_directory(index, nblocks, dir);
+	/*
+	 * The length under the extension lock, as btvacuumscan reads it: an
+	 * insert extends the index and locks its new page before it lets go of
+	 * that lock, so every page below this length that is still new is
+	 * locked by its extender until linked, and reading it waits for that.
+	 */
+	if (!RELATION_IS_LOCAL(index))
+		LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (!RELATION_IS_LOCAL(index))
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	bloomidx_read_directory(index, &nblocks, dir);
 	used.nblocks = nblocks;
 	used.bits = (uint8 *) palloc0(nblocks / 8 + 1);
 	mark_used(&used, bloomidx::kMetaBlock, 1);

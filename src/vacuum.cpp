@@ -211,7 +211,7 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
 
-	bloomidx_read_directory(index, nblocks, dir);
+	bloomidx_read_directory(index, &nblocks, dir);
 
 	stats->num_index_tuples = 0;
 	stats->pages_free = 0;

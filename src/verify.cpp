@@ -469,7 +469,7 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	bool		ok = true;
 
 	vs->index_blocks = RelationGetNumberOfBlocks(vs->index);
-	bloomidx_read_directory(vs->index, vs->index_blocks, dir);
+	bloomidx_read_directory(vs->index, &vs->index_blocks, dir);
 
 	uint32		generation = dir->header.generation;
 

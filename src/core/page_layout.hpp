@@ -20,8 +20,8 @@
 // (S + 6)-byte entries as fit in the 8,152 payload bytes, contrib/bloom's
 // tuples per page or one fewer.  Vacuum compacts entries [0, n).
 //
-// Slice page (format 2, for the bit-sliced segments of src/segments.md;
-// not yet written by the index): bit j of a segment's rows,
+// Slice page (format 2, for the bit-sliced segments of src/segments.md):
+// bit j of a segment's rows,
 //
 //   [page header, 24 B][kSliceWords words: row r at word r / 64, bit r % 64][hole, 24 B][special, 16 B]
 //                                                                          ^pd_lower  ^pd_upper
@@ -99,8 +99,9 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 6;        // bump on any change to this file that
-                                            // indexes see (6: segments, pending list)
+constexpr uint16_t kMetaVersion = 7;        // bump on any change to this file that
+                                            // indexes see (6: segments, pending list;
+                                            // 7: the free-run list)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -250,8 +251,8 @@ void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint3
 // what the entries past it used.
 void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept;
 
-// A segment directory entry (src/segments.md), 32 bytes, 250 of them
-// inline in the metapage once segments are written (format version 6).
+// A segment directory entry (src/segments.md), 32 bytes, 240 of them
+// inline in the metapage (format versions 6 on).
 // The check covers every other field, so a damaged entry, which would
 // send a scan to the wrong blocks or drop a segment's rows, is an error.
 struct SegmentEntry {
@@ -288,7 +289,7 @@ static_assert(sizeof(DirectoryHeader) == 32, "directory header is 32 bytes");
 constexpr uint32_t kDirectoryOffset = 152; // page header + MetaPageData, 8-aligned
 constexpr uint32_t kInlineSegments = 240;  // 15.6 M rows of full segments
 
-// The metapage's third part (format 6), after the entries: runs of slice
+// The metapage's third part (format 7), after the entries: runs of slice
 // blocks that merged-away segments left, each `signature_bits` consecutive
 // blocks.  Every segment of an index has as many slices, so a run is
 // exactly what the next segment's slices need: under churn the index

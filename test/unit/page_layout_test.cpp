@@ -182,7 +182,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 6) << "6: segments, the pending list and the directory";
+    EXPECT_EQ(kMetaVersion, 7) << "7: segments, the pending list, the directory, free runs";
     EXPECT_EQ(kPageSlice, 3);
     EXPECT_EQ(kPageSegment, 4);
     EXPECT_EQ(kPageTids, 5);
