@@ -31,7 +31,7 @@
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
-#   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 900)
+#   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 1500)
 #   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...) and
 #   test/lib/chroot.sh (BLOOMIDX_CHROOT_ROOT, BLOOMIDX_DEBIAN_MIRROR).
 
@@ -131,7 +131,7 @@ fi
 REGRESS_PORT="${BLOOMIDX_REGRESS_PORT:-5491}"
 TAP_PORT="${BLOOMIDX_TAP_PORT:-5493}"
 SUITES="${BLOOMIDX_SUITES:-build unit regress tap}"
-SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-900}"
+SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-1500}"
 
 # ---------------------------------------------------------------- suites
 # Each runs in a subshell with `set -e` in force (see run_suite).
