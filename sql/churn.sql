@@ -60,3 +60,24 @@ SELECT bool_and(every_row_once) AS every_row_once,
 FROM ch_size;
 DROP TABLE ch, ch_size;
 DROP FUNCTION ch_record();
+
+-- The whole table deleted and loaded again, cycle after cycle, with many
+-- small segments (more than 60, twice the free list's slots): each
+-- segment is written in one extent of blocks, the extents of segments
+-- written one after another join, and the next load takes them, so the
+-- index stays at its first cycle's size.
+SET bloomidx.segment_rows = 64;
+CREATE TABLE fc (id int, a int, b text, c int) WITH (autovacuum_enabled = off);
+CREATE INDEX fc_bl ON fc USING bloomidx (a, b, c);
+CREATE TABLE fc_size (cycle int, pages bigint, segments int);
+\set cycle 'INSERT INTO fc SELECT g, g % 300, ''v'' || g % 100, (g * 7919) % 1000 FROM generate_series(1, 40000) g; SELECT * FROM abc_check(''fc'', 12); INSERT INTO fc_size SELECT (SELECT count(*) FROM fc_size), pg_relation_size(''fc_bl'') / 8192, segments FROM bloomidx_index_info(''fc_bl''); DELETE FROM fc; SELECT wait_for_older_xacts(); VACUUM fc;'
+:cycle
+:cycle
+:cycle
+:cycle
+:cycle
+SELECT bloomidx_verify('fc_bl');
+SELECT min(segments) > 60 AS many_segments,
+       max(pages) FILTER (WHERE cycle > 0) <= min(pages) FILTER (WHERE cycle = 0) + 2 AS no_growth
+FROM fc_size;
+DROP TABLE fc, fc_size;

@@ -33,13 +33,13 @@ SELECT bloomidx_false_positive_rate(0, '{1}');
 DROP TABLE fp_args, fp_parted;
 
 -- 'ok' when the measured rate is within a factor of 2 of the predicted
--- one, and the prediction expects enough false positives (100) over the
+-- one, and the prediction expects enough false positives (50) over the
 -- trials (rows times queries) that a factor of 2 is far outside chance
--- (about 5 standard deviations); else the numbers.
+-- (at least 3.5 standard deviations); else the numbers.
 CREATE FUNCTION rate_verdict(measured float8, predicted float8, trials float8) RETURNS text
 LANGUAGE sql AS $$
     SELECT CASE
-        WHEN predicted * trials < 100 THEN
+        WHEN predicted * trials < 50 THEN
             format('too few false positives expected (%s) to tell', round((predicted * trials)::numeric))
         WHEN measured BETWEEN predicted / 2 AND predicted * 2 THEN 'ok'
         ELSE format('measured %s, predicted %s', round(measured::numeric, 5), round(predicted::numeric, 5))
@@ -127,7 +127,7 @@ SELECT r.* FROM (VALUES
 CROSS JOIN LATERAL check_miss_rate(tbl, typ, val, miss) r;
 
 -- The default sizing, no options, four columns: measured, it keeps at
--- most 0.001 of the rows an equality on any one column does not match,
+-- most 0.0003 of the rows an equality on any one column does not match,
 -- and is near the prediction, which itself is under that target without
 -- wasting much (a signature twice too long would give far less).
 CREATE TABLE fp_default (a int4, b int8, c text, d uuid);
@@ -135,8 +135,8 @@ INSERT INTO fp_default
 SELECT i, i::int8 << 32, 'customer-000000000000-' || i, md5(i::text)::uuid
 FROM generate_series(1, 60000) i;
 CREATE INDEX fp_default_bl ON fp_default USING bloomidx (a, b, c, d);
-SELECT col, measured <= 0.001 AS meets_0_001,
-       predicted <= 0.001 AND predicted > 0.0002 AS predicted_near_0_001,
+SELECT col, measured <= 0.0003 AS meets_0_0003,
+       predicted <= 0.0003 AND predicted > 0.0001 AS predicted_near_0_0003,
        rate_verdict(measured, predicted, 60000 * nconds) AS near_prediction
 FROM (SELECT col,
              miss_rate('fp_default', array_agg(cond)) AS measured,

@@ -43,7 +43,7 @@ CREATE INDEX ON topt USING bloomidx (a) WITH (false_positive_rate = 'often');
 -- invocation with its function's OID, which differs from run to run.)
 ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 SET client_min_messages = debug1;
--- No options: at most 0.1% on any one column.
+-- No options: at most 0.03% on any one column.
 CREATE INDEX topt_def ON topt USING bloomidx (a, b, c);
 SELECT reloptions FROM pg_class WHERE oid = 'topt_def'::regclass;
 SELECT pg_relation_size('topt_def') / current_setting('block_size')::int AS blocks;

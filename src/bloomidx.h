@@ -33,10 +33,10 @@ static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpa
 
 /*
  * Without options, an index is sized so that an equality on any single
- * column keeps at most 0.1% of the rows that do not match (README.md,
+ * column keeps at most 0.03% of the rows that do not match (README.md,
  * "Choosing the size", says why).
  */
-#define BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE 0.001
+#define BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE 0.0003
 
 /* Reloptions as parsed (varlena, as build_reloptions makes them). */
 typedef struct BloomidxOptions
@@ -108,7 +108,17 @@ void		bloomidx_init_page(Page page, uint16 flags);
 void		bloomidx_init_data_page(Page page);
 void		bloomidx_fill_metapage(Relation index, Page page);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
-Buffer	   *bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints);
+/* Per data page: where this backend last found it, and when its sums passed (page.cpp). */
+typedef struct BufferHints
+{
+	BlockNumber n;				/* blocks [0, n) have hints */
+	bool		wal_logged;		/* whether checked[] may be used */
+	Buffer	   *buffers;		/* InvalidBuffer: none yet */
+	XLogRecPtr *checked;		/* the page's LSN when its sums last passed; 0: never */
+} BufferHints;
+BufferHints *bloomidx_buffer_hints(Relation index, BlockNumber nblocks);
+bool		bloomidx_sums_known(const BufferHints *hints, BlockNumber blkno, Page page);
+void		bloomidx_sums_passed(BufferHints *hints, BlockNumber blkno, Page page);
 BLOOMIDX_NORETURN void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 															const char *detail);
 void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);
@@ -145,9 +155,11 @@ extern int	bloomidx_segment_rows;
 uint32		bloomidx_segment_capacity(uint32 page_capacity);
 void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
 void		bloomidx_segment_rows_free(SegmentRows *rows);
+typedef struct DirectoryCopy DirectoryCopy;
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-								   uint32 segment_id, bool shared_extension, BlockNumber run,
-								   bloomidx::SegmentEntry *entry);
+								   uint32 segment_id, bool shared_extension,
+								   bloomidx::FreeList *list, const DirectoryCopy *dir,
+								   uint32 *taken, bloomidx::SegmentEntry *entry);
 
 /*
  * directory.cpp: the metapage's segment directory and pending list.  A
@@ -157,7 +169,7 @@ typedef struct DirectoryCopy
 {
 	bloomidx::DirectoryHeader header;
 	bloomidx::SegmentEntry entries[bloomidx::kInlineSegments];
-	bloomidx::FreeRuns runs;
+	bloomidx::FreeList free;
 } DirectoryCopy;
 
 void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
@@ -207,18 +219,22 @@ void		bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next);
 typedef struct DirectoryChange
 {
 	const bloomidx::SegmentEntry *added;	/* a new segment, or NULL */
-	bool		added_in_run;	/* its slices are in the list's last free run */
+	uint32		taken_first;	/* its blocks, if taken off the free list: */
+	uint32		taken_blocks;	/* the first and how many (0: the index grew) */
 	const uint32 *removed;		/* ids of segments removed */
+	const bloomidx::SegmentHeader *removed_headers;	/* and their headers */
 	uint32		nremoved;
-	bool	   *run_listed;		/* out, per removed: its slices' run was listed
-								 * as free (else the caller frees the pages) */
+	bloomidx::FreeExtent *unlisted; /* out: removed segments' blocks the free
+									 * list had no room for (the caller frees
+									 * them); room for nremoved *
+									 * kMaxSegmentExtents */
+	uint32		nunlisted;
 	bool		move_head;		/* the pending head becomes new_head */
 	BlockNumber new_head;
 	uint32		unlinked_pages; /* pending pages that left the list */
 } DirectoryChange;
 
-BlockNumber bloomidx_free_run(Relation index, const DirectoryCopy *dir, BlockNumber nblocks);
-uint32		bloomidx_publish(Relation index, const DirectoryChange *change);
+uint32		bloomidx_publish(Relation index, DirectoryChange *change);
 void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
 void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
 										SegmentRows *rows, const DirectoryCopy *dir,
@@ -328,10 +344,10 @@ typedef struct SegmentScanWork SegmentScanWork;	/* segment_scan.cpp's */
 SegmentScanWork *bloomidx_segment_scan_work(void);
 bool		bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
 								  const bloomidx::SegmentEntry *entry, uint32 nslices,
-								  uint32 generation, BlockNumber nblocks, Buffer *hints,
-								  BlockNumber nhints, TidSink *sink);
+								  uint32 generation, BlockNumber nblocks, BufferHints *hints,
+								  TidSink *sink);
 Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
-							   Buffer *hints, BlockNumber nhints);
+							   BufferHints *hints);
 
 /* vacuum.cpp */
 extern "C" IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,

@@ -131,8 +131,10 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 		rows_to_pending_pages(index, part);
 		return;
 	}
-	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension,
-						   InvalidBlockNumber, &part->entries[part->nentries++]);
+	uint32		taken;
+
+	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension, NULL,
+						   NULL, &taken, &part->entries[part->nentries++]);
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
 	part->rows.nrows = 0;

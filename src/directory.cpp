@@ -47,7 +47,7 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 	copy->header = *bloomidx::directory_header(page);
 	memcpy(copy->entries, bloomidx::directory_entries(page),
 		   copy->header.nsegments * sizeof(bloomidx::SegmentEntry));
-	copy->runs = *bloomidx::free_runs(page);
+	copy->free = *bloomidx::free_list(page);
 
 	uint32		nslices = bloomidx::meta_data(page)->signature_bits;
 	int			entry;
@@ -195,32 +195,13 @@ bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 wa
 }
 
 /*
- * The free run a new segment's slices can take (the list's last), checked
- * against the directory copy; InvalidBlockNumber if none is listed.  The
- * caller holds the seal lock, so the list is the copy's until it publishes.
- */
-BlockNumber
-bloomidx_free_run(Relation index, const DirectoryCopy *dir, BlockNumber nblocks)
-{
-	const bloomidx::FreeRuns *runs = &dir->runs;
-
-	if (runs->count == 0)
-		return InvalidBlockNumber;
-	if (!bloomidx::free_run_ok(*runs, runs->count - 1u, bloomidx_cached_meta(index)->signature_bits,
-							   nblocks, dir->entries, dir->header.nsegments))
-		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-									   psprintf("Free run %u of the metapage's list overlaps pages in use.",
-												runs->count - 1u));
-	return runs->first[runs->count - 1];
-}
-
-/*
  * Publishes a change of the directory in one WAL record of the metapage
- * and returns the directory's new generation (one more).  A removed
- * segment's run of slice blocks joins the free-run list while it has room.
+ * and returns the directory's new generation (one more).  The added
+ * segment's blocks leave the free list, the removed segments' blocks join
+ * it (those it has no room for go to change->unlisted).
  */
 uint32
-bloomidx_publish(Relation index, const DirectoryChange *change)
+bloomidx_publish(Relation index, DirectoryChange *change)
 {
 	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
 
@@ -233,7 +214,7 @@ bloomidx_publish(Relation index, const DirectoryChange *change)
 
 	/* What the change takes for granted, checked before anything changes. */
 	const bloomidx::DirectoryHeader *cd = bloomidx::directory_header(current);
-	const bloomidx::FreeRuns *cr = bloomidx::free_runs(current);
+	bloomidx::FreeList list = *bloomidx::free_list(current);
 	uint32		found = 0;
 
 	for (uint32 i = 0; i < cd->nsegments; i++)
@@ -241,21 +222,42 @@ bloomidx_publish(Relation index, const DirectoryChange *change)
 			found += bloomidx::directory_entries(current)[i].segment_id == change->removed[k];
 	if (found != change->nremoved ||
 		(change->added != NULL && cd->nsegments - change->nremoved >= bloomidx::kInlineSegments) ||
-		(change->added_in_run &&
-		 (cr->count == 0 || cr->first[cr->count - 1] != change->added->first_slice)) ||
+		(change->taken_blocks > 0 &&
+		 bloomidx::free_list_take(&list, change->taken_blocks) != change->taken_first) ||
 		(change->move_head && change->unlinked_pages > cd->pending_pages))
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
+
+	/* The removed segments' blocks, one extent each if written in one piece. */
+	change->nunlisted = 0;
+	for (uint32 i = 0; i < cd->nsegments; i++)
+	{
+		const bloomidx::SegmentEntry *e = &bloomidx::directory_entries(current)[i];
+		bloomidx::FreeExtent extents[bloomidx::kMaxSegmentExtents];
+		uint32		k = 0;
+
+		while (k < change->nremoved && change->removed[k] != e->segment_id)
+			k++;
+		if (k == change->nremoved)
+			continue;
+		uint32		n = bloomidx::segment_extents(change->removed_headers[k], e->header_block,
+												  extents);
+
+		if (n == 0)
+			bloomidx_report_corrupted_page(index, e->header_block,
+										   psprintf("The header of segment %u names a block twice.",
+													e->segment_id));
+		for (uint32 x = 0; x < n; x++)
+			if (!bloomidx::free_list_push(&list, extents[x].first, extents[x].nblocks))
+				change->unlisted[change->nunlisted++] = extents[x];
+	}
 
 	GenericXLogState *xlog = GenericXLogStart(index);
 	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
 	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
 	bloomidx::SegmentEntry *entries = bloomidx::directory_entries(page);
-	bloomidx::FreeRuns *runs = bloomidx::free_runs(page);
 	uint32		kept = 0;
 
-	if (change->added_in_run)
-		(void) bloomidx::free_runs_pop(runs);
 	for (uint32 i = 0; i < d->nsegments; i++)
 	{
 		uint32		k = 0;
@@ -263,13 +265,7 @@ bloomidx_publish(Relation index, const DirectoryChange *change)
 		while (k < change->nremoved && change->removed[k] != entries[i].segment_id)
 			k++;
 		if (k == change->nremoved)
-		{
 			entries[kept++] = entries[i];
-			continue;
-		}
-		change->run_listed[k] = runs->count < bloomidx::kMaxFreeRuns;
-		if (change->run_listed[k])
-			bloomidx::free_runs_push(runs, entries[i].first_slice);
 	}
 	memset(&entries[kept], 0, (d->nsegments - kept) * sizeof(bloomidx::SegmentEntry));
 	d->nsegments = (uint16) kept;
@@ -285,6 +281,7 @@ bloomidx_publish(Relation index, const DirectoryChange *change)
 	}
 	d->generation++;
 	d->check = bloomidx::directory_check(*d);
+	*bloomidx::free_list(page) = list;
 
 	uint32		generation = d->generation;
 

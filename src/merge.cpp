@@ -9,9 +9,9 @@
  * rows first, and writes the
  * live rows of as many as fit into one new segment: signatures put back
  * together from the slices, TIDs decoded.  One metapage record publishes
- * the new segment and removes the old ones; their runs of slice blocks go
- * to the metapage's free-run list, where the next seal or merge takes them,
- * and their other pages to the free space map.  A segment with no live row
+ * the new segment and removes the old ones, whose blocks go to the
+ * metapage's free list, where the next seal or merge takes them (what the
+ * list has no room for is freed page by page).  A segment with no live row
  * left is removed without a new one.  A lone segment is not rewritten:
  * it would need as many slice pages as before.
  */
@@ -237,11 +237,10 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 
 	SegmentRows rows;
 	MergeSource *src = (MergeSource *) palloc(sizeof(MergeSource));
-	bloomidx::SegmentEntry *group = (bloomidx::SegmentEntry *)
-		palloc(sizeof(bloomidx::SegmentEntry) * bloomidx::kInlineSegments);
 	bloomidx::SegmentHeader *headers = NULL;
 	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * bloomidx::kInlineSegments);
-	bool	   *run_listed = (bool *) palloc(sizeof(bool) * bloomidx::kInlineSegments);
+	bloomidx::FreeExtent *unlisted = (bloomidx::FreeExtent *)
+		palloc(sizeof(bloomidx::FreeExtent) * bloomidx::kInlineSegments * bloomidx::kMaxSegmentExtents);
 	uint32		k = 0;
 
 	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
@@ -268,7 +267,6 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 			CHECK_FOR_INTERRUPTS();
 			if (read_live_rows(index, e, state->meta.signature_bits, nblocks, strategy, src, &rows))
 			{
-				group[ngroup] = *e;
 				headers[ngroup] = src->header;
 				removed[ngroup] = e->segment_id;
 				ngroup++;
@@ -291,27 +289,21 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 			bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
 		bloomidx_seal_step(SEAL_STEP_WRITTEN);
 		change.removed = removed;
+		change.removed_headers = headers;
 		change.nremoved = ngroup;
-		change.run_listed = run_listed;
+		change.unlisted = unlisted;
 		uint32		generation = bloomidx_publish(index, &change);
 
 		bloomidx_seal_step(SEAL_STEP_PUBLISHED);
 
-		/* Nothing points at the old segments' pages now. */
-		for (uint32 i = 0; i < ngroup; i++)
-		{
-			bloomidx_free_page(index, group[i].header_block, generation);
-			bloomidx_free_page(index, headers[i].live_block, generation);
-			for (uint32 p = 0; p < headers[i].ntid_pages; p++)
-				bloomidx_free_page(index, headers[i].tid_blocks[p], generation);
-			if (!run_listed[i])
-				for (uint32 j = 0; j < state->meta.signature_bits; j++)
-					bloomidx_free_page(index, group[i].first_slice + j, generation);
-		}
+		/* The old segments' blocks the free list had no room for. */
+		for (uint32 i = 0; i < change.nunlisted; i++)
+			for (uint32 b = 0; b < unlisted[i].nblocks; b++)
+				bloomidx_free_page(index, unlisted[i].first + b, generation);
 		bloomidx_seal_step(SEAL_STEP_FREED);
 		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
 		rows.nrows = 0;
-		/* The free-run list and the next id changed: a fresh copy. */
+		/* The free list and the next id changed: a fresh copy. */
 		nblocks = RelationGetNumberOfBlocks(index);
 		bloomidx_read_directory(index, &nblocks, dir);
 	}

@@ -2,7 +2,7 @@
  * options.cpp: the reloptions `length` and `col1`..`col32` (the names and
  * bounds of contrib/bloom) and `false_positive_rate`.  What is not given
  * is chosen by core/sizing.cpp: by default so that an equality on any one
- * column keeps at most 0.1% of non-matching rows.  The result is frozen in
+ * column keeps at most 0.03% of non-matching rows.  The result is frozen in
  * the metapage at build: as with btree's fillfactor or contrib/bloom's
  * options, ALTER INDEX ... SET takes effect at the next REINDEX.
  */

@@ -43,7 +43,7 @@ bloomidx_fill_metapage(Relation index, Page page)
 	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
 						(uint16) ncolumns, column_bits, column_hashing);
 	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
-	bloomidx::free_runs_init(bloomidx::free_runs((uint8 *) page));
+	bloomidx::free_list_init(bloomidx::free_list((uint8 *) page));
 	/* pd_lower past the directory, so Generic WAL does not skip it as a hole */
 	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;
 }
@@ -102,19 +102,26 @@ bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem prob
 /*
  * What a backend keeps of an index in rd_amcache, one chunk that the
  * relcache frees whenever the index is rebuilt or altered: the metapage's
- * contents, read once, and the buffer where this backend's scans last
- * found each data page.  With that hint the next scan pins the page
- * without a lookup in the shared buffer table (ReadRecentBuffer checks
- * that the buffer still holds the page; a stale hint costs a normal read).
+ * contents, read once, and per data page the buffer where this backend's
+ * scans last found it and the LSN at which its sums last passed.
+ *
+ * With the buffer hint the next scan pins the page without a lookup in
+ * the shared buffer table (ReadRecentBuffer checks that the buffer still
+ * holds the page; a stale hint costs a normal read).  With the LSN a scan
+ * need not read a whole slice, live or TID page again to verify its sum:
+ * every change to the page is WAL-logged and moves its LSN on, so the
+ * same LSN means the same image, already verified; the fields that say
+ * what the page is are still checked on every read.  Only for a
+ * WAL-logged index (an unlogged one's LSNs never move).
  */
 typedef struct IndexCache
 {
 	MetaPageData meta;
-	BlockNumber nhints;
-	Buffer		hints[FLEXIBLE_ARRAY_MEMBER];	/* InvalidBuffer: none yet */
+	BufferHints hints;
+	XLogRecPtr	data[FLEXIBLE_ARRAY_MEMBER];	/* hints.checked, then hints.buffers */
 } IndexCache;
 
-/* Hints for the first this many blocks at most (4 MB, a 8 GB index). */
+/* Hints for the first this many blocks at most (12 MB, a 8 GB index). */
 #define MAX_BUFFER_HINTS ((BlockNumber) 1 << 20)
 
 static IndexCache *
@@ -122,38 +129,61 @@ new_index_cache(Relation index, const MetaPageData *meta, BlockNumber nhints)
 {
 	IndexCache *cache = (IndexCache *)
 		MemoryContextAllocZero(index->rd_indexcxt,
-							   offsetof(IndexCache, hints) + nhints * sizeof(Buffer));
+							   offsetof(IndexCache, data) +
+							   nhints * (sizeof(XLogRecPtr) + sizeof(Buffer)));
 
 	cache->meta = *meta;
-	cache->nhints = nhints;
+	cache->hints.n = nhints;
+	cache->hints.checked = cache->data;
+	cache->hints.buffers = (Buffer *) (cache->data + nhints);
 	return cache;
 }
 
 /*
- * The buffer hints of blocks [0, *nhints) of the index, with room for at
- * least nblocks (up to MAX_BUFFER_HINTS); valid until the relcache entry
- * next changes (never within a scan).
+ * The buffer hints of the index, for blocks [0, hints->n), with room for
+ * at least nblocks (up to MAX_BUFFER_HINTS); valid until the relcache
+ * entry next changes (never within a scan).
  */
-Buffer *
-bloomidx_buffer_hints(Relation index, BlockNumber nblocks, BlockNumber *nhints)
+BufferHints *
+bloomidx_buffer_hints(Relation index, BlockNumber nblocks)
 {
 	(void) bloomidx_cached_meta(index);
 	IndexCache *cache = (IndexCache *) index->rd_amcache;
 	BlockNumber want = Min(nblocks, MAX_BUFFER_HINTS);
 
-	if (cache->nhints < want)
+	if (cache->hints.n < want)
 	{
 		/* A quarter more than asked, so that a growing index is not copied per scan. */
 		IndexCache *grown =
 			new_index_cache(index, &cache->meta, Min(want + want / 4, MAX_BUFFER_HINTS));
 
-		memcpy(grown->hints, cache->hints, cache->nhints * sizeof(Buffer));
+		memcpy(grown->hints.checked, cache->hints.checked, cache->hints.n * sizeof(XLogRecPtr));
+		memcpy(grown->hints.buffers, cache->hints.buffers, cache->hints.n * sizeof(Buffer));
 		pfree(cache);
 		index->rd_amcache = grown;
 		cache = grown;
 	}
-	*nhints = cache->nhints;
-	return cache->hints;
+	cache->hints.wal_logged = RelationNeedsWAL(index);
+	return &cache->hints;
+}
+
+/*
+ * Whether the sums of page blkno (pinned and locked) passed at its
+ * present LSN before: the caller may then check it with Sums::Trust.
+ */
+bool
+bloomidx_sums_known(const BufferHints *hints, BlockNumber blkno, Page page)
+{
+	return hints != NULL && hints->wal_logged && blkno < hints->n &&
+		!XLogRecPtrIsInvalid(PageGetLSN(page)) && hints->checked[blkno] == PageGetLSN(page);
+}
+
+/* Records that the sums of page blkno (pinned and locked) passed. */
+void
+bloomidx_sums_passed(BufferHints *hints, BlockNumber blkno, Page page)
+{
+	if (hints != NULL && hints->wal_logged && blkno < hints->n)
+		hints->checked[blkno] = PageGetLSN(page);
 }
 
 /* The index's metapage contents (see IndexCache). */

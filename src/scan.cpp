@@ -301,21 +301,21 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
  * scan of a cached index), else through the ring or a normal read.
  */
 Buffer
-bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas, Buffer *hints,
-		  BlockNumber nhints)
+bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
+				   BufferHints *hints)
 {
-	if (blkno >= nhints)
+	if (hints == NULL || blkno >= hints->n)
 		return ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
 
-	Buffer		hint = hints[blkno];
+	Buffer		hint = hints->buffers[blkno];
 
 	if (BufferIsValid(hint) && ReadRecentBuffer(BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, hint))
 	{
 		bloomidx_count_buffer_hit(index);
 		return hint;
 	}
-	hints[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-	return hints[blkno];
+	hints->buffers[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	return hints->buffers[blkno];
 }
 
 static bool
@@ -470,7 +470,7 @@ scan_pending_page(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *
  */
 static bool
 scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
-		  BufferAccessStrategy bas, Buffer *hints, BlockNumber nhints)
+		  BufferAccessStrategy bas, BufferHints *hints)
 {
 	Relation	index = scan->indexRelation;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -484,7 +484,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	{
 		if (!bloomidx_scan_segment(index, &so->slices, so->work, &so->dir.entries[i],
 								   so->state.meta.signature_bits, generation, nblocks, hints,
-								   nhints, &so->sink))
+								   &so->sink))
 			return false;
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -498,7 +498,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	BlockNumber visited = 0;
 	uint32		walked = 0;
 	Buffer		buffer = blkno != bloomidx::kMetaBlock
-		? bloomidx_read_page(index, blkno, bas, hints, nhints) : InvalidBuffer;
+		? bloomidx_read_page(index, blkno, bas, hints) : InvalidBuffer;
 
 	while (BufferIsValid(buffer))
 	{
@@ -515,7 +515,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		if (next_blkno != bloomidx::kMetaBlock)
 		{
 			bloomidx_check_pending_link(index, blkno, next_blkno, &nblocks, &visited);
-			next = bloomidx_read_page(index, next_blkno, bas, hints, nhints);
+			next = bloomidx_read_page(index, next_blkno, bas, hints);
 		}
 
 		scan_pending_page(index, so, matcher, blkno, &buffer, page, next);
@@ -561,11 +561,10 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	 * Buffer hints only for an index that stays cached (no ring) in shared
 	 * buffers (a temporary index's local buffers are private and few).
 	 */
-	BlockNumber nhints = 0;
-	Buffer	   *hints = bas == NULL && !RelationUsesLocalBuffers(index)
-		? bloomidx_buffer_hints(index, nblocks, &nhints) : NULL;
+	BufferHints *hints = bas == NULL && !RelationUsesLocalBuffers(index)
+		? bloomidx_buffer_hints(index, nblocks) : NULL;
 
-	while (!scan_pass(scan, so, &matcher, bas, hints, nhints))
+	while (!scan_pass(scan, so, &matcher, bas, hints))
 	{
 		elog(DEBUG1, "bloomidx: scan of index \"%s\" starts again: a seal or merge recycled a page it was to read",
 			 RelationGetRelationName(index));

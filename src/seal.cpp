@@ -213,14 +213,17 @@ bloomidx_seal_all(Relation index, uint32 min_rows)
 
 /*
  * The rows that make a segment's worth: a segment takes whole pages, so
- * one page short of bloomidx.segment_rows is as full as it gets.
+ * one page short of bloomidx.segment_rows is as full as it gets; and at
+ * least half a segment's rows, as pending pages VACUUM thinned out hold
+ * few rows each (sealing whatever lies beyond the tail would make a
+ * segment of a few rows per new tail, and a scan reads every segment).
  */
 uint32
 bloomidx_seal_threshold(uint32 capacity)
 {
 	uint32		cap = bloomidx_segment_capacity(capacity);
 
-	return cap > capacity ? cap - capacity + 1 : 1;
+	return Max(cap > capacity ? cap - capacity + 1 : 1, cap / 2);
 }
 
 /*

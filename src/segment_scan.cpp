@@ -57,7 +57,7 @@ page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
 static bool
 and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e,
 		   const uint16 *positions, uint32 npositions, uint64 *result, uint32 generation,
-		   Buffer *hints, BlockNumber nhints, uint32 *candidates, bool *recycled)
+		   BufferHints *hints, uint32 *candidates, bool *recycled)
 {
 	memcpy(result, work->cur, sizeof(work->cur));
 	*candidates = 1;
@@ -75,18 +75,23 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 			uint16		j = positions[first + locked];
 			BlockNumber blkno = e->first_slice + j;
 
-			buffers[locked] = bloomidx_read_page(index, blkno, NULL, hints, nhints);
+			buffers[locked] = bloomidx_read_page(index, blkno, NULL, hints);
 			LockBuffer(buffers[locked], BUFFER_LOCK_SHARE);
-			const uint8 *page = (const uint8 *) BufferGetPage(buffers[locked]);
+			Page		page = BufferGetPage(buffers[locked]);
+			bool		known = bloomidx_sums_known(hints, blkno, page);
 
-			problem = bloomidx::check_slice_page(page, e->rows, j, e->segment_id);
+			problem = bloomidx::check_slice_page((const uint8 *) page, e->rows, j, e->segment_id,
+												 known ? bloomidx::Sums::Trust
+												 : bloomidx::Sums::Verify);
 			if (problem != bloomidx::PageProblem::None)
 			{
 				bad = blkno;
 				locked++;
 				break;
 			}
-			slices[locked] = bloomidx::slice_page_words(page);
+			if (!known)
+				bloomidx_sums_passed(hints, blkno, page);
+			slices[locked] = bloomidx::slice_page_words((const uint8 *) page);
 		}
 		if (problem == bloomidx::PageProblem::None)
 		{
@@ -109,26 +114,30 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 
 /* Reads and checks page blkno of the segment into dst; false: recycled. */
 static bool
-copy_segment_page(Relation index, BlockNumber blkno, Buffer *hints, BlockNumber nhints,
+copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
 				  uint32 generation, char *dst, const bloomidx::SegmentEntry *e,
 				  uint32 nslices, BlockNumber nblocks, int kind, int tid_page,
 				  const bloomidx::SegmentHeader *header)
 {
-	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints, nhints);
+	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		known = bloomidx_sums_known(hints, blkno, (Page) page);
+	bloomidx::Sums sums = known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify;
 	bloomidx::PageProblem problem;
 
 	if (kind == bloomidx::kPageSegment)
 		problem = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
 											   nslices, nblocks);
 	else if (kind == bloomidx::kPageLive)
-		problem = bloomidx::check_live_page(page, e->rows, e->segment_id);
+		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	else
-		problem = bloomidx::check_tid_page(page, *header, (uint16) tid_page);
+		problem = bloomidx::check_tid_page(page, *header, (uint16) tid_page, sums);
 	if (problem == bloomidx::PageProblem::None)
 	{
+		if (!known && kind != bloomidx::kPageSegment)
+			bloomidx_sums_passed(hints, blkno, (Page) page);
 		if (kind == bloomidx::kPageSegment)
 			memcpy(dst, bloomidx::segment_header(page), sizeof(bloomidx::SegmentHeader));
 		else if (kind == bloomidx::kPageLive)
@@ -145,7 +154,7 @@ copy_segment_page(Relation index, BlockNumber blkno, Buffer *hints, BlockNumber 
 /* The heap TID of candidate row r, decoding its group if needed. */
 static bool
 row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, uint32 r,
-		uint32 generation, Buffer *hints, BlockNumber nhints, uint32 nslices,
+		uint32 generation, BufferHints *hints, uint32 nslices,
 		BlockNumber nblocks, ItemPointerData *tid)
 {
 	const bloomidx::SegmentHeader *h = &work->header;
@@ -158,7 +167,7 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
 		if (p != work->tid_page_index)
 		{
 			work->tid_page_index = -1;
-			if (!copy_segment_page(index, h->tid_blocks[p], hints, nhints, generation,
+			if (!copy_segment_page(index, h->tid_blocks[p], hints, generation,
 								   work->tid_page.data, e, nslices, nblocks,
 								   bloomidx::kPageTids, p, h))
 				return false;
@@ -186,12 +195,12 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
 bool
 bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
 					  const bloomidx::SegmentEntry *e, uint32 nslices, uint32 generation,
-					  BlockNumber nblocks, Buffer *hints, BlockNumber nhints, TidSink *sink)
+					  BlockNumber nblocks, BufferHints *hints, TidSink *sink)
 {
 	bool		recycled = false;
 	uint32		candidates;
 
-	if (!copy_segment_page(index, e->header_block, hints, nhints, generation,
+	if (!copy_segment_page(index, e->header_block, hints, generation,
 						   (char *) &work->header, e, nslices, nblocks, bloomidx::kPageSegment,
 						   0, NULL))
 		return false;
@@ -201,13 +210,13 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 	/* Every row live: no need to read the live page. */
 	if (e->live_rows == e->rows)
 		memset(work->cur, 0xFF, sizeof(work->cur));
-	else if (!copy_segment_page(index, work->header.live_block, hints, nhints, generation,
+	else if (!copy_segment_page(index, work->header.live_block, hints, generation,
 								(char *) work->cur, e, nslices, nblocks, bloomidx::kPageLive,
 								0, NULL))
 		return false;
 
 	if (!and_slices(index, work, e, query->base, query->nbase, work->result, generation, hints,
-					nhints, &candidates, &recycled))
+					&candidates, &recycled))
 		return false;
 	memcpy(work->cur, work->result, sizeof(work->cur));
 
@@ -221,7 +230,7 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 			uint32		found;
 
 			if (!and_slices(index, work, e, list->positions + (Size) i * list->per_element,
-							list->per_element, work->result, generation, hints, nhints, &found,
+							list->per_element, work->result, generation, hints, &found,
 							&recycled))
 				return false;
 			if (found > 0)
@@ -258,7 +267,7 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 			ItemPointerData tid;
 
 			bits &= bits - 1;
-			if (!row_tid(index, work, e, r, generation, hints, nhints, nslices, nblocks, &tid))
+			if (!row_tid(index, work, e, r, generation, hints, nslices, nblocks, &tid))
 				return false;
 			bloomidx_sink_add(index, sink, work->header.tid_blocks[work->tid_page_index], r,
 							  &tid);

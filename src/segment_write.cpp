@@ -75,9 +75,10 @@ write_page(Relation index, Buffer buffer, const char *image)
 
 /*
  * Extends the index by n blocks in one run, returning the first; the
- * blocks are left new (zero) until written.  Beside other extenders
- * (parallel build participants, inserts), the extension lock keeps the run
- * consecutive.
+ * blocks are left new (zero) until written, and nothing points at them
+ * (nor does the free space map, which never knew them) until the segment
+ * is published.  Beside other extenders (parallel build participants,
+ * inserts), the extension lock keeps the run consecutive.
  */
 static BlockNumber
 extend_run(Relation index, uint32 n, bool shared_extension)
@@ -95,7 +96,7 @@ extend_run(Relation index, uint32 n, bool shared_extension)
 		if (i == 0)
 			first = blkno;
 		else if (blkno != first + i)
-			elog(ERROR, "bloomidx: index \"%s\" grew by other means while a run of slices was added",
+			elog(ERROR, "bloomidx: index \"%s\" grew by other means while a segment's blocks were added",
 				 RelationGetRelationName(index));
 	}
 	if (shared_extension)
@@ -104,89 +105,54 @@ extend_run(Relation index, uint32 n, bool shared_extension)
 }
 
 /*
- * A free page the free space map knows of (a freed segment or pending
- * page), locked; InvalidBuffer if none.  Only pages recorded wholly free
- * qualify (pending pages with room are the inserts'), and the page's kind
- * decides, under the lock, as an insert that took it first changed it.
- */
-static Buffer
-reuse_free_page(Relation index)
-{
-	for (int tries = 0; tries < 8; tries++)
-	{
-		/* The largest request there is: only pages recorded free (BLCKSZ - 1) have as much. */
-		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
-
-		if (blkno == InvalidBlockNumber)
-			return InvalidBuffer;
-		if (blkno != bloomidx::kMetaBlock && blkno < RelationGetNumberOfBlocks(index))
-		{
-			Buffer		buffer = ReadBuffer(index, blkno);
-
-			/* No other buffer is locked here: waiting (for a reader, an insert) is safe. */
-			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-			const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-
-			if (PageIsNew((Page) page) ||
-				bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
-			{
-				RecordUsedIndexPage(index, blkno);
-				return buffer;
-			}
-			UnlockReleaseBuffer(buffer);
-		}
-		RecordUsedIndexPage(index, blkno);	/* a stale hint: in use */
-	}
-	return InvalidBuffer;
-}
-
-/*
- * A page of a free run about to be overwritten must be what a run holds:
- * the slice of a removed segment, or a free or new page.  Anything else
- * means the run list is wrong, and writing would destroy what the page is.
+ * A block taken off the free list, about to be overwritten, must hold what
+ * the list gives: a page of a segment no longer in the directory, or a
+ * free or new page.  Anything else means the list is wrong, and writing
+ * would destroy what the page is.
  */
 static void
-check_run_page(Relation index, Buffer buffer)
+check_listed_page(Relation index, Buffer buffer, const DirectoryCopy *dir)
 {
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	uint32		owner;
 
-	if (PageIsNew((Page) page) || bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
-		(bloomidx::page_opaque(page)->page_id == bloomidx::kPageId &&
-		 bloomidx::page_opaque(page)->flags == bloomidx::kPageSlice))
+	if (PageIsNew((Page) page) || bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+		return;
+	owner = bloomidx::segment_page_owner(page);
+	for (uint32 i = 0; owner != 0 && i < dir->header.nsegments; i++)
+		if (dir->entries[i].segment_id == owner)
+			owner = 0;
+	if (owner != 0)
 		return;
 	bloomidx_report_corrupted_page(index, BufferGetBlockNumber(buffer),
-								   "A run of free slice pages in the metapage's list includes a page in use.");
+								   "An extent of the metapage's free list includes a page in use.");
 }
 
-/* A block for a header, live or TID page, locked: a free one, else a new one. */
-static Buffer
-new_page_buffer(Relation index, bool shared_extension)
+/* Writes `image` to block blkno, checked first if the free list gave it. */
+static void
+write_block(Relation index, BlockNumber blkno, const char *image, const DirectoryCopy *listed)
 {
-	Buffer		buffer = reuse_free_page(index);
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
 
-	if (BufferIsValid(buffer))
-		return buffer;
-	/* Locked before the extension lock goes: a new page is free to every other taker. */
-	if (shared_extension)
-		LockRelationForExtension(index, ExclusiveLock);
-	buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (shared_extension)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return buffer;
+	if (listed != NULL)
+		check_listed_page(index, buffer, listed);
+	write_page(index, buffer, image);
 }
 
 /*
  * Writes rows->nrows rows (1..kSegmentRows) as segment `segment_id` and
  * fills *entry, its directory entry (not published: the caller does).  The
- * slices go to the free run at `run` (a run a removed segment left, which
- * the caller takes off the list when it publishes), or to a new run at the
- * end of the index (run InvalidBlockNumber).
+ * segment takes one extent of consecutive blocks: its slices, its live
+ * page, its TID pages and its header, in that order.  With a free list
+ * (`list`, the caller's copy of the directory's, and `dir`, that
+ * directory), the blocks come off it if an extent has enough (*taken: how
+ * many, 0 if none), else from the end of the index.
  */
 void
 bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-					   uint32 segment_id, bool shared_extension, BlockNumber run,
-					   bloomidx::SegmentEntry *entry)
+					   uint32 segment_id, bool shared_extension, bloomidx::FreeList *list,
+					   const DirectoryCopy *dir, uint32 *taken, bloomidx::SegmentEntry *entry)
 {
 	const uint32 nrows = rows->nrows;
 	const uint32 nslices = state->meta.signature_bits;
@@ -213,66 +179,65 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 		elog(ERROR, "bloomidx: a heap TID out of range reached index \"%s\"",
 			 RelationGetRelationName(index));
 
-	/* The live bits, the TIDs, the slices; the header, which names them, last. */
-	Buffer		live_buffer = new_page_buffer(index, shared_extension);
+	/* Where: slices, live page, TID pages, header. */
+	uint32		need = nslices + 2 + h->ntid_pages;
+	BlockNumber first = list != NULL ? bloomidx::free_list_take(list, need) : 0;
+	const DirectoryCopy *listed = first != 0 ? dir : NULL;
 
-	memset(s->live, 0, sizeof(s->live));
-	for (uint32 r = 0; r < nrows; r++)
-		s->live[r / 64] |= UINT64CONST(1) << (r % 64);
-	h->live_block = BufferGetBlockNumber(live_buffer);
-	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-	bloomidx::live_page_fill((uint8 *) s->page.data, s->live, (uint16) nrows, segment_id);
-	write_page(index, live_buffer, s->page.data);
-
+	*taken = first != 0 ? need : 0;
+	if (first == 0)
+		first = extend_run(index, need, shared_extension);
+	h->first_slice = first;
+	h->live_block = first + nslices;
 	for (uint32 p = 0; p < h->ntid_pages; p++)
-	{
-		Buffer		buffer = new_page_buffer(index, shared_extension);
-		uint16		groups = 0;
+		h->tid_blocks[p] = first + nslices + 1 + p;
 
-		for (uint32 g = 0; g < h->ngroups; g++)
-			groups += h->groups[g].page == p;
-		h->tid_blocks[p] = BufferGetBlockNumber(buffer);
-		PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-		bloomidx::tid_page_fill((uint8 *) s->page.data, s->tid_bytes + s->page_start[p],
-								s->page_used[p], groups, (uint16) p, segment_id);
-		write_page(index, buffer, s->page.data);
-	}
-
-	h->first_slice = BlockNumberIsValid(run) ? run : extend_run(index, nslices, shared_extension);
-	for (uint32 first = 0; first < nslices; first += SLICE_BATCH)
+	for (uint32 at = 0; at < nslices; at += SLICE_BATCH)
 	{
-		uint32		n = Min((uint32) SLICE_BATCH, nslices - first);
+		uint32		n = Min((uint32) SLICE_BATCH, nslices - at);
 		uint64	   *ptrs[SLICE_BATCH];
 
 		memset(s->slices, 0, (Size) n * sizeof(s->slices[0]));
 		for (uint32 j = 0; j < n; j++)
 			ptrs[j] = s->slices[j];
-		/* A batch starts at a byte: bits first.. of each signature. */
-		bloomidx::transpose_signatures(rows->signatures + first / 8, sig_bytes, nrows,
-									   sig_bytes - first / 8, n, ptrs);
+		/* A batch starts at a byte: bits at.. of each signature. */
+		bloomidx::transpose_signatures(rows->signatures + at / 8, sig_bytes, nrows,
+									   sig_bytes - at / 8, n, ptrs);
 		for (uint32 j = 0; j < n; j++)
 		{
-			Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, h->first_slice + first + j,
-													RBM_NORMAL, NULL);
-
-			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-			if (BlockNumberIsValid(run))
-				check_run_page(index, buffer);
 			PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 			bloomidx::slice_page_fill((uint8 *) s->page.data, s->slices[j], (uint16) nrows,
-									  (uint16) (first + j), segment_id);
-			write_page(index, buffer, s->page.data);
+									  (uint16) (at + j), segment_id);
+			write_block(index, first + at + j, s->page.data, listed);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
 
-	Buffer		header_buffer = new_page_buffer(index, shared_extension);
+	memset(s->live, 0, sizeof(s->live));
+	for (uint32 r = 0; r < nrows; r++)
+		s->live[r / 64] |= UINT64CONST(1) << (r % 64);
+	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::live_page_fill((uint8 *) s->page.data, s->live, (uint16) nrows, segment_id);
+	write_block(index, h->live_block, s->page.data, listed);
 
+	for (uint32 p = 0; p < h->ntid_pages; p++)
+	{
+		uint16		groups = 0;
+
+		for (uint32 g = 0; g < h->ngroups; g++)
+			groups += h->groups[g].page == p;
+		PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+		bloomidx::tid_page_fill((uint8 *) s->page.data, s->tid_bytes + s->page_start[p],
+								s->page_used[p], groups, (uint16) p, segment_id);
+		write_block(index, h->tid_blocks[p], s->page.data, listed);
+	}
+
+	/* The header, which names the others, last. */
 	memset(entry, 0, sizeof(*entry));
-	entry->header_block = BufferGetBlockNumber(header_buffer);
+	entry->header_block = first + need - 1;
 	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 	bloomidx::segment_header_fill((uint8 *) s->page.data, *h);
-	write_page(index, header_buffer, s->page.data);
+	write_block(index, entry->header_block, s->page.data, listed);
 
 	entry->segment_id = segment_id;
 	entry->first_slice = h->first_slice;
@@ -283,7 +248,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 
 /*
  * Writes rows as the directory's next segment (dir: the seal lock
- * holder's copy), its slices in the last free run listed if there is one,
+ * holder's copy), in blocks off its free list if an extent has enough,
  * and makes it the segment change adds.
  */
 void
@@ -291,10 +256,17 @@ bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentR
 							const DirectoryCopy *dir, BlockNumber nblocks,
 							bloomidx::SegmentEntry *entry, DirectoryChange *change)
 {
-	BlockNumber run = bloomidx_free_run(index, dir, nblocks);
+	bloomidx::FreeList list = dir->free;
 
+	/* A damaged list could send the segment over pages in use. */
+	for (uint32 i = 0; i < list.count; i++)
+		if (!bloomidx::free_extent_ok(list, i, state->meta.signature_bits, nblocks, dir->entries,
+									  dir->header.nsegments))
+			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
+													i));
 	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id,
-						   !RELATION_IS_LOCAL(index), run, entry);
+						   !RELATION_IS_LOCAL(index), &list, dir, &change->taken_blocks, entry);
 	change->added = entry;
-	change->added_in_run = BlockNumberIsValid(run);
+	change->taken_first = change->taken_blocks > 0 ? entry->first_slice : 0;
 }

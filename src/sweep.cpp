@@ -8,7 +8,7 @@
  * header, live and TID pages so.  They cost space, never rows.  Holding
  * the seal lock (no seal or merge writes meanwhile), VACUUM marks every
  * block something points at (the metapage, each listed segment's header,
- * live page, TID pages and slices, the free runs, the pending list), then
+ * live page, TID pages and slices, the free list, the pending list), then
  * reads the others: a segment page or a page marked as being sealed there
  * is an orphan and is freed; free and new pages go back to the free space
  * map (which is not crash-safe).  Pending pages outside the list are left
@@ -103,8 +103,8 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 	mark_used(&used, bloomidx::kMetaBlock, 1);
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		all_sound &= mark_segment(index, &dir->entries[i], nslices, &used, strategy);
-	for (uint32 i = 0; i < dir->runs.count; i++)
-		mark_used(&used, dir->runs.first[i], nslices);
+	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
+		mark_used(&used, dir->free.extents[i].first, dir->free.extents[i].nblocks);
 
 	/* The pending list, as the copy has it (pages linked since are pending pages, left alone). */
 	PendingWalk walk;

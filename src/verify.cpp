@@ -140,16 +140,16 @@ check_metapage(VerifyState *vs)
 		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					psprintf("The metapage is for %u columns, the index has %d.",
 							 vs->meta.ncolumns, RelationGetNumberOfAttributes(index)));
-	/* Each free run clear of the segments and of the other runs (a seal would overwrite them). */
-	const bloomidx::FreeRuns *runs = bloomidx::free_runs(page);
+	/* Each free extent clear of the segments and of the other extents (a seal would overwrite them). */
+	const bloomidx::FreeList *list = bloomidx::free_list(page);
 
-	for (uint32 i = 0; i < runs->count; i++)
-		if (!bloomidx::free_run_ok(*runs, i, vs->meta.signature_bits,
+	for (uint32 i = 0; i < list->count; i++)
+		if (!bloomidx::free_extent_ok(*list, i, vs->meta.signature_bits,
 								   RelationGetNumberOfBlocks(index),
 								   bloomidx::directory_entries(page),
 								   bloomidx::directory_header(page)->nsegments))
 			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-						psprintf("Free run %u of the metapage's list overlaps pages in use.", i));
+						psprintf("Extent %u of the metapage's free list overlaps pages in use.", i));
 
 	vs->geometry = bloomidx::row_page_geometry(vs->meta.signature_bytes);
 	vs->min_bits = 0;

@@ -31,6 +31,10 @@
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
+#   BLOOMIDX_TAP_QUICK     1: the TAP tests' long loops shortened (fewer
+#                          crash cycles and damage rounds, a 30 s soak);
+#                          by default so for every version of a run but
+#                          the first, 0 for all at full length
 #   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 1500)
 #   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...) and
 #   test/lib/chroot.sh (BLOOMIDX_CHROOT_ROOT, BLOOMIDX_DEBIAN_MIRROR).
@@ -90,7 +94,8 @@ runs_here() {
 pass_on_env() {
 	local v
 	for v in BLOOMIDX_REGRESS_PORT BLOOMIDX_TAP_PORT BLOOMIDX_SUITES PROVE_FLAGS \
-		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SEED BLOOMIDX_SUITE_TIMEOUT BLOOMIDX_SKIP_APT CI; do
+		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
+		BLOOMIDX_SUITE_TIMEOUT BLOOMIDX_SKIP_APT CI; do
 		[[ -n "${!v:-}" ]] && printf '%s=%s\n' "$v" "${!v}"
 	done
 	return 0
@@ -102,8 +107,14 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	declare -a VERSION_SUMMARY=()
 	VERSIONS_FAILED=0
 	TOTAL_START=$SECONDS
+	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
 	for major in "${MAJORS[@]}"; do
 		start=$SECONDS rc=0
+		# The TAP tests at full length on the first version, shortened on
+		# the others (the same code paths), unless the caller chose.
+		if [[ -z "$QUICK_GIVEN" ]]; then
+			if [[ "$major" == "${MAJORS[0]}" ]]; then export BLOOMIDX_TAP_QUICK=0; else export BLOOMIDX_TAP_QUICK=1; fi
+		fi
 		if runs_here "$major"; then
 			PG_MAJOR="$major" bash "$BLOOMIDX_REPO/test/run-tests.sh" --pg "$major" || rc=$?
 		else
@@ -251,7 +262,7 @@ suite_tap() {
 		warn "no TAP tests in test/t"
 		return 1
 	}
-	log "tap: running ${#tests[@]} test file(s) in $tapdir as $(pg_os_user)"
+	log "tap: running ${#tests[@]} test file(s) in $tapdir as $(pg_os_user)${BLOOMIDX_TAP_QUICK:+, quick=$BLOOMIDX_TAP_QUICK}"
 	# The environment of PGXS's prove_installcheck (Makefile.global).
 	# shellcheck disable=SC2086
 	(cd "$tapdir" && timeout -k 10 "$SUITE_TIMEOUT" "${AS_PG[@]}" env \
@@ -261,6 +272,8 @@ suite_tap() {
 		PG_REGRESS="$PGXS_ROOT/src/test/regress/pg_regress" \
 		TMPDIR="$BLOOMIDX_TMPDIR" \
 		${BLOOMIDX_TAP_SEED:+BLOOMIDX_TAP_SEED="$BLOOMIDX_TAP_SEED"} \
+		${BLOOMIDX_TAP_QUICK:+BLOOMIDX_TAP_QUICK="$BLOOMIDX_TAP_QUICK"} \
+		${BLOOMIDX_SOAK_SECONDS:+BLOOMIDX_SOAK_SECONDS="$BLOOMIDX_SOAK_SECONDS"} \
 		/usr/bin/prove -I "$PGXS_ROOT/src/test/perl/" -I "$tapdir/t" \
 		${PROVE_FLAGS:-} "${tests[@]}") || rc=$?
 	if ((rc != 0)); then

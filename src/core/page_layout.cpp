@@ -217,7 +217,7 @@ void slice_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows, uint16
 }
 
 PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
-                             uint32_t segment_id) noexcept
+                             uint32_t segment_id, Sums sums) noexcept
 {
     PageProblem p = check_kind(page, kPageSlice, kFormatSliced);
     if (p != PageProblem::None)
@@ -230,7 +230,8 @@ PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
         op->reserved[0] != static_cast<uint16_t>(segment_id) ||
         op->reserved[1] != static_cast<uint16_t>(segment_id >> 16))
         return PageProblem::BadSlice;
-    if (entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
+    if (sums == Sums::Verify &&
+        entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
         return PageProblem::BadSliceBits;
     return PageProblem::None;
 }
@@ -293,8 +294,8 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
         (d->pending_head == kMetaBlock) != (d->pending_pages == 0) || d->reserved_block != 0 ||
         d->generation == 0)
         return PageProblem::BadDirectory;
-    const FreeRuns *runs = free_runs(page);
-    if (runs->count > kMaxFreeRuns || runs->reserved != 0 || runs->check != free_runs_check(*runs))
+    const FreeList *list = free_list(page);
+    if (list->count > kMaxFreeExtents || list->reserved != 0 || list->check != free_list_check(*list))
         return PageProblem::BadDirectory;
     return PageProblem::None;
 }

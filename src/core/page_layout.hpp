@@ -99,7 +99,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 7;        // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 8;        // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
@@ -289,25 +289,31 @@ static_assert(sizeof(DirectoryHeader) == 32, "directory header is 32 bytes");
 constexpr uint32_t kDirectoryOffset = 152; // page header + MetaPageData, 8-aligned
 constexpr uint32_t kInlineSegments = 240;  // 15.6 M rows of full segments
 
-// The metapage's third part (format 7), after the entries: runs of slice
-// blocks that merged-away segments left, each `signature_bits` consecutive
-// blocks.  Every segment of an index has as many slices, so a run is
-// exactly what the next segment's slices need: under churn the index
-// reuses its runs instead of growing.  Only the seal lock's holder changes
-// the list, in the same metapage record that publishes (a run taken) or
-// removes (a run given back) a segment.  A damaged list could send a
-// segment's slices over live pages, hence the check.
-constexpr uint32_t kMaxFreeRuns = 60;
-struct FreeRuns {
-    uint16_t count;               // runs listed
-    uint16_t reserved;            // 0
-    uint32_t check;               // free_runs_check of the fields around it
-    uint32_t first[kMaxFreeRuns]; // first block of each run; 0 past count
+// The metapage's third part (format 8), after the entries: extents of
+// blocks that removed segments left, for the next segments to take.  A
+// segment is written in one extent of consecutive blocks (its slices, its
+// live page, its TID pages, its header), so a removed one gives back one
+// extent, and segments written one after another give back extents that
+// touch and join: under churn the index reuses its blocks instead of
+// growing, and the list seldom fills.  Only the seal lock's holder changes
+// the list, in the same metapage record that publishes a segment (blocks
+// taken) or removes one (blocks given back).  A damaged list could send a
+// segment over live pages, hence its check and the writers' checks.
+constexpr uint32_t kMaxFreeExtents = 30;
+struct FreeExtent {
+    uint32_t first;   // its first block
+    uint32_t nblocks; // >= 1
 };
-static_assert(sizeof(FreeRuns) == 248, "free-run list is 248 bytes");
-constexpr uint32_t kFreeRunsOffset =
+struct FreeList {
+    uint16_t count;                      // extents listed
+    uint16_t reserved;                   // 0
+    uint32_t check;                      // free_list_check of the fields around it
+    FreeExtent extents[kMaxFreeExtents]; // zero past count
+};
+static_assert(sizeof(FreeList) == 248, "free list is 248 bytes");
+constexpr uint32_t kFreeListOffset =
     kDirectoryOffset + sizeof(DirectoryHeader) + kInlineSegments * 32; // 7,864
-constexpr uint32_t kMetaPageLower = kFreeRunsOffset + sizeof(FreeRuns);  // 8,112
+constexpr uint32_t kMetaPageLower = kFreeListOffset + sizeof(FreeList);  // 8,112
 static_assert(kMetaPageLower <= kSpecialOffset, "the metapage's parts fit");
 
 uint32_t segment_entry_check(const SegmentEntry &e) noexcept;
@@ -348,28 +354,33 @@ uint32_t directory_check(const DirectoryHeader &d) noexcept;
 // An empty directory (next_segment_id 1) with its check.
 void directory_init(DirectoryHeader *d) noexcept;
 
-inline FreeRuns *free_runs(uint8_t *page) noexcept
+inline FreeList *free_list(uint8_t *page) noexcept
 {
-    return reinterpret_cast<FreeRuns *>(page + kFreeRunsOffset);
+    return reinterpret_cast<FreeList *>(page + kFreeListOffset);
 }
-inline const FreeRuns *free_runs(const uint8_t *page) noexcept
+inline const FreeList *free_list(const uint8_t *page) noexcept
 {
-    return reinterpret_cast<const FreeRuns *>(page + kFreeRunsOffset);
+    return reinterpret_cast<const FreeList *>(page + kFreeListOffset);
 }
-uint32_t free_runs_check(const FreeRuns &r) noexcept;
+uint32_t free_list_check(const FreeList &l) noexcept;
 // An empty list with its check.
-void free_runs_init(FreeRuns *r) noexcept;
-// Adds a run (the list has room) or takes the last one (the list has one),
-// keeping the check.
-void free_runs_push(FreeRuns *r, uint32_t first) noexcept;
-uint32_t free_runs_pop(FreeRuns *r) noexcept;
-// Whether the run of nslices blocks at `first` is in an index of nblocks
-// blocks and clear of the metapage, of the listed segments (their slices
-// and header pages) and of the list's other runs (run_index: its place in
-// the list).  A run that fails is damage: using it would overwrite pages
-// in use.
-bool free_run_ok(const FreeRuns &runs, uint32_t run_index, uint32_t nslices, uint32_t nblocks,
-                 const SegmentEntry *entries, uint32_t nentries) noexcept;
+void free_list_init(FreeList *l) noexcept;
+// Adds blocks [first, first + n), joining the extents they touch; false
+// (the list unchanged) when they touch none and every slot is in use.
+// Keeps the check.
+bool free_list_push(FreeList *l, uint32_t first, uint32_t n) noexcept;
+// Takes n consecutive blocks off the list, from the end of the last
+// extent that has as many, and returns the first; 0 (the list unchanged)
+// when no extent has n.  Keeps the check.
+uint32_t free_list_take(FreeList *l, uint32_t n) noexcept;
+// Blocks listed in all.
+uint64_t free_list_blocks(const FreeList &l) noexcept;
+// Whether extent `extent` (its place in the list) lies in an index of
+// nblocks blocks and clear of the metapage, of the listed segments (their
+// slices and header pages) and of the list's other extents.  An extent
+// that fails is damage: writing there would overwrite pages in use.
+bool free_extent_ok(const FreeList &l, uint32_t extent, uint32_t nslices, uint32_t nblocks,
+                    const SegmentEntry *entries, uint32_t nentries) noexcept;
 
 // Pending pages are row-wise data pages linked in a list (src/segments.md):
 // the next page's block sits in the special space's reserved words.
@@ -444,6 +455,14 @@ static_assert(sizeof(SegmentHeader) == 24 + 4 * kMaxTidPages + 4 * kTidGroups,
               "segment header layout is fixed");
 static_assert(kPageHeaderSize + sizeof(SegmentHeader) <= kSpecialOffset,
               "a segment header fits on a page");
+
+// The blocks of a segment (its slices, live page, TID pages and the header
+// at header_block) as extents of consecutive blocks in block order, in
+// out[0..n), n returned (at most kMaxSegmentExtents): one extent for a
+// segment written in one piece.  0 if the header is out of range.
+constexpr uint32_t kMaxSegmentExtents = 3 + kMaxTidPages;
+struct FreeExtent;
+uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, FreeExtent *out) noexcept;
 
 inline const SegmentHeader *segment_header(const uint8_t *page) noexcept
 {
@@ -525,10 +544,16 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
 PageProblem check_row_page_signatures(const uint8_t *page, const RowPageGeometry &g) noexcept;
 PageProblem check_row_page_tids(const uint8_t *page) noexcept;
 
+// Whether a check of a slice, live or TID page reads the whole payload
+// for its sum (Verify) or only the fields that say what the page is
+// (Trust): for a caller that verified this same page image before, known
+// by its LSN, as data checksums are verified once per read from disk.
+enum class Sums { Verify, Trust };
+
 // Checks a slice page: slice `slice` of segment `segment_id`, holding
 // `rows` rows, whose words add up to its sum.
 PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
-                             uint32_t segment_id) noexcept;
+                             uint32_t segment_id, Sums sums = Sums::Verify) noexcept;
 
 // Checks a segment header page: segment `segment_id` of `rows` rows, its
 // slices from first_slice, for an index of `nslices` bits and `nblocks`
@@ -539,11 +564,15 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
 // Checks page `page_index` of a segment's TIDs, and that the groups the
 // header places on it lie within its bytes.
 PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
-                           uint16_t page_index) noexcept;
+                           uint16_t page_index, Sums sums = Sums::Verify) noexcept;
 // Checks a segment's live page.
-PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id) noexcept;
+PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id,
+                            Sums sums = Sums::Verify) noexcept;
 // A free page (nothing points at it).
 PageProblem check_free_page(const uint8_t *page) noexcept;
+// The segment a page belongs to if it is a bloomidx slice, header, live or
+// TID page (segment ids start at 1), else 0.
+uint32_t segment_page_owner(const uint8_t *page) noexcept;
 // Marks an initialised page free.
 void free_page_fill(uint8_t *page) noexcept;
 

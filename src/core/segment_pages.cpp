@@ -80,53 +80,114 @@ void directory_init(DirectoryHeader *d) noexcept
     d->check = directory_check(*d);
 }
 
-uint32_t free_runs_check(const FreeRuns &r) noexcept
+uint32_t free_list_check(const FreeList &l) noexcept
 {
-    return check_of(r, kMetaMagic ^ 0xF7);
+    return check_of(l, kMetaMagic ^ 0xF7);
 }
 
-void free_runs_init(FreeRuns *r) noexcept
+void free_list_init(FreeList *l) noexcept
 {
-    std::memset(r, 0, sizeof *r);
-    r->check = free_runs_check(*r);
-}
-
-void free_runs_push(FreeRuns *r, uint32_t first) noexcept
-{
-    r->first[r->count++] = first;
-    r->check = free_runs_check(*r);
-}
-
-uint32_t free_runs_pop(FreeRuns *r) noexcept
-{
-    uint32_t first = r->first[--r->count];
-    r->first[r->count] = 0;
-    r->check = free_runs_check(*r);
-    return first;
+    std::memset(l, 0, sizeof *l);
+    l->check = free_list_check(*l);
 }
 
 namespace {
 // Whether [a, a + n) and [b, b + m) share a block.
-bool overlaps(uint32_t a, uint32_t n, uint32_t b, uint32_t m) noexcept
+bool overlaps(uint64_t a, uint64_t n, uint64_t b, uint64_t m) noexcept
 {
     return a < b + m && b < a + n;
 }
+
+uint64_t extent_end(const FreeExtent &e) noexcept
+{
+    return static_cast<uint64_t>(e.first) + e.nblocks;
+}
+
+void remove_extent(FreeList *l, uint32_t i) noexcept
+{
+    l->extents[i] = l->extents[l->count - 1];
+    l->extents[--l->count] = FreeExtent{0, 0};
+}
 } // namespace
 
-bool free_run_ok(const FreeRuns &runs, uint32_t run_index, uint32_t nslices, uint32_t nblocks,
-                 const SegmentEntry *entries, uint32_t nentries) noexcept
+bool free_list_push(FreeList *l, uint32_t first, uint32_t n) noexcept
 {
-    if (run_index >= runs.count || nslices == 0)
+    if (n == 0)
+        return true;
+    uint32_t joined = l->count; // the extent the blocks joined, if any
+    for (uint32_t i = 0; i < l->count && joined == l->count; i++) {
+        FreeExtent &e = l->extents[i];
+        if (extent_end(e) == first) {
+            e.nblocks += n;
+            joined = i;
+        } else if (static_cast<uint64_t>(first) + n == e.first) {
+            e.first = first;
+            e.nblocks += n;
+            joined = i;
+        }
+    }
+    if (joined == l->count) {
+        if (l->count >= kMaxFreeExtents)
+            return false;
+        l->extents[l->count++] = FreeExtent{first, n};
+    } else {
+        // The blocks may have closed the gap between two extents: one now.
+        for (uint32_t i = 0; i < l->count; i++) {
+            FreeExtent &a = l->extents[joined];
+            const FreeExtent b = l->extents[i];
+            if (i == joined || (extent_end(a) != b.first && extent_end(b) != a.first))
+                continue;
+            a.first = a.first < b.first ? a.first : b.first;
+            a.nblocks += b.nblocks;
+            remove_extent(l, i); // moves the last extent, maybe a, into slot i
+            break;
+        }
+    }
+    l->check = free_list_check(*l);
+    return true;
+}
+
+uint32_t free_list_take(FreeList *l, uint32_t n) noexcept
+{
+    if (n == 0 || l->count > kMaxFreeExtents)
+        return 0;
+    for (uint32_t i = l->count; i-- > 0;) {
+        FreeExtent &e = l->extents[i];
+        if (e.nblocks < n)
+            continue;
+        e.nblocks -= n;
+        const uint32_t first = e.first + e.nblocks;
+        if (e.nblocks == 0)
+            remove_extent(l, i);
+        l->check = free_list_check(*l);
+        return first;
+    }
+    return 0;
+}
+
+uint64_t free_list_blocks(const FreeList &l) noexcept
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < l.count && i < kMaxFreeExtents; i++)
+        total += l.extents[i].nblocks;
+    return total;
+}
+
+bool free_extent_ok(const FreeList &l, uint32_t extent, uint32_t nslices, uint32_t nblocks,
+                    const SegmentEntry *entries, uint32_t nentries) noexcept
+{
+    if (extent >= l.count || l.count > kMaxFreeExtents)
         return false;
-    const uint32_t first = runs.first[run_index];
-    if (first <= kMetaBlock || first >= nblocks || nslices > nblocks - first)
+    const FreeExtent &x = l.extents[extent];
+    if (x.nblocks == 0 || x.first <= kMetaBlock || x.first >= nblocks ||
+        x.nblocks > nblocks - x.first)
         return false;
     for (uint32_t i = 0; i < nentries; i++)
-        if (overlaps(first, nslices, entries[i].first_slice, nslices) ||
-            overlaps(first, nslices, entries[i].header_block, 1))
+        if (overlaps(x.first, x.nblocks, entries[i].first_slice, nslices) ||
+            overlaps(x.first, x.nblocks, entries[i].header_block, 1))
             return false;
-    for (uint32_t i = 0; i < runs.count; i++)
-        if (i != run_index && overlaps(first, nslices, runs.first[i], nslices))
+    for (uint32_t i = 0; i < l.count; i++)
+        if (i != extent && overlaps(x.first, x.nblocks, l.extents[i].first, l.extents[i].nblocks))
             return false;
     return true;
 }
@@ -297,7 +358,7 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
 }
 
 PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
-                           uint16_t page_index) noexcept
+                           uint16_t page_index, Sums sums) noexcept
 {
     PageProblem p = check_fixed(page, kPageTids, kFormatSliced);
     if (p != PageProblem::None)
@@ -307,7 +368,7 @@ PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
     if (page_segment_id(page) != header.segment_id || op->tid_sum != page_index)
         return PageProblem::BadTidPage;
     const uint32_t even = (lower - kPageHeaderSize + 1u) & ~1u;
-    if (entry_sum(page + kPageHeaderSize, even) != op->signature_sum)
+    if (sums == Sums::Verify && entry_sum(page + kPageHeaderSize, even) != op->signature_sum)
         return PageProblem::BadTidBytes;
     // The header's groups on this page start within its bytes.
     uint32_t groups = 0;
@@ -322,7 +383,8 @@ PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
     return PageProblem::None;
 }
 
-PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id) noexcept
+PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id,
+                            Sums sums) noexcept
 {
     PageProblem p = check_fixed(page, kPageLive, kFormatSliced);
     if (p != PageProblem::None)
@@ -331,9 +393,58 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
     if (read_u16(page + kPdLowerOffset) != kSlicePageLower || op->count != rows ||
         op->tid_sum != 0 || page_segment_id(page) != segment_id)
         return PageProblem::BadSlice;
-    if (entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
+    if (sums == Sums::Verify &&
+        entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
         return PageProblem::BadSliceBits;
     return PageProblem::None;
+}
+
+uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, FreeExtent *out) noexcept
+{
+    if (h.ntid_pages > kMaxTidPages || h.nslices == 0)
+        return 0;
+    // The slices as one extent, the other blocks one each, in block order.
+    uint32_t n = 0;
+    auto insert = [&](uint32_t first, uint32_t nblocks) {
+        uint32_t at = n++;
+        for (; at > 0 && out[at - 1].first > first; at--)
+            out[at] = out[at - 1];
+        out[at] = FreeExtent{first, nblocks};
+    };
+    insert(h.first_slice, h.nslices);
+    insert(h.live_block, 1);
+    for (uint32_t p = 0; p < h.ntid_pages; p++)
+        insert(h.tid_blocks[p], 1);
+    insert(header_block, 1);
+    // Extents that touch become one; blocks named twice are damage.
+    uint32_t kept = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        const uint64_t end = static_cast<uint64_t>(out[kept].first) + out[kept].nblocks;
+        if (out[i].first < end)
+            return 0;
+        if (end == out[i].first)
+            out[kept].nblocks += out[i].nblocks;
+        else
+            out[++kept] = out[i];
+    }
+    return kept + 1;
+}
+
+uint32_t segment_page_owner(const uint8_t *page) noexcept
+{
+    const PageOpaque *op = page_opaque(page);
+    if (read_u16(page + kPdSpecialOffset) != kSpecialOffset || op->page_id != kPageId ||
+        op->format != kFormatSliced)
+        return 0;
+    switch (op->flags) {
+    case kPageSlice:
+    case kPageSegment:
+    case kPageTids:
+    case kPageLive:
+        return page_segment_id(page);
+    default:
+        return 0;
+    }
 }
 
 void free_page_fill(uint8_t *page) noexcept

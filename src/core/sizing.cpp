@@ -204,6 +204,23 @@ Candidate best_bits_for_length(const SizingRequest &req, uint32_t bound, int len
     return best;
 }
 
+// Length fixed and long enough for the rate: the fewest free bits that
+// meet it.  A query reads one slice per bit it tests, so of the bits that
+// meet the rate the fewest are the cheapest to query (a sparser fill); the
+// rate is then near the target rather than at its lowest for the length.
+Candidate fewest_bits_for_length(const SizingRequest &req, uint32_t bound, int length) noexcept
+{
+    for (int b = 1; b <= imin(length, kMaxChosenBits); b++) {
+        Candidate c{};
+        c.length = length;
+        set_free_bits(req, b, c);
+        evaluate(req, bound, c);
+        if (c.worst <= req.target_rate)
+            return c;
+    }
+    return best_bits_for_length(req, bound, length); // unreachable: a shorter length met it
+}
+
 // Bits fixed: the shortest length (at least `from`) whose worst rate is
 // at most target, or 0.  The rate falls as the length grows.
 int shortest_length(const SizingRequest &req, uint32_t bound, const Candidate &shape,
@@ -305,8 +322,8 @@ SizingResult choose(const SizingRequest &req) noexcept
     }
 
     // Both open: for each number of bits near log2(1/rate), the shortest
-    // length that meets the rate; keep the shortest of all, then spend the
-    // bits up to the next multiple of 16 on the best bits for it.
+    // length that meets the rate; keep the shortest of all, round it up to
+    // a multiple of 16, and take the fewest bits that meet the rate there.
     int shortest = 0;
     for (int b = 1; b <= imin(target_bits + 4, kMaxChosenBits); b++) {
         Candidate shape{};
@@ -321,7 +338,7 @@ SizingResult choose(const SizingRequest &req) noexcept
         return result_of(c, req.ncolumns,
                          req.rate_given ? SizingStatus::Unreachable : SizingStatus::Ok);
     }
-    Candidate c = best_bits_for_length(req, bound, round_up_16(shortest));
+    Candidate c = fewest_bits_for_length(req, bound, round_up_16(shortest));
     evaluate(req, all, c);
     return result_of(c, req.ncolumns, SizingStatus::Ok);
 }

@@ -6,22 +6,58 @@
 
 namespace bloomidx {
 
+namespace {
+
+// Transposes a 64 x 64 bit matrix in place: bit j of a[r] trades places
+// with bit r of a[j] (Hacker's Delight, 7-3: swaps of ever smaller blocks).
+inline void transpose64(uint64_t a[64]) noexcept
+{
+    uint64_t m = 0x00000000FFFFFFFFull;
+    for (uint32_t j = 32; j != 0; j >>= 1, m ^= m << j)
+        for (uint32_t k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+            const uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
+            a[k] ^= t << j;
+            a[k | j] ^= t;
+        }
+}
+
+// Up to 8 bytes at p as a little-endian word (bit j = signature bit j).
+inline uint64_t load_bits(const uint8_t *p, uint32_t n) noexcept
+{
+    uint64_t w = 0;
+    if (n >= 8)
+        std::memcpy(&w, p, 8);
+    else
+        std::memcpy(&w, p, n);
+    return w; // x86 and the other targets PostgreSQL runs on here are little-endian
+}
+
+} // namespace
+
 void transpose_signatures(const uint8_t *signatures, size_t stride, uint32_t nrows,
                           uint32_t sig_bytes, uint32_t nslices, uint64_t *const *slices) noexcept
 {
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "load_bits reads little-endian");
+    if (nrows > kSegmentRows)
+        nrows = kSegmentRows;
     const uint32_t nbytes = (nslices + 7) / 8 < sig_bytes ? (nslices + 7) / 8 : sig_bytes;
-    for (uint32_t r = 0; r < nrows && r < kSegmentRows; r++) {
-        const uint8_t *sig = signatures + static_cast<size_t>(r) * stride;
-        const uint64_t bit = uint64_t{1} << (r % 64);
-        const uint32_t word = r / 64;
-        for (uint32_t byte = 0; byte < nbytes; byte++) {
-            uint32_t b = sig[byte];
-            while (b != 0) {
-                uint32_t j = byte * 8 + static_cast<uint32_t>(__builtin_ctz(b));
-                b &= b - 1;
-                if (j < nslices)
-                    slices[j][word] |= bit;
-            }
+    // 64 rows by 64 slices at a time: one word of each of the 64 slices.
+    uint64_t a[64];
+    for (uint32_t first = 0; first < nslices; first += 64) {
+        const uint32_t byte = first / 8;
+        if (byte >= nbytes)
+            break;
+        const uint32_t take = nbytes - byte < 8 ? nbytes - byte : 8;
+        const uint32_t width = nslices - first < 64 ? nslices - first : 64;
+        for (uint32_t base = 0; base < nrows; base += 64) {
+            const uint32_t n = nrows - base < 64 ? nrows - base : 64;
+            for (uint32_t r = 0; r < n; r++)
+                a[r] = load_bits(signatures + static_cast<size_t>(base + r) * stride + byte, take);
+            for (uint32_t r = n; r < 64; r++)
+                a[r] = 0;
+            transpose64(a);
+            for (uint32_t j = 0; j < width; j++)
+                slices[first + j][base / 64] |= a[j];
         }
     }
 }

@@ -9,7 +9,7 @@
 int main()
 {
     const int columns[] = {1, 2, 4, 6, 8, 16};
-    const double rates[] = {0.01, 0.001, 0.0001};
+    const double rates[] = {0.01, 0.001, 0.0003, 0.0001};
     std::printf("| columns | false_positive_rate | length | bits per column | bytes per row | "
                 "predicted rate, 1 column |\n|---:|---:|---:|---:|---:|---:|\n");
     for (int ncols : columns) {

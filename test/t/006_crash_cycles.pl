@@ -19,7 +19,7 @@ use BloomidxTAP;
 
 init_seed();
 
-my $CYCLES = 4;
+my $CYCLES = full_or_quick(4, 2);
 my $NROWS = 4000;
 
 # Small segments: pgbench's inserts seal pending rows while the crashes come.

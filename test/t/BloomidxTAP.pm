@@ -14,6 +14,7 @@ use Test::More;
 
 our @EXPORT = qw(
   init_seed
+  full_or_quick
   new_bloomidx_node
   parallel_build
   workload_writes
@@ -50,6 +51,16 @@ my $seed;
 
 # Seed Perl's RNG from BLOOMIDX_TAP_SEED, or from the clock.  The seed is
 # printed at the end of a failing test so that the run can be repeated.
+# $full, or $quick when BLOOMIDX_TAP_QUICK=1: test/run-tests.sh runs the
+# TAP tests at full length on the first PostgreSQL version of a run and
+# shorter (fewer rounds, a shorter soak) on the others, whose code paths
+# are the same, to keep the whole suite short.
+sub full_or_quick
+{
+	my ($full, $quick) = @_;
+	return ($ENV{BLOOMIDX_TAP_QUICK} // '') eq '1' ? $quick : $full;
+}
+
 sub init_seed
 {
 	$seed = $ENV{BLOOMIDX_TAP_SEED};

@@ -83,7 +83,7 @@ void init_meta_page(uint8_t *page, uint16_t bits, uint16_t ncols, const uint16_t
     init_page(page, kPageMeta, static_cast<uint16_t>(kMetaPageLower));
     meta_fill(meta_data(page), bits, ncols, column_bits, kHashings);
     directory_init(directory_header(page));
-    free_runs_init(free_runs(page));
+    free_list_init(free_list(page));
 }
 
 void init_data_page(uint8_t *page)
@@ -182,7 +182,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 7) << "7: segments, the pending list, the directory, free runs";
+    EXPECT_EQ(kMetaVersion, 8) << "8: segments, the pending list, the directory, the free list";
     EXPECT_EQ(kPageSlice, 3);
     EXPECT_EQ(kPageSegment, 4);
     EXPECT_EQ(kPageTids, 5);
@@ -193,7 +193,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(offsetof(DirectoryHeader, pending_head), 8u);
     EXPECT_EQ(offsetof(DirectoryHeader, nsegments), 24u);
     EXPECT_EQ(offsetof(DirectoryHeader, check), 28u);
-    EXPECT_EQ(kFreeRunsOffset, 7864u);
+    EXPECT_EQ(kFreeListOffset, 7864u);
     EXPECT_EQ(kMetaPageLower, 8112u);
     EXPECT_EQ(sizeof(SegmentHeader), 4344u);
     EXPECT_EQ(offsetof(SegmentHeader, tid_blocks), 24u);
@@ -1241,59 +1241,155 @@ TEST(SegmentPages, FreePagesAndPendingLinks)
     EXPECT_TRUE(problem_is(check_free_page(p.b), PageProblem::WrongKind));
 }
 
-// The metapage's list of free slice runs: pushed and popped with its check
-// kept, damage to it caught by the metapage check, and a run that would
-// overlap pages in use refused.
-TEST(FreeRuns, PushPopCheckAndOverlaps)
+// The metapage's free list: pushed and taken with its check kept, damage
+// to it caught by the metapage check, and an extent that would overlap
+// pages in use refused.
+TEST(FreeList, PushTakeCheckAndOverlaps)
 {
     Page p;
     const uint16_t bits[2] = {10, 10};
     init_meta_page(p.b, 96, 2, bits);
     ASSERT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
-    FreeRuns *runs = free_runs(p.b);
-    EXPECT_EQ(runs->count, 0u);
-    free_runs_push(runs, 500);
-    free_runs_push(runs, 1000);
+    FreeList *list = free_list(p.b);
+    EXPECT_EQ(list->count, 0u);
+    EXPECT_EQ(free_list_take(list, 1), 0u);
+    EXPECT_TRUE(free_list_push(list, 500, 96));
+    EXPECT_TRUE(free_list_push(list, 1000, 99));
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
-    EXPECT_EQ(kMetaPageLower, kFreeRunsOffset + sizeof(FreeRuns));
+    EXPECT_EQ(kMetaPageLower, kFreeListOffset + sizeof(FreeList));
+    EXPECT_EQ(free_list_blocks(*list), 195u);
 
-    // Damage: a run moved, the count, the reserved field.
-    runs->first[0] = 501;
+    // Damage: an extent moved, the count, the reserved field.
+    list->extents[0].first = 501;
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::BadDirectory));
-    runs->first[0] = 500;
-    runs->count = kMaxFreeRuns + 1;
+    list->extents[0].first = 500;
+    list->count = kMaxFreeExtents + 1;
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::BadDirectory));
-    runs->count = 2;
+    list->count = 2;
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+    list->reserved = 1;
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::BadDirectory));
+    list->reserved = 0;
 
-    // Overlaps: with a segment's slices, its header, another run, the end.
+    // Overlaps: with a segment's slices, its header, another extent, the end.
     SegmentEntry e{};
     e.segment_id = 1;
     e.header_block = 200;
     e.first_slice = 100;
-    EXPECT_TRUE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
-    EXPECT_TRUE(free_run_ok(*runs, 1, 96, 2000, &e, 1));
-    EXPECT_FALSE(free_run_ok(*runs, 1, 96, 1095, &e, 1)); // past the end
-    EXPECT_FALSE(free_run_ok(*runs, 2, 96, 2000, &e, 1)); // not listed
-    e.first_slice = 450;                                  // slices 450..545
-    EXPECT_FALSE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    EXPECT_TRUE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
+    EXPECT_TRUE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
+    EXPECT_FALSE(free_extent_ok(*list, 1, 96, 1098, &e, 1)); // past the end
+    EXPECT_TRUE(free_extent_ok(*list, 1, 96, 1099, &e, 1));
+    EXPECT_FALSE(free_extent_ok(*list, 2, 96, 2000, &e, 1)); // not listed
+    e.first_slice = 450;                                      // slices 450..545
+    EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
     e.first_slice = 100;
-    e.header_block = 595;                                 // last block of run 0
-    EXPECT_FALSE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
+    e.header_block = 595;                                     // last block of extent 0
+    EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
     e.header_block = 596;
-    EXPECT_TRUE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
-    runs->first[1] = 550;                                 // runs overlap
-    EXPECT_FALSE(free_run_ok(*runs, 0, 96, 2000, &e, 1));
-    EXPECT_FALSE(free_run_ok(*runs, 1, 96, 2000, &e, 1));
-    runs->first[1] = 0;                                   // the metapage
-    EXPECT_FALSE(free_run_ok(*runs, 1, 96, 2000, &e, 1));
-    runs->first[1] = 1000;
-    runs->check = free_runs_check(*runs);
+    EXPECT_TRUE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
+    list->extents[1].first = 550;                             // extents overlap
+    EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
+    EXPECT_FALSE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
+    list->extents[1].first = 0;                               // the metapage
+    EXPECT_FALSE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
+    list->extents[1].first = 1000;
+    list->extents[1].nblocks = 0;                             // an empty extent
+    EXPECT_FALSE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
+    list->extents[1].nblocks = 0xFFFFFF00u;                   // past any index
+    EXPECT_FALSE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
+    list->extents[1].nblocks = 99;
+    list->check = free_list_check(*list);
 
-    EXPECT_EQ(free_runs_pop(runs), 1000u);
-    EXPECT_EQ(runs->first[1], 0u);
+    // Taken from the end of the last extent that has enough.
+    EXPECT_EQ(free_list_take(list, 100), 0u);
+    EXPECT_EQ(free_list_take(list, 97), 1002u);
+    EXPECT_EQ(free_list_take(list, 96), 500u);               // extent 0, whole
+    EXPECT_EQ(list->count, 1u);
+    EXPECT_EQ(free_list_take(list, 2), 1000u);
+    EXPECT_EQ(list->count, 0u);
+    EXPECT_EQ(list->extents[0].first, 0u);
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
-    EXPECT_EQ(free_runs_pop(runs), 500u);
-    EXPECT_EQ(runs->count, 0u);
+}
+
+// Blocks that touch are one extent: a churned index's segments, written
+// one after another, give back blocks that join up, so the list never
+// fills with them; blocks between two extents join them.  A full list
+// refuses blocks that touch none, unchanged.
+TEST(FreeList, TouchingBlocksJoinIntoOneExtent)
+{
+    Page p;
+    const uint16_t bits[1] = {6};
+    init_meta_page(p.b, 16, 1, bits);
+    FreeList *list = free_list(p.b);
+    // Segments of 16 slices, a live page, a TID page and a header: 19 blocks.
+    for (uint32_t i = 0; i < 1000; i++) {
+        const uint32_t seg = 100 + 19 * i;
+        ASSERT_TRUE(free_list_push(list, seg, 16));
+        ASSERT_TRUE(free_list_push(list, seg + 16, 1));
+        ASSERT_TRUE(free_list_push(list, seg + 17, 1));
+        ASSERT_TRUE(free_list_push(list, seg + 18, 1));
+    }
+    EXPECT_EQ(list->count, 1u);
+    EXPECT_EQ(free_list_blocks(*list), 19000u);
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+    EXPECT_TRUE(free_extent_ok(*list, 0, 16, 100 + 19000, nullptr, 0));
+
+    // Before the extent, then a gap closed: one extent again.
+    ASSERT_TRUE(free_list_push(list, 84, 16));
+    ASSERT_TRUE(free_list_push(list, 40000, 16));
+    ASSERT_TRUE(free_list_push(list, 40032, 16));
+    EXPECT_EQ(list->count, 3u);
+    ASSERT_TRUE(free_list_push(list, 40016, 16));
+    EXPECT_EQ(list->count, 2u);
+    EXPECT_EQ(free_list_blocks(*list), 19000u + 16 + 48);
+
+    // Full: blocks that touch no extent are refused, blocks that do join.
+    while (list->count < kMaxFreeExtents)
+        ASSERT_TRUE(free_list_push(list, 100000 + 100 * list->count, 16));
+    FreeList before = *list;
+    EXPECT_FALSE(free_list_push(list, 900000, 16));
+    EXPECT_EQ(std::memcmp(&before, list, sizeof before), 0);
+    EXPECT_TRUE(free_list_push(list, 100000 + 100 * 5 + 16, 16));
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+    for (uint32_t i = 0; i < list->count; i++)
+        EXPECT_TRUE(free_extent_ok(*list, i, 16, 1000000, nullptr, 0)) << i;
+}
+
+// A segment's blocks as extents: one for a segment written in one piece,
+// more where its pages lie apart, none for a header naming a block twice.
+TEST(FreeList, SegmentExtents)
+{
+    SegmentHeader h{};
+    h.first_slice = 100;
+    h.nslices = 16;
+    h.live_block = 116;
+    h.ntid_pages = 2;
+    h.tid_blocks[0] = 117;
+    h.tid_blocks[1] = 118;
+    FreeExtent out[kMaxSegmentExtents];
+    ASSERT_EQ(segment_extents(h, 119, out), 1u);
+    EXPECT_EQ(out[0].first, 100u);
+    EXPECT_EQ(out[0].nblocks, 20u);
+
+    // Apart, in any order: sorted, touching blocks joined.
+    h.live_block = 50;
+    h.tid_blocks[0] = 300;
+    h.tid_blocks[1] = 51;
+    ASSERT_EQ(segment_extents(h, 116, out), 3u);
+    EXPECT_EQ(out[0].first, 50u);
+    EXPECT_EQ(out[0].nblocks, 2u);
+    EXPECT_EQ(out[1].first, 100u);
+    EXPECT_EQ(out[1].nblocks, 17u);
+    EXPECT_EQ(out[2].first, 300u);
+    EXPECT_EQ(out[2].nblocks, 1u);
+
+    // Damage: a block twice, a page count out of range.
+    h.tid_blocks[1] = 105;
+    EXPECT_EQ(segment_extents(h, 116, out), 0u);
+    h.tid_blocks[1] = 300;
+    EXPECT_EQ(segment_extents(h, 116, out), 0u);
+    h.tid_blocks[1] = 51;
+    h.ntid_pages = kMaxTidPages + 1;
+    EXPECT_EQ(segment_extents(h, 116, out), 0u);
 }

@@ -240,3 +240,40 @@ TEST(Slices, GarbagePastTheRowsIsNeverACandidate)
         EXPECT_EQ(rows[n - 1], nrows - 1);
     }
 }
+
+// The transposition is exact: slice j holds bit j of every row and nothing
+// else, for any row count (a partial last word), signature length, batch
+// of slices starting at a byte of the signature, and stride.
+TEST(Slices, TransposeIsExactForEveryBit)
+{
+    std::mt19937_64 rng(7);
+    const uint32_t shapes[][4] = {
+        // nrows, sig_bytes, nslices, stride
+        {1, 1, 8, 1},       {63, 2, 13, 2},    {64, 8, 64, 8},     {65, 12, 96, 12},
+        {1000, 14, 112, 16}, {4097, 20, 150, 20}, {kSegmentRows, 9, 70, 9}, {777, 3, 24, 5},
+    };
+    for (const auto &shape : shapes) {
+        const uint32_t nrows = shape[0], sig_bytes = shape[1], nslices = shape[2];
+        const size_t stride = shape[3];
+        std::vector<uint8_t> sigs(static_cast<size_t>(nrows) * stride);
+        for (auto &b : sigs)
+            b = static_cast<uint8_t>(rng());
+        // Batches of up to 64 slices, as the writer calls it.
+        std::vector<std::vector<uint64_t>> slices(nslices, std::vector<uint64_t>(kSliceWords, 0));
+        for (uint32_t first = 0; first < nslices; first += 64) {
+            const uint32_t n = nslices - first < 64 ? nslices - first : 64;
+            std::vector<uint64_t *> ptrs;
+            for (uint32_t j = 0; j < n; j++)
+                ptrs.push_back(slices[first + j].data());
+            transpose_signatures(sigs.data() + first / 8, stride, nrows, sig_bytes - first / 8, n,
+                                 ptrs.data());
+        }
+        for (uint32_t j = 0; j < nslices; j++)
+            for (uint32_t r = 0; r < kSegmentRows; r++) {
+                const bool want = r < nrows && j / 8 < sig_bytes &&
+                                  ((sigs[static_cast<size_t>(r) * stride + j / 8] >> (j % 8)) & 1);
+                const bool got = (slices[j][r / 64] >> (r % 64)) & 1;
+                ASSERT_EQ(got, want) << "rows " << nrows << " slice " << j << " row " << r;
+            }
+    }
+}
