@@ -134,7 +134,12 @@ CREATE TABLE fp_default (a int4, b int8, c text, d uuid);
 INSERT INTO fp_default
 SELECT i, i::int8 << 32, 'customer-000000000000-' || i, md5(i::text)::uuid
 FROM generate_series(1, 60000) i;
+-- In segments of 5,000 rows (the bit-sliced layout a query reads through
+-- slices), all but the last few hundred rows.
+SET bloomidx.segment_rows = 5000;
 CREATE INDEX fp_default_bl ON fp_default USING bloomidx (a, b, c, d);
+RESET bloomidx.segment_rows;
+SELECT segments >= 11 AND pending_rows < 5000 AS in_segments FROM bloomidx_index_info('fp_default_bl');
 SELECT col, measured <= 0.0003 AS meets_0_0003,
        predicted <= 0.0003 AND predicted > 0.0001 AS predicted_near_0_0003,
        rate_verdict(measured, predicted, 60000 * nconds) AS near_prediction

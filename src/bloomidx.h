@@ -112,7 +112,7 @@ const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 typedef struct BufferHints
 {
 	BlockNumber n;				/* blocks [0, n) have hints */
-	bool		wal_logged;		/* whether checked[] may be used */
+	bool		trust_sums;		/* whether checked[] may be used (page.cpp) */
 	Buffer	   *buffers;		/* InvalidBuffer: none yet */
 	XLogRecPtr *checked;		/* the page's LSN when its sums last passed; 0: never */
 } BufferHints;
@@ -229,6 +229,12 @@ typedef struct DirectoryChange
 									 * them); room for nremoved *
 									 * kMaxSegmentExtents */
 	uint32		nunlisted;
+	const bloomidx::FreeExtent *gathered;	/* free blocks VACUUM's sweep adds
+											 * to the list (sweep.cpp) */
+	uint32		ngathered;
+	const bloomidx::FreeExtent *dropped;	/* extents it takes off whole, too
+											 * short for a segment */
+	uint32		ndropped;
 	bool		move_head;		/* the pending head becomes new_head */
 	BlockNumber new_head;
 	uint32		unlinked_pages; /* pending pages that left the list */

@@ -1,7 +1,7 @@
 /*
  * directory.cpp: the metapage's second and third parts
- * (core/page_layout.hpp, DirectoryHeader and FreeRuns): the list of sealed
- * segments, the list of pending pages and the runs of free slice blocks,
+ * (core/page_layout.hpp, DirectoryHeader and FreeList): the list of sealed
+ * segments, the list of pending pages and the extents of free blocks,
  * as readers copy them (src/segments.md says why a copy is enough), and as
  * the seal lock's holder changes them.
  */
@@ -227,6 +227,14 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		(change->move_head && change->unlinked_pages > cd->pending_pages))
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
+	for (uint32 i = 0; i < change->ndropped; i++)
+		if (!bloomidx::free_list_drop(&list, change->dropped[i].first, change->dropped[i].nblocks))
+			elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
+				 RelationGetRelationName(index));
+	for (uint32 i = 0; i < change->ngathered; i++)
+		if (!bloomidx::free_list_push(&list, change->gathered[i].first, change->gathered[i].nblocks))
+			elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
+				 RelationGetRelationName(index));
 
 	/* The removed segments' blocks, one extent each if written in one piece. */
 	change->nunlisted = 0;
@@ -248,8 +256,18 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 										   psprintf("The header of segment %u names a block twice.",
 													e->segment_id));
 		for (uint32 x = 0; x < n; x++)
-			if (!bloomidx::free_list_push(&list, extents[x].first, extents[x].nblocks))
-				change->unlisted[change->nunlisted++] = extents[x];
+		{
+			if (bloomidx::free_list_push(&list, extents[x].first, extents[x].nblocks))
+				continue;
+			/* Refused: no room, or blocks already listed, which is damage. */
+			if (bloomidx::free_list_overlaps(list, extents[x].first, extents[x].nblocks))
+				bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+											   psprintf("Blocks %u to %u of segment %u are on the free list already.",
+														extents[x].first,
+														extents[x].first + extents[x].nblocks - 1,
+														e->segment_id));
+			change->unlisted[change->nunlisted++] = extents[x];
+		}
 	}
 
 	GenericXLogState *xlog = GenericXLogStart(index);

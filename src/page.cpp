@@ -111,8 +111,13 @@ bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem prob
  * need not read a whole slice, live or TID page again to verify its sum:
  * every change to the page is WAL-logged and moves its LSN on, so the
  * same LSN means the same image, already verified; the fields that say
- * what the page is are still checked on every read.  Only for a
- * WAL-logged index (an unlogged one's LSNs never move).
+ * what the page is are still checked on every read.  Only where data
+ * checksums are on: a page can leave shared buffers and come back from
+ * disk damaged with its LSN intact (even into the same buffer, unseen by
+ * the hint), and then PostgreSQL's checksum is what catches it, as it
+ * does for every page it reads; without them our sums are checked at
+ * every read.  And only for a WAL-logged index (an unlogged one's LSNs
+ * never move).
  */
 typedef struct IndexCache
 {
@@ -163,7 +168,15 @@ bloomidx_buffer_hints(Relation index, BlockNumber nblocks)
 		index->rd_amcache = grown;
 		cache = grown;
 	}
-	cache->hints.wal_logged = RelationNeedsWAL(index);
+	/*
+	 * Without data checksums (or with their failures ignored) nothing
+	 * checks a page read back from disk but our sums; and an LSN tells page
+	 * images apart only when every change is WAL-logged.
+	 */
+	const char *ignored = GetConfigOption("ignore_checksum_failure", true, false);
+
+	cache->hints.trust_sums = RelationNeedsWAL(index) && DataChecksumsEnabled() &&
+		!(ignored != NULL && strcmp(ignored, "on") == 0);
 	return &cache->hints;
 }
 
@@ -174,7 +187,7 @@ bloomidx_buffer_hints(Relation index, BlockNumber nblocks)
 bool
 bloomidx_sums_known(const BufferHints *hints, BlockNumber blkno, Page page)
 {
-	return hints != NULL && hints->wal_logged && blkno < hints->n &&
+	return hints != NULL && hints->trust_sums && blkno < hints->n &&
 		!XLogRecPtrIsInvalid(PageGetLSN(page)) && hints->checked[blkno] == PageGetLSN(page);
 }
 
@@ -182,7 +195,7 @@ bloomidx_sums_known(const BufferHints *hints, BlockNumber blkno, Page page)
 void
 bloomidx_sums_passed(BufferHints *hints, BlockNumber blkno, Page page)
 {
-	if (hints != NULL && hints->wal_logged && blkno < hints->n)
+	if (hints != NULL && hints->trust_sums && blkno < hints->n)
 		hints->checked[blkno] = PageGetLSN(page);
 }
 

@@ -314,6 +314,8 @@ bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
 		bloomidx_count_buffer_hit(index);
 		return hint;
 	}
+	/* Maybe read from disk again: its sums are to be checked again too. */
+	hints->checked[blkno] = InvalidXLogRecPtr;
 	hints->buffers[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
 	return hints->buffers[blkno];
 }

@@ -1,8 +1,9 @@
 /*
  * segment_write.cpp: turning a block of rows (signatures and heap TIDs,
- * gathered in memory) into a sealed segment's pages: the header, the live
- * page, the TID pages and one run of m consecutive slice pages
- * (src/segments.md has the protocol, core/page_layout.hpp the formats).
+ * gathered in memory) into a sealed segment's pages, one extent of
+ * consecutive blocks: m slice pages, the live page, the TID pages, the
+ * header (src/segments.md has the protocol, core/page_layout.hpp the
+ * formats).
  * Each page is written whole and WAL-logged whole; nothing points at the
  * segment until its directory entry is published.
  */
@@ -106,25 +107,38 @@ extend_run(Relation index, uint32 n, bool shared_extension)
 
 /*
  * A block taken off the free list, about to be overwritten, must hold what
- * the list gives: a page of a segment no longer in the directory, or a
- * free or new page.  Anything else means the list is wrong, and writing
- * would destroy what the page is.
+ * the list gives: a free, listed or new page, or a page of a segment that is not
+ * in the directory, or not there: a segment a merge removed, or what a
+ * seal or merge that failed or crashed before publishing left (its id is
+ * the next segment's, as ids are only spent by a publish, so the page's id
+ * may be a listed segment's whose extent is elsewhere).  A page inside a
+ * listed segment's extent means the list is wrong, and writing would
+ * destroy it.
  */
 static void
-check_listed_page(Relation index, Buffer buffer, const DirectoryCopy *dir)
+check_reused_block(Relation index, Buffer buffer, const DirectoryCopy *dir)
 {
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
 	uint32		owner;
 
-	if (PageIsNew((Page) page) || bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+	if (PageIsNew((Page) page) || bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
+		bloomidx::check_listed_page(page) == bloomidx::PageProblem::None)
 		return;
 	owner = bloomidx::segment_page_owner(page);
-	for (uint32 i = 0; owner != 0 && i < dir->header.nsegments; i++)
-		if (dir->entries[i].segment_id == owner)
-			owner = 0;
 	if (owner != 0)
-		return;
-	bloomidx_report_corrupted_page(index, BufferGetBlockNumber(buffer),
+	{
+		for (uint32 i = 0; i < dir->header.nsegments; i++)
+		{
+			const bloomidx::SegmentEntry *e = &dir->entries[i];
+
+			if (e->segment_id == owner && blkno >= e->first_slice && blkno <= e->header_block)
+				owner = 0;
+		}
+		if (owner != 0)
+			return;
+	}
+	bloomidx_report_corrupted_page(index, blkno,
 								   "An extent of the metapage's free list includes a page in use.");
 }
 
@@ -136,7 +150,7 @@ write_block(Relation index, BlockNumber blkno, const char *image, const Director
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (listed != NULL)
-		check_listed_page(index, buffer, listed);
+		check_reused_block(index, buffer, listed);
 	write_page(index, buffer, image);
 }
 

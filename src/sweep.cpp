@@ -72,6 +72,134 @@ mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, Us
 }
 
 /*
+ * Makes free page blkno a listed one, if it is still free or new (an
+ * insert may have taken it from the free space map since it was read).
+ */
+static bool
+claim_page(Relation index, BlockNumber blkno, BufferAccessStrategy strategy)
+{
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	Page		page = BufferGetPage(buffer);
+	bool		is_new = PageIsNew(page);
+
+	if (!is_new && bloomidx::check_free_page((const uint8 *) page) != bloomidx::PageProblem::None)
+	{
+		UnlockReleaseBuffer(buffer);
+		return false;
+	}
+	GenericXLogState *xlog = GenericXLogStart(index);
+	Page		logged = GenericXLogRegisterBuffer(xlog, buffer, is_new ? GENERIC_XLOG_FULL_IMAGE : 0);
+
+	if (is_new)
+		PageInit(logged, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::listed_page_fill((uint8 *) logged);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buffer);
+	return true;
+}
+
+typedef struct FreeRun
+{
+	BlockNumber first;
+	BlockNumber nblocks;
+} FreeRun;
+
+static int
+longer_first(const void *a, const void *b)
+{
+	BlockNumber la = ((const FreeRun *) a)->nblocks, lb = ((const FreeRun *) b)->nblocks;
+
+	return la > lb ? -1 : la < lb ? 1 : 0;
+}
+
+/*
+ * Puts the longest runs of free pages (a segment's worth or more) back on
+ * the metapage's free list, where segments can take them: blocks that
+ * removed segments gave back when the list had no room, or pages sealed
+ * pending pages left.  Extents on the list too short for any segment go
+ * the other way, to the free space map, where pending pages take them.
+ * Without this, removals scattered over more places than the list has
+ * slots would grow the index round after round.  Claimed pages become
+ * "listed" first, which no insert takes; a crash before the publish
+ * leaves them unreferenced, and the next sweep frees them.  The caller
+ * holds the seal lock: the list is the copy's.  Claimed blocks leave
+ * *free_blocks.
+ */
+static void
+gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedBlocks *free_blocks,
+				 BufferAccessStrategy strategy)
+{
+	uint32		min_run = nslices + 3;	/* slices, live page, a TID page, header */
+	bloomidx::FreeExtent dropped[bloomidx::kMaxFreeExtents];
+	bloomidx::FreeExtent gathered[bloomidx::kMaxFreeExtents];
+	uint32		ndropped = 0,
+				ngathered = 0;
+
+	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
+		if (dir->free.extents[i].nblocks < min_run)
+			dropped[ndropped++] = dir->free.extents[i];
+
+	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + ndropped;
+	FreeRun    *runs = (FreeRun *) palloc(sizeof(FreeRun) * (free_blocks->nblocks / min_run + 1));
+	uint32		nruns = 0;
+
+	for (BlockNumber b = 1; b < free_blocks->nblocks;)
+	{
+		BlockNumber end = b;
+
+		while (end < free_blocks->nblocks && is_used(free_blocks, end))
+			end++;
+		if (end - b >= min_run)
+			runs[nruns++] = FreeRun{b, end - b};
+		b = end + 1;
+	}
+	qsort(runs, nruns, sizeof(FreeRun), longer_first);
+
+	for (uint32 r = 0; r < nruns && ngathered < room; r++)
+	{
+		/* Page by page; an insert may have taken one since: the run splits there. */
+		BlockNumber start = runs[r].first;
+		BlockNumber end = runs[r].first + runs[r].nblocks;
+
+		for (BlockNumber b = start; b <= end; b++)
+		{
+			bloomidx_vacuum_delay_point();
+			if (b < end && ngathered < room && claim_page(index, b, strategy))
+				continue;
+			/* [start, b) claimed: listed if long enough, else free again. */
+			if (b - start >= min_run && ngathered < room)
+				gathered[ngathered++] = bloomidx::FreeExtent{start, b - start};
+			else
+				for (BlockNumber u = start; u < b; u++)
+					bloomidx_free_page(index, u, dir->header.generation);
+			start = b + 1;
+		}
+	}
+	pfree(runs);
+	if (ngathered == 0 && ndropped == 0)
+		return;
+
+	DirectoryChange change;
+
+	memset(&change, 0, sizeof(change));
+	change.gathered = gathered;
+	change.ngathered = ngathered;
+	change.dropped = dropped;
+	change.ndropped = ndropped;
+	uint32		generation = bloomidx_publish(index, &change);
+
+	for (uint32 i = 0; i < ngathered; i++)
+		for (BlockNumber b = gathered[i].first; b < gathered[i].first + gathered[i].nblocks; b++)
+			free_blocks->bits[b / 8] &= (uint8) ~(1 << (b % 8));
+	/* The dropped extents' pages, free for pending pages now (bloomidx_free_page records them). */
+	for (uint32 i = 0; i < ndropped; i++)
+		for (BlockNumber b = dropped[i].first; b < dropped[i].first + dropped[i].nblocks; b++)
+			bloomidx_free_page(index, b, generation);
+}
+
+/*
  * Frees the orphans and records the free pages; the caller holds the seal
  * lock.  Counts the orphans freed in stats->pages_newly_deleted, and every
  * free page in pages_deleted and pages_free (VACUUM VERBOSE shows them).
@@ -90,6 +218,9 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 	 * insert extends the index and locks its new page before it lets go of
 	 * that lock, so every page below this length that is still new is
 	 * locked by its extender until linked, and reading it waits for that.
+	 * A segment writer leaves its new blocks unlocked until it writes them,
+	 * but writers hold the seal lock, as this sweep does (and CREATE INDEX
+	 * keeps VACUUM out), so none is at work now.
 	 */
 	if (!RELATION_IS_LOCAL(index))
 		LockRelationForExtension(index, ExclusiveLock);
@@ -133,6 +264,10 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 	}
 
 	/* With a damaged segment or list, orphans cannot be told: only free pages are recorded. */
+	UsedBlocks	free_blocks;
+
+	free_blocks.nblocks = used.nblocks;
+	free_blocks.bits = (uint8 *) palloc0(used.nblocks / 8 + 1);
 	for (BlockNumber b = 1; b < used.nblocks; b++)
 	{
 		if (is_used(&used, b))
@@ -149,7 +284,7 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 			bloomidx::page_opaque(page)->page_id == bloomidx::kPageId &&
 			(kind == bloomidx::kPageSealing || kind == bloomidx::kPageSegment ||
 			 kind == bloomidx::kPageSlice || kind == bloomidx::kPageTids ||
-			 kind == bloomidx::kPageLive);
+			 kind == bloomidx::kPageLive || kind == bloomidx::kPageListed);
 
 		UnlockReleaseBuffer(buffer);
 		if (orphan)
@@ -157,17 +292,22 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 			bloomidx_free_page(index, b, dir->header.generation);
 			stats->pages_newly_deleted++;
 		}
-		else if (free_page)
-			RecordFreeIndexPage(index, b);
 		/* As nbtree counts its recyclable pages: deleted, and free. */
 		if (orphan || free_page)
 		{
+			mark_used(&free_blocks, b, 1);
 			stats->pages_deleted++;
 			stats->pages_free++;
 		}
 	}
+	if (all_sound)
+		gather_free_runs(index, dir, nslices, &free_blocks, strategy);
+	for (BlockNumber b = 1; b < free_blocks.nblocks; b++)
+		if (is_used(&free_blocks, b))
+			RecordFreeIndexPage(index, b);
 	if (stats->pages_free > 0)
 		IndexFreeSpaceMapVacuum(index);
+	pfree(free_blocks.bits);
 	pfree(used.bits);
 	pfree(dir);
 }

@@ -548,6 +548,11 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 		if (bloomidx::page_stamp(raw) > generation)
 			bloomidx_report_corrupted_page(vs->index, blkno,
 										   "A pending page is stamped with a later directory generation than the directory's.");
+		/* A seal would write a segment over it. */
+		if (bloomidx::free_list_overlaps(dir->free, blkno, 1))
+			bloomidx_report_corrupted_page(vs->index, bloomidx::kMetaBlock,
+										   psprintf("The metapage's free list includes pending page %u.",
+													blkno));
 		collect_entries(vs, blkno);
 		/* Reported after the row-by-row checks, which may name the damaged entry instead. */
 		note_sums(vs, blkno);

@@ -32,7 +32,7 @@
 #                          (default all)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
 #   BLOOMIDX_TAP_QUICK     1: the TAP tests' long loops shortened (fewer
-#                          crash cycles and damage rounds, a 30 s soak);
+#                          crash cycles and damage rounds, a 20 s soak);
 #                          by default so for every version of a run but
 #                          the first, 0 for all at full length
 #   BLOOMIDX_SUITE_TIMEOUT seconds per suite before it is killed (default 1500)

@@ -68,6 +68,9 @@ bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks)
            e.header_block != kMetaBlock && e.header_block < nblocks &&
            e.first_slice != kMetaBlock && e.first_slice < nblocks &&
            nslices <= nblocks - e.first_slice &&
+           // One extent: slices, live page, 1..kMaxTidPages TID pages, header.
+           e.header_block >= static_cast<uint64_t>(e.first_slice) + nslices + 2 &&
+           e.header_block <= static_cast<uint64_t>(e.first_slice) + nslices + 1 + kMaxTidPages &&
            (e.filter_block == 0 || e.filter_block < nblocks);
 }
 
@@ -115,6 +118,36 @@ uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept
     for (; i + 2 <= len; i += 2)
         total += read_u16(bytes + i);
     return static_cast<uint16_t>(total);
+}
+
+uint16_t page_sum(const uint8_t *bytes, uint32_t len) noexcept
+{
+    uint32_t i = 0;
+    uint64_t total = 0;
+#if defined(__SSE2__)
+    // Lane k of the i-th 16 bytes holds word 8i + k, weighed 2(8i + k) + 1;
+    // products and sums wrap mod 2^16 as the sum does.
+    __m128i acc = _mm_setzero_si128();
+    __m128i weights = _mm_setr_epi16(1, 3, 5, 7, 9, 11, 13, 15);
+    const __m128i step = _mm_set1_epi16(16);
+    for (; i + 16 <= len; i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + i));
+        acc = _mm_add_epi16(acc, _mm_mullo_epi16(v, weights));
+        weights = _mm_add_epi16(weights, step);
+    }
+    uint16_t lanes[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(lanes), acc);
+    for (uint16_t lane : lanes)
+        total += lane;
+#endif
+    for (; i + 2 <= len; i += 2)
+        total += static_cast<uint64_t>(read_u16(bytes + i)) * (i + 1); // word i / 2: weight i + 1
+    return static_cast<uint16_t>(total);
+}
+
+uint16_t page_sum_change(uint32_t word, uint16_t before, uint16_t after) noexcept
+{
+    return static_cast<uint16_t>((2u * word + 1u) * static_cast<uint32_t>(after - before));
 }
 
 uint32_t row_page_stored_sums(const uint8_t *page) noexcept
@@ -209,7 +242,7 @@ void slice_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows, uint16
     op->count = rows;
     op->flags = kPageSlice;
     op->format = kFormatSliced;
-    op->signature_sum = entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t));
+    op->signature_sum = page_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t));
     op->tid_sum = slice;
     op->reserved[0] = static_cast<uint16_t>(segment_id);
     op->reserved[1] = static_cast<uint16_t>(segment_id >> 16);
@@ -231,7 +264,7 @@ PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
         op->reserved[1] != static_cast<uint16_t>(segment_id >> 16))
         return PageProblem::BadSlice;
     if (sums == Sums::Verify &&
-        entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
+        page_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
         return PageProblem::BadSliceBits;
     return PageProblem::None;
 }

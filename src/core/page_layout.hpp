@@ -87,6 +87,7 @@ constexpr uint16_t kPageTids = 5;        // a segment's heap TIDs
 constexpr uint16_t kPageLive = 6;        // a segment's live bits
 constexpr uint16_t kPageFree = 7;        // nothing points here: reusable
 constexpr uint16_t kPageSealing = 8;     // a pending page a seal is taking: no inserts
+constexpr uint16_t kPageListed = 9;      // a free page VACUUM put on the free list: no inserts
 
 // Pending pages, whether a seal is taking them or not.
 constexpr bool is_pending_kind(uint16_t flags)
@@ -99,9 +100,11 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 8;        // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 9;        // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
-                                            // 7: the free-run list)
+                                            // 7: the free-run list; 8: segments as
+                                            // extents, the free list; 9: weighted
+                                            // page sums, listed pages)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -236,6 +239,16 @@ void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
 // The sum mod 2^16 of `len` bytes (even) taken as 16-bit words.
 uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept;
 
+// The sum of a page written whole (slice, live, TID, segment header
+// pages): word i (16 bits) of `len` bytes (even) weighed 2i + 1, mod 2^16.
+// Odd weights find every change of one word, as the plain sum does, and
+// the weights find words moved within the page too (a swap of words i
+// and j goes unseen only if 2(j - i)(w_i - w_j) = 0 mod 2^16), which the
+// plain sum cannot.  Row pages keep plain entry sums: their entries move.
+uint16_t page_sum(const uint8_t *bytes, uint32_t len) noexcept;
+// What page_sum gains when word `word` changes from before to after.
+uint16_t page_sum_change(uint32_t word, uint16_t before, uint16_t after) noexcept;
+
 // The entry sums a data page holds: signatures in the low half, TIDs in
 // the high half.
 uint32_t row_page_stored_sums(const uint8_t *page) noexcept;
@@ -275,7 +288,7 @@ static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
 // otherwise hide rows from every scan.
 struct DirectoryHeader {
     uint32_t generation;      // directory changes so far (publishes)
-    uint32_t next_segment_id; // segment ids are never reused
+    uint32_t next_segment_id; // spent by the publish that adds a segment: never two published segments with one id
     uint32_t pending_head;    // first pending page (0: none)
     uint32_t pending_tail;    // last pending page, the one inserts fill (0: none)
     uint32_t reserved_block;  // 0
@@ -366,15 +379,21 @@ uint32_t free_list_check(const FreeList &l) noexcept;
 // An empty list with its check.
 void free_list_init(FreeList *l) noexcept;
 // Adds blocks [first, first + n), joining the extents they touch; false
-// (the list unchanged) when they touch none and every slot is in use.
-// Keeps the check.
+// (the list unchanged) when they touch none and every slot is in use, or
+// when they overlap a listed extent (damage: blocks freed twice).  Keeps
+// the check.
 bool free_list_push(FreeList *l, uint32_t first, uint32_t n) noexcept;
-// Takes n consecutive blocks off the list, from the end of the last
-// extent that has as many, and returns the first; 0 (the list unchanged)
-// when no extent has n.  Keeps the check.
+// Takes n consecutive blocks off the list, from the end of the shortest
+// extent that has as many (long ones stay whole for later), and returns
+// the first; 0 (the list unchanged) when no extent has n.  Keeps the check.
 uint32_t free_list_take(FreeList *l, uint32_t n) noexcept;
+// Takes the extent [first, first + n) off the list whole; false (the list
+// unchanged) when it is not listed exactly so.  Keeps the check.
+bool free_list_drop(FreeList *l, uint32_t first, uint32_t n) noexcept;
 // Blocks listed in all.
 uint64_t free_list_blocks(const FreeList &l) noexcept;
+// Whether any of blocks [first, first + n) is listed.
+bool free_list_overlaps(const FreeList &l, uint32_t first, uint32_t n) noexcept;
 // Whether extent `extent` (its place in the list) lies in an index of
 // nblocks blocks and clear of the metapage, of the listed segments (their
 // slices and header pages) and of the list's other extents.  An extent
@@ -461,7 +480,6 @@ static_assert(kPageHeaderSize + sizeof(SegmentHeader) <= kSpecialOffset,
 // out[0..n), n returned (at most kMaxSegmentExtents): one extent for a
 // segment written in one piece.  0 if the header is out of range.
 constexpr uint32_t kMaxSegmentExtents = 3 + kMaxTidPages;
-struct FreeExtent;
 uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, FreeExtent *out) noexcept;
 
 inline const SegmentHeader *segment_header(const uint8_t *page) noexcept
@@ -575,6 +593,10 @@ PageProblem check_free_page(const uint8_t *page) noexcept;
 uint32_t segment_page_owner(const uint8_t *page) noexcept;
 // Marks an initialised page free.
 void free_page_fill(uint8_t *page) noexcept;
+// Marks an initialised (or free) page as listed: free, on the metapage's
+// free list, and so no page for an insert to take.
+void listed_page_fill(uint8_t *page) noexcept;
+PageProblem check_listed_page(const uint8_t *page) noexcept;
 
 // Checks a metapage.
 PageProblem check_meta_page(const uint8_t *page) noexcept;

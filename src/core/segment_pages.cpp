@@ -110,10 +110,20 @@ void remove_extent(FreeList *l, uint32_t i) noexcept
 }
 } // namespace
 
+bool free_list_overlaps(const FreeList &l, uint32_t first, uint32_t n) noexcept
+{
+    for (uint32_t i = 0; i < l.count && i < kMaxFreeExtents; i++)
+        if (overlaps(first, n, l.extents[i].first, l.extents[i].nblocks))
+            return true;
+    return false;
+}
+
 bool free_list_push(FreeList *l, uint32_t first, uint32_t n) noexcept
 {
     if (n == 0)
         return true;
+    if (free_list_overlaps(*l, first, n))
+        return false;
     uint32_t joined = l->count; // the extent the blocks joined, if any
     for (uint32_t i = 0; i < l->count && joined == l->count; i++) {
         FreeExtent &e = l->extents[i];
@@ -151,18 +161,31 @@ uint32_t free_list_take(FreeList *l, uint32_t n) noexcept
 {
     if (n == 0 || l->count > kMaxFreeExtents)
         return 0;
-    for (uint32_t i = l->count; i-- > 0;) {
-        FreeExtent &e = l->extents[i];
-        if (e.nblocks < n)
-            continue;
-        e.nblocks -= n;
-        const uint32_t first = e.first + e.nblocks;
-        if (e.nblocks == 0)
+    uint32_t best = l->count;
+    for (uint32_t i = l->count; i-- > 0;)
+        if (l->extents[i].nblocks >= n &&
+            (best == l->count || l->extents[i].nblocks < l->extents[best].nblocks))
+            best = i;
+    if (best == l->count)
+        return 0;
+    FreeExtent &e = l->extents[best];
+    e.nblocks -= n;
+    const uint32_t first = e.first + e.nblocks;
+    if (e.nblocks == 0)
+        remove_extent(l, best);
+    l->check = free_list_check(*l);
+    return first;
+}
+
+bool free_list_drop(FreeList *l, uint32_t first, uint32_t n) noexcept
+{
+    for (uint32_t i = 0; i < l->count && i < kMaxFreeExtents; i++)
+        if (l->extents[i].first == first && l->extents[i].nblocks == n) {
             remove_extent(l, i);
-        l->check = free_list_check(*l);
-        return first;
-    }
-    return 0;
+            l->check = free_list_check(*l);
+            return true;
+        }
+    return false;
 }
 
 uint64_t free_list_blocks(const FreeList &l) noexcept
@@ -182,9 +205,13 @@ bool free_extent_ok(const FreeList &l, uint32_t extent, uint32_t nslices, uint32
     if (x.nblocks == 0 || x.first <= kMetaBlock || x.first >= nblocks ||
         x.nblocks > nblocks - x.first)
         return false;
+    // A segment's extent: from its first slice to its header (the last block).
     for (uint32_t i = 0; i < nentries; i++)
         if (overlaps(x.first, x.nblocks, entries[i].first_slice, nslices) ||
-            overlaps(x.first, x.nblocks, entries[i].header_block, 1))
+            overlaps(x.first, x.nblocks, entries[i].header_block, 1) ||
+            (entries[i].header_block > entries[i].first_slice &&
+             overlaps(x.first, x.nblocks, entries[i].first_slice,
+                      static_cast<uint64_t>(entries[i].header_block) - entries[i].first_slice + 1)))
             return false;
     for (uint32_t i = 0; i < l.count; i++)
         if (i != extent && overlaps(x.first, x.nblocks, l.extents[i].first, l.extents[i].nblocks))
@@ -244,7 +271,7 @@ void tid_page_fill(uint8_t *page, const uint8_t *bytes, uint16_t used, uint16_t 
     set_page(page, kPageTids, kPageHeaderSize + used);
     PageOpaque *op = page_opaque(page);
     op->count = ngroups;
-    op->signature_sum = entry_sum(page + kPageHeaderSize, even);
+    op->signature_sum = page_sum(page + kPageHeaderSize, even);
     op->tid_sum = page_index;
     set_segment_id(op, segment_id);
 }
@@ -255,7 +282,7 @@ void segment_header_fill(uint8_t *page, const SegmentHeader &header) noexcept
     set_page(page, kPageSegment, kHeaderLower);
     PageOpaque *op = page_opaque(page);
     op->count = header.rows;
-    op->signature_sum = entry_sum(page + kPageHeaderSize, sizeof header);
+    op->signature_sum = page_sum(page + kPageHeaderSize, sizeof header);
     op->tid_sum = 0;
     set_segment_id(op, header.segment_id);
 }
@@ -267,7 +294,7 @@ void live_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows,
     set_page(page, kPageLive, kSlicePageLower);
     PageOpaque *op = page_opaque(page);
     op->count = rows;
-    op->signature_sum = entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t));
+    op->signature_sum = page_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t));
     op->tid_sum = 0;
     set_segment_id(op, segment_id);
 }
@@ -282,11 +309,15 @@ bool live_page_clear(uint8_t *page, uint32_t row) noexcept
     const uint64_t bit = uint64_t{1} << (row % 64);
     if (!(word & bit))
         return false;
-    const uint16_t before = entry_sum(at, 8);
+    const uint64_t old = word;
     word &= ~bit;
     std::memcpy(at, &word, sizeof word);
+    // Only the 16-bit word holding the bit changed: word (row / 16) of the page.
+    const uint32_t shift = (row % 64) / 16 * 16;
     PageOpaque *op = page_opaque(page);
-    op->signature_sum = static_cast<uint16_t>(op->signature_sum - before + entry_sum(at, 8));
+    op->signature_sum = static_cast<uint16_t>(
+        op->signature_sum + page_sum_change(row / 16, static_cast<uint16_t>(old >> shift),
+                                            static_cast<uint16_t>(word >> shift)));
     return true;
 }
 
@@ -328,15 +359,18 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
     const SegmentHeader &h = *segment_header(page);
     if (page_segment_id(page) != segment_id || op->count != rows || op->tid_sum != 0)
         return PageProblem::BadSegment;
-    if (entry_sum(page + kPageHeaderSize, sizeof h) != op->signature_sum)
+    if (page_sum(page + kPageHeaderSize, sizeof h) != op->signature_sum)
         return PageProblem::BadSegmentSum;
     if (h.segment_id != segment_id || h.rows != rows || h.first_slice != first_slice ||
         h.nslices != nslices || h.reserved != 0 ||
         h.ngroups != (rows + kTidGroupRows - 1) / kTidGroupRows || h.ntid_pages < 1 ||
         h.ntid_pages > kMaxTidPages || h.live_block == kMetaBlock || h.live_block >= nblocks)
         return PageProblem::BadSegment;
+    // One extent: the live page right after the slices, then the TID pages.
+    if (h.live_block != static_cast<uint64_t>(first_slice) + nslices)
+        return PageProblem::BadSegment;
     for (uint32_t i = 0; i < h.ntid_pages; i++)
-        if (h.tid_blocks[i] == kMetaBlock || h.tid_blocks[i] >= nblocks)
+        if (h.tid_blocks[i] != h.live_block + 1 + i || h.tid_blocks[i] >= nblocks)
             return PageProblem::BadSegment;
     // Groups in order: page by page, offsets rising on each page.
     for (uint32_t g = 0; g < h.ngroups; g++) {
@@ -368,7 +402,7 @@ PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
     if (page_segment_id(page) != header.segment_id || op->tid_sum != page_index)
         return PageProblem::BadTidPage;
     const uint32_t even = (lower - kPageHeaderSize + 1u) & ~1u;
-    if (sums == Sums::Verify && entry_sum(page + kPageHeaderSize, even) != op->signature_sum)
+    if (sums == Sums::Verify && page_sum(page + kPageHeaderSize, even) != op->signature_sum)
         return PageProblem::BadTidBytes;
     // The header's groups on this page start within its bytes.
     uint32_t groups = 0;
@@ -394,7 +428,7 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
         op->tid_sum != 0 || page_segment_id(page) != segment_id)
         return PageProblem::BadSlice;
     if (sums == Sums::Verify &&
-        entry_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
+        page_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
         return PageProblem::BadSliceBits;
     return PageProblem::None;
 }
@@ -445,6 +479,17 @@ uint32_t segment_page_owner(const uint8_t *page) noexcept
     default:
         return 0;
     }
+}
+
+void listed_page_fill(uint8_t *page) noexcept
+{
+    set_page(page, kPageListed, kPageHeaderSize);
+    page_opaque(page)->format = kFormatRowWise;
+}
+
+PageProblem check_listed_page(const uint8_t *page) noexcept
+{
+    return check_fixed(page, kPageListed, kFormatRowWise);
 }
 
 void free_page_fill(uint8_t *page) noexcept

@@ -29,7 +29,10 @@ inline uint64_t load_bits(const uint8_t *p, uint32_t n) noexcept
         std::memcpy(&w, p, 8);
     else
         std::memcpy(&w, p, n);
-    return w; // x86 and the other targets PostgreSQL runs on here are little-endian
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
 }
 
 } // namespace
@@ -37,7 +40,6 @@ inline uint64_t load_bits(const uint8_t *p, uint32_t n) noexcept
 void transpose_signatures(const uint8_t *signatures, size_t stride, uint32_t nrows,
                           uint32_t sig_bytes, uint32_t nslices, uint64_t *const *slices) noexcept
 {
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "load_bits reads little-endian");
     if (nrows > kSegmentRows)
         nrows = kSegmentRows;
     const uint32_t nbytes = (nslices + 7) / 8 < sig_bytes ? (nslices + 7) / 8 : sig_bytes;

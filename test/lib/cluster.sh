@@ -6,7 +6,8 @@
 #                                 by the postgres OS user; sets and exports
 #                                 PGHOST (the socket folder), PGPORT, PGDATA,
 #                                 PGUSER, PGDATABASE, CLUSTER_DIR; settings
-#                                 (postgresql.conf lines) override the defaults
+#                                 (postgresql.conf lines) override the defaults;
+#                                 CLUSTER_INITDB_FLAGS: more initdb options
 #   cluster_crash_restart         stop it as a crash would (immediate) and
 #                                 start it again: crash recovery
 #   cluster_psql [psql args]      psql -X -v ON_ERROR_STOP=1 against it
@@ -54,8 +55,9 @@ cluster_start() {
 	unset PGSERVICE PGHOSTADDR PGPASSWORD PGOPTIONS
 
 	log "cluster: initdb in $PGDATA (as $(pg_os_user))"
+	# shellcheck disable=SC2086
 	if ! (cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/initdb" -D "$PGDATA" -U "$PGUSER" \
-		--auth=trust --no-sync --encoding=UTF8 --locale=C \
+		--auth=trust --no-sync --encoding=UTF8 --locale=C ${CLUSTER_INITDB_FLAGS:-} \
 		>"$CLUSTER_DIR/initdb.log" 2>&1); then
 		warn "initdb failed"
 		print_file "$CLUSTER_DIR/initdb.log" 100

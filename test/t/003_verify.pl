@@ -366,7 +366,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 4) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 8\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 9\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 4: a query through the index fails');
 		like($err, $old_format, 'format version 4: the query says to REINDEX');

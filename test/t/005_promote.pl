@@ -26,8 +26,8 @@ use BloomidxTAP;
 init_seed();
 
 # About two minutes of concurrent writes, lookups and VACUUMs (issue 5);
-# 30 s on the versions a run tests after its first.
-my $PGBENCH_SECONDS = $ENV{BLOOMIDX_SOAK_SECONDS} // full_or_quick(120, 30);
+# 20 s on the versions a run tests after its first.
+my $PGBENCH_SECONDS = $ENV{BLOOMIDX_SOAK_SECONDS} // full_or_quick(120, 20);
 my $NROWS = 20000;
 
 my $primary = new_bloomidx_node(

@@ -34,7 +34,7 @@ use BloomidxTAP;
 
 init_seed();
 
-my $ROUNDS = full_or_quick(56, 16);    # server starts; every round damages every index
+my $ROUNDS = full_or_quick(40, 12);    # server starts; every round damages every index
 my $NTABLES = 4;
 my $BLCKSZ = 8192;
 my $SPECIAL = $BLCKSZ - 16;

@@ -182,7 +182,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 8) << "8: segments, the pending list, the directory, the free list";
+    EXPECT_EQ(kMetaVersion, 9) << "9: segments, the pending list, the directory, the free list, weighted page sums";
     EXPECT_EQ(kPageSlice, 3);
     EXPECT_EQ(kPageSegment, 4);
     EXPECT_EQ(kPageTids, 5);
@@ -994,7 +994,7 @@ TEST(SegmentEntry, LayoutCheckAndDamage)
     const uint32_t nslices = 104, nblocks = 1000;
     SegmentEntry e = {};
     e.segment_id = 7;
-    e.header_block = 5;
+    e.header_block = 10 + 104 + 2; // after the slices, the live page and one TID page
     e.first_slice = 10;
     e.rows = static_cast<uint16_t>(kSegmentRows);
     e.live_rows = 60000;
@@ -1027,7 +1027,12 @@ TEST(SegmentEntry, LayoutCheckAndDamage)
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 1000; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.flags = 1; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.reserved = 1; }));
-    EXPECT_FALSE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 104; })); // the last run that fits
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 10 + 104 + 1; })); // no room for a TID page
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 10 + 104 + 2 + kMaxTidPages; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 5; }));            // before its slices
+    EXPECT_FALSE(bad([](SegmentEntry &d) { d.header_block = 10 + 104 + 1 + kMaxTidPages; }));
+    // The last segment that fits: slices, live page, a TID page, the header at block 999.
+    EXPECT_FALSE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 104 - 3; d.header_block = 999; }));
 }
 
 // ---- Segment pages (header, TIDs, live bits) ----
@@ -1063,11 +1068,11 @@ BuiltSegment build_segment(const std::vector<HeapTid> &tids, uint32_t segment_id
     s.header.rows = static_cast<uint16_t>(n);
     s.header.nslices = 104;
     s.header.first_slice = 10;
-    s.header.live_block = 9;
+    s.header.live_block = 10 + 104; // one extent: slices, live page, TID pages
     EXPECT_TRUE(segment_encode_tids(tids.data(), n, bytes.data(), &s.header, start, used));
     s.tid_pages.resize(s.header.ntid_pages);
     for (uint16_t p = 0; p < s.header.ntid_pages; p++) {
-        s.header.tid_blocks[p] = 200 + p;
+        s.header.tid_blocks[p] = 10 + 104 + 1 + p;
         page_init(s.tid_pages[p].b);
         uint16_t groups = 0;
         for (uint32_t g = 0; g < s.header.ngroups; g++)
@@ -1173,8 +1178,20 @@ TEST(SegmentPages, DamageIsCaught)
                            PageProblem::BadSegment));
     EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 200),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 115),
                            PageProblem::BadSegment));
+    // Not one extent: the live page or a TID page elsewhere (sum recomputed).
+    for (int which = 0; which < 2; which++) {
+        SegmentHeader moved = s.header;
+        if (which == 0)
+            moved.live_block = 300;
+        else
+            moved.tid_blocks[0] = 300;
+        Page apart;
+        page_init(apart.b);
+        segment_header_fill(apart.b, moved);
+        EXPECT_TRUE(problem_is(header_ok(apart.b), PageProblem::BadSegment)) << which;
+    }
     // A sound-looking header (sum recomputed) with groups out of order.
     SegmentHeader h = s.header;
     std::swap(h.groups[3], h.groups[4]);
@@ -1271,23 +1288,29 @@ TEST(FreeList, PushTakeCheckAndOverlaps)
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::BadDirectory));
     list->reserved = 0;
 
-    // Overlaps: with a segment's slices, its header, another extent, the end.
+    // Overlaps: with a segment's extent (slices, live and TID pages, header),
+    // another extent, the end.
     SegmentEntry e{};
     e.segment_id = 1;
-    e.header_block = 200;
     e.first_slice = 100;
+    e.header_block = 100 + 96 + 2;
     EXPECT_TRUE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
     EXPECT_TRUE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
     EXPECT_FALSE(free_extent_ok(*list, 1, 96, 1098, &e, 1)); // past the end
     EXPECT_TRUE(free_extent_ok(*list, 1, 96, 1099, &e, 1));
     EXPECT_FALSE(free_extent_ok(*list, 2, 96, 2000, &e, 1)); // not listed
     e.first_slice = 450;                                      // slices 450..545
+    e.header_block = 450 + 96 + 2;
+    EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
+    e.first_slice = 400;                                      // slices 400..495
+    e.header_block = 400 + 96 + 2;                            // live 496, TIDs 497, header 498
+    EXPECT_TRUE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
+    e.header_block = 500;                                     // its TID pages reach extent 0
     EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
     e.first_slice = 100;
-    e.header_block = 595;                                     // last block of extent 0
+    e.header_block = 595;                                     // a header in extent 0
     EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
-    e.header_block = 596;
-    EXPECT_TRUE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
+    e.header_block = 100 + 96 + 2;
     list->extents[1].first = 550;                             // extents overlap
     EXPECT_FALSE(free_extent_ok(*list, 0, 96, 2000, &e, 1));
     EXPECT_FALSE(free_extent_ok(*list, 1, 96, 2000, &e, 1));
@@ -1392,4 +1415,39 @@ TEST(FreeList, SegmentExtents)
     h.tid_blocks[1] = 51;
     h.ntid_pages = kMaxTidPages + 1;
     EXPECT_EQ(segment_extents(h, 116, out), 0u);
+}
+
+// Segments take the shortest extent that holds them (long ones stay whole
+// for later); extents are dropped whole; blocks already listed are refused
+// (a double free is damage, never written); listed pages are their own kind.
+TEST(FreeList, BestFitDropAndDoubleFree)
+{
+    Page p;
+    const uint16_t bits[1] = {6};
+    init_meta_page(p.b, 16, 1, bits);
+    FreeList *list = free_list(p.b);
+    ASSERT_TRUE(free_list_push(list, 1000, 200));
+    ASSERT_TRUE(free_list_push(list, 100, 20));
+    ASSERT_TRUE(free_list_push(list, 500, 50));
+    EXPECT_EQ(free_list_take(list, 19), 101u);  // the 20-block extent, from its end
+    EXPECT_EQ(free_list_take(list, 30), 520u);  // the 50-block one, not the 200
+    EXPECT_EQ(free_list_take(list, 21), 1179u);  // 1 and 20 left there: only the 200 has 21
+    EXPECT_EQ(free_list_blocks(*list), 1u + 20 + 200 - 21);
+    FreeList before = *list;
+    EXPECT_FALSE(free_list_push(list, 1100, 10)); // inside the listed 1000..1178
+    EXPECT_FALSE(free_list_push(list, 95, 6));     // overlaps block 100
+    EXPECT_EQ(std::memcmp(&before, list, sizeof before), 0);
+    EXPECT_TRUE(free_list_overlaps(*list, 1178, 1));
+    EXPECT_FALSE(free_list_overlaps(*list, 1179, 5));
+    EXPECT_FALSE(free_list_drop(list, 100, 2));    // not listed exactly so
+    EXPECT_TRUE(free_list_drop(list, 100, 1));
+    EXPECT_FALSE(free_list_overlaps(*list, 100, 1));
+    EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
+
+    Page listed;
+    page_init(listed.b);
+    listed_page_fill(listed.b);
+    EXPECT_TRUE(problem_is(check_listed_page(listed.b), PageProblem::None));
+    EXPECT_FALSE(problem_is(check_free_page(listed.b), PageProblem::None)); // no insert takes it
+    EXPECT_EQ(segment_page_owner(listed.b), 0u);
 }
