@@ -219,8 +219,8 @@ void		bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next);
 typedef struct DirectoryChange
 {
 	const bloomidx::SegmentEntry *added;	/* a new segment, or NULL */
-	uint32		taken_first;	/* its blocks, if taken off the free list: */
-	uint32		taken_blocks;	/* the first and how many (0: the index grew) */
+	uint32		taken_blocks;	/* its blocks taken off the free list, from its
+								 * first slice on (0: the index grew) */
 	const uint32 *removed;		/* ids of segments removed */
 	const bloomidx::SegmentHeader *removed_headers;	/* and their headers */
 	uint32		nremoved;

@@ -223,7 +223,8 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	if (found != change->nremoved ||
 		(change->added != NULL && cd->nsegments - change->nremoved >= bloomidx::kInlineSegments) ||
 		(change->taken_blocks > 0 &&
-		 bloomidx::free_list_take(&list, change->taken_blocks) != change->taken_first) ||
+		 (change->added == NULL ||
+		  bloomidx::free_list_take(&list, change->taken_blocks) != change->added->first_slice)) ||
 		(change->move_head && change->unlinked_pages > cd->pending_pages))
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));

@@ -282,5 +282,4 @@ bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentR
 	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id,
 						   !RELATION_IS_LOCAL(index), &list, dir, &change->taken_blocks, entry);
 	change->added = entry;
-	change->taken_first = change->taken_blocks > 0 ? entry->first_slice : 0;
 }

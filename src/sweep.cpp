@@ -31,6 +31,13 @@ mark_used(UsedBlocks *used, BlockNumber first, BlockNumber n)
 		used->bits[b / 8] |= (uint8) (1 << (b % 8));
 }
 
+static void
+mark_unused(UsedBlocks *used, BlockNumber first, BlockNumber n)
+{
+	for (BlockNumber b = first; b < first + n && b < used->nblocks; b++)
+		used->bits[b / 8] &= (uint8) ~(1 << (b % 8));
+}
+
 static bool
 is_used(const UsedBlocks *used, BlockNumber b)
 {
@@ -191,8 +198,7 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 	uint32		generation = bloomidx_publish(index, &change);
 
 	for (uint32 i = 0; i < ngathered; i++)
-		for (BlockNumber b = gathered[i].first; b < gathered[i].first + gathered[i].nblocks; b++)
-			free_blocks->bits[b / 8] &= (uint8) ~(1 << (b % 8));
+		mark_unused(free_blocks, gathered[i].first, gathered[i].nblocks);
 	/* The dropped extents' pages, free for pending pages now (bloomidx_free_page records them). */
 	for (uint32 i = 0; i < ndropped; i++)
 		for (BlockNumber b = dropped[i].first; b < dropped[i].first + dropped[i].nblocks; b++)
