@@ -63,8 +63,9 @@ SELECT bloomidx_verify('seg_par');
 DROP INDEX seg_bl;
 SELECT * FROM abc_check('seg', 70);
 
--- More segments than the directory holds (240): the rest stays pending, each
--- row with its own signature (a build once left the bits of earlier rows in
+-- More segments than the metapage holds (224): the rest of the directory on
+-- a directory page (sql/directory_pages.sql tests them further).  Each row
+-- keeps its own signature (a build once left the bits of earlier rows in
 -- the slots it reused, so that nearly every pending row matched any value).
 SET bloomidx.segment_rows = 64;
 SET max_parallel_maintenance_workers = 0;

@@ -168,11 +168,31 @@ void		bloomidx_write_segment(Relation index, const BloomidxState *state, Segment
 typedef struct DirectoryCopy
 {
 	bloomidx::DirectoryHeader header;
-	bloomidx::SegmentEntry entries[bloomidx::kInlineSegments];
+	bloomidx::SegmentEntry *entries;	/* header.nsegments of them, inline ones
+										 * and those of directory pages */
+	uint32		capacity;		/* entries' room */
+	MemoryContext cxt;			/* where entries live */
+	bloomidx::DirectoryPageList pages;	/* the directory pages */
 	bloomidx::FreeList free;
 } DirectoryCopy;
 
 void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
+
+/* directory_pages.cpp: the entries past the metapage's */
+DirectoryCopy *bloomidx_directory_copy_new(void);
+void		bloomidx_directory_copy_init(DirectoryCopy *copy);
+void		bloomidx_directory_copy_free(DirectoryCopy *copy);
+void		bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n);
+void		bloomidx_read_directory_pages(Relation index, const uint8 *metapage,
+										  BlockNumber *nblocks, DirectoryCopy *copy);
+void		bloomidx_write_directory_pages(Relation index, const bloomidx::SegmentEntry *entries,
+										   uint32 n, const bloomidx::SegmentEntry *old_entries,
+										   uint32 old_n, const bloomidx::DirectoryPageList *old,
+										   bloomidx::DirectoryPageList *out);
+void		bloomidx_free_directory_pages(Relation index, const bloomidx::DirectoryPageList *old,
+										  const bloomidx::DirectoryPageList *now, uint32 generation);
+BlockNumber bloomidx_directory_entry_block(const DirectoryCopy *copy, uint32 slot,
+										   uint32 *place);
 
 typedef struct DirectoryStats
 {
@@ -263,7 +283,7 @@ typedef struct BloomidxBuildPart
 	BloomidxState state;
 	SegmentRows rows;			/* rows gathered for the next segment */
 	BuildSegmentIds *ids;
-	bloomidx::SegmentEntry *entries;	/* the segments written: kInlineSegments slots */
+	bloomidx::SegmentEntry *entries;	/* the segments written: kMaxSegments slots */
 	uint32		nentries;
 	PGAlignedBlock page;		/* the pending page being filled, at the end */
 	BlockNumber pending_head;	/* this part's pending pages, newest first */
@@ -302,6 +322,7 @@ extern "C" bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
 								ItemPointer ht_ctid, Relation heapRel,
 								IndexUniqueCheck checkUnique, bool indexUnchanged,
 								IndexInfo *indexInfo);
+Buffer		bloomidx_extend_buffer(Relation index);
 
 /* scan.cpp */
 extern "C" IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);

@@ -16,7 +16,7 @@ bloomidx_build_ids_init(BuildSegmentIds *ids)
 {
 	SpinLockInit(&ids->mutex);
 	ids->next_id = 1;
-	ids->room = bloomidx::kInlineSegments;
+	ids->room = bloomidx::kMaxSegments;
 }
 
 void
@@ -247,12 +247,18 @@ publish_build(Relation index, BloomidxBuildPart *part)
 {
 	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
 
+	bloomidx::DirectoryPageList none;
+	bloomidx::DirectoryPageList pages;
+
+	bloomidx::directory_page_list_init(&none);
+	bloomidx_write_directory_pages(index, part->entries, part->nentries, NULL, 0, &none, &pages);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	uint8	   *page = (uint8 *) BufferGetPage(buffer);
 	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
 
 	memcpy(bloomidx::directory_entries(page), part->entries,
-		   part->nentries * sizeof(bloomidx::SegmentEntry));
+		   Min(part->nentries, bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry));
+	*bloomidx::directory_page_list(page) = pages;
 	d->nsegments = (uint16) part->nentries;
 	d->next_segment_id = part->ids->next_id;
 	d->generation = 1;
@@ -281,7 +287,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	BloomidxBuildPart *part = (BloomidxBuildPart *) palloc0(sizeof(BloomidxBuildPart));
 	BuildSegmentIds ids;
 	bloomidx::SegmentEntry *entries = (bloomidx::SegmentEntry *)
-		palloc(bloomidx::kInlineSegments * sizeof(bloomidx::SegmentEntry));
+		palloc(bloomidx::kMaxSegments * sizeof(bloomidx::SegmentEntry));
 	int			nworkers = bloomidx_parallel_build_workers(heap, index, indexInfo);
 
 	bloomidx_build_ids_init(&ids);

@@ -45,9 +45,11 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 	if (problem != bloomidx::PageProblem::None)
 		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 	copy->header = *bloomidx::directory_header(page);
+	bloomidx_directory_copy_room(copy, copy->header.nsegments);
 	memcpy(copy->entries, bloomidx::directory_entries(page),
-		   copy->header.nsegments * sizeof(bloomidx::SegmentEntry));
+		   Min(copy->header.nsegments, bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry));
 	copy->free = *bloomidx::free_list(page);
+	bloomidx_read_directory_pages(index, page, nblocks, copy);
 
 	uint32		nslices = bloomidx::meta_data(page)->signature_bits;
 	int			entry;
@@ -58,8 +60,13 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 		if (names_block_past(copy, nslices, *nblocks, &entry))
 		{
 			if (entry >= 0)
-				bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+			{
+				uint32		place;	/* the page that holds it is named */
+				BlockNumber blkno = bloomidx_directory_entry_block(copy, (uint32) entry, &place);
+
+				bloomidx_report_corrupted_page(index, blkno,
 											   psprintf("Segment directory entry %d is damaged.", entry));
+			}
 			bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
 										 bloomidx::PageProblem::BadDirectory);
 		}
@@ -96,6 +103,7 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	const bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
+	const bloomidx::DirectoryPageList *pages = bloomidx::directory_page_list(page);
 	uint32		n = Min((uint32) d->nsegments, bloomidx::kInlineSegments);
 
 	stats->segments = n;
@@ -105,6 +113,31 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 	{
 		stats->segment_rows += bloomidx::directory_entries(page)[i].rows;
 		stats->live_rows += bloomidx::directory_entries(page)[i].live_rows;
+	}
+
+	/* The directory pages, if the list is sound (else the scan reports it). */
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	for (uint32 p = 0; pages->check == bloomidx::directory_page_list_check(*pages) &&
+		 p < Min((uint32) pages->count, bloomidx::kMaxDirectoryPages); p++)
+	{
+		if (pages->blocks[p] == bloomidx::kMetaBlock || pages->blocks[p] >= nblocks)
+			break;
+
+		Buffer		dbuf = ReadBuffer(index, pages->blocks[p]);
+
+		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+		const uint8 *dpage = (const uint8 *) BufferGetPage(dbuf);
+		uint32		count = Min((uint32) bloomidx::page_opaque(dpage)->count,
+								bloomidx::kDirectoryPageEntries);
+
+		stats->segments += count;
+		for (uint32 i = 0; i < count; i++)
+		{
+			stats->segment_rows += bloomidx::directory_page_entries(dpage)[i].rows;
+			stats->live_rows += bloomidx::directory_page_entries(dpage)[i].live_rows;
+		}
+		UnlockReleaseBuffer(dbuf);
 	}
 	stats->pending_pages = d->pending_pages;
 	UnlockReleaseBuffer(buffer);
@@ -198,35 +231,58 @@ bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 wa
  * Publishes a change of the directory in one WAL record of the metapage
  * and returns the directory's new generation (one more).  The added
  * segment's blocks leave the free list, the removed segments' blocks join
- * it (those it has no room for go to change->unlisted).
+ * it (those it has no room for go to change->unlisted).  The directory
+ * pages whose entries change are written first, to other blocks
+ * (directory_pages.cpp), and the record switches to them; the ones
+ * replaced are freed after it.  The caller holds the seal lock, which
+ * every change of the entries, the free list and the directory pages
+ * takes: they are as it read them, and are checked to be.
  */
 uint32
 bloomidx_publish(Relation index, DirectoryChange *change)
 {
-	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	DirectoryCopy *cur = bloomidx_directory_copy_new();
 
-	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
-	const uint8 *current = (const uint8 *) BufferGetPage(meta);
-	bloomidx::PageProblem problem = bloomidx::check_meta_page(current);
+	bloomidx_read_directory(index, &nblocks, cur);
 
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+	/* The entries after the change: those kept, in order, then the added one. */
+	uint32		n = cur->header.nsegments;
+	bloomidx::SegmentEntry *after = (bloomidx::SegmentEntry *)
+		palloc((n + 1) * sizeof(bloomidx::SegmentEntry));
+	uint32		kept = 0;
 
-	/* What the change takes for granted, checked before anything changes. */
-	const bloomidx::DirectoryHeader *cd = bloomidx::directory_header(current);
-	bloomidx::FreeList list = *bloomidx::free_list(current);
-	uint32		found = 0;
+	for (uint32 i = 0; i < n; i++)
+	{
+		uint32		k = 0;
 
-	for (uint32 i = 0; i < cd->nsegments; i++)
-		for (uint32 k = 0; k < change->nremoved; k++)
-			found += bloomidx::directory_entries(current)[i].segment_id == change->removed[k];
-	if (found != change->nremoved ||
-		(change->added != NULL && cd->nsegments - change->nremoved >= bloomidx::kInlineSegments) ||
-		(change->taken_blocks > 0 &&
-		 (change->added == NULL ||
-		  bloomidx::free_list_take(&list, change->taken_blocks) != change->added->first_slice)) ||
-		(change->move_head && change->unlinked_pages > cd->pending_pages))
+		while (k < change->nremoved && change->removed[k] != cur->entries[i].segment_id)
+			k++;
+		if (k == change->nremoved)
+			after[kept++] = cur->entries[i];
+	}
+	if (n - kept != change->nremoved ||
+		(change->added != NULL && kept >= bloomidx::kMaxSegments) ||
+		(change->move_head && change->unlinked_pages > cur->header.pending_pages))
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
+			 RelationGetRelationName(index));
+
+	uint32		nafter = kept;
+
+	if (change->added != NULL)
+		after[nafter++] = *change->added;
+
+	bloomidx::DirectoryPageList pages;
+
+	bloomidx_write_directory_pages(index, after, nafter, cur->entries, n, &cur->pages, &pages);
+
+	/* The free list after the change. */
+	bloomidx::FreeList list = cur->free;
+
+	if (change->taken_blocks > 0 &&
+		(change->added == NULL ||
+		 bloomidx::free_list_take(&list, change->taken_blocks) != change->added->first_slice))
+		elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
 	for (uint32 i = 0; i < change->ndropped; i++)
 		if (!bloomidx::free_list_drop(&list, change->dropped[i].first, change->dropped[i].nblocks))
@@ -239,9 +295,9 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 
 	/* The removed segments' blocks, one extent each if written in one piece. */
 	change->nunlisted = 0;
-	for (uint32 i = 0; i < cd->nsegments; i++)
+	for (uint32 i = 0; i < n; i++)
 	{
-		const bloomidx::SegmentEntry *e = &bloomidx::directory_entries(current)[i];
+		const bloomidx::SegmentEntry *e = &cur->entries[i];
 		bloomidx::FreeExtent extents[bloomidx::kMaxSegmentExtents];
 		uint32		k = 0;
 
@@ -249,14 +305,14 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 			k++;
 		if (k == change->nremoved)
 			continue;
-		uint32		n = bloomidx::segment_extents(change->removed_headers[k], e->header_block,
-												  extents);
+		uint32		nx = bloomidx::segment_extents(change->removed_headers[k], e->header_block,
+												   extents);
 
-		if (n == 0)
+		if (nx == 0)
 			bloomidx_report_corrupted_page(index, e->header_block,
 										   psprintf("The header of segment %u names a block twice.",
 													e->segment_id));
-		for (uint32 x = 0; x < n; x++)
+		for (uint32 x = 0; x < nx; x++)
 		{
 			if (bloomidx::free_list_push(&list, extents[x].first, extents[x].nblocks))
 				continue;
@@ -271,28 +327,34 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		}
 	}
 
+	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+	const uint8 *current = (const uint8 *) BufferGetPage(meta);
+	bloomidx::PageProblem problem = bloomidx::check_meta_page(current);
+
+	if (problem != bloomidx::PageProblem::None)
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+	if (bloomidx::directory_header(current)->nsegments != n ||
+		memcmp(bloomidx::directory_entries(current), cur->entries,
+			   Min(n, bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry)) != 0 ||
+		memcmp(bloomidx::directory_page_list(current), &cur->pages, sizeof(cur->pages)) != 0 ||
+		memcmp(bloomidx::free_list(current), &cur->free, sizeof(cur->free)) != 0)
+		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
+			 RelationGetRelationName(index));
+
 	GenericXLogState *xlog = GenericXLogStart(index);
 	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
 	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
-	bloomidx::SegmentEntry *entries = bloomidx::directory_entries(page);
-	uint32		kept = 0;
+	uint32		inline_after = Min(nafter, bloomidx::kInlineSegments);
 
-	for (uint32 i = 0; i < d->nsegments; i++)
-	{
-		uint32		k = 0;
-
-		while (k < change->nremoved && change->removed[k] != entries[i].segment_id)
-			k++;
-		if (k == change->nremoved)
-			entries[kept++] = entries[i];
-	}
-	memset(&entries[kept], 0, (d->nsegments - kept) * sizeof(bloomidx::SegmentEntry));
-	d->nsegments = (uint16) kept;
+	memcpy(bloomidx::directory_entries(page), after,
+		   inline_after * sizeof(bloomidx::SegmentEntry));
+	memset(&bloomidx::directory_entries(page)[inline_after], 0,
+		   (bloomidx::kInlineSegments - inline_after) * sizeof(bloomidx::SegmentEntry));
+	d->nsegments = (uint16) nafter;
 	if (change->added != NULL)
-	{
-		entries[d->nsegments++] = *change->added;
 		d->next_segment_id++;
-	}
 	if (change->move_head)
 	{
 		d->pending_head = change->new_head;
@@ -300,12 +362,16 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	}
 	d->generation++;
 	d->check = bloomidx::directory_check(*d);
+	*bloomidx::directory_page_list(page) = pages;
 	*bloomidx::free_list(page) = list;
 
 	uint32		generation = d->generation;
 
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(meta);
+	bloomidx_free_directory_pages(index, &cur->pages, &pages, generation);
+	pfree(after);
+	bloomidx_directory_copy_free(cur);
 	return generation;
 }
 

@@ -73,7 +73,7 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(meta->signature_bytes);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	Buffer		buffer;
 
 	bloomidx_read_directory(index, &nblocks, dir);
@@ -120,7 +120,7 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	values[4] = Int32GetDatum(pending_pages);
 	values[5] = Int64GetDatum(pending_rows);
 	values[6] = Int64GetDatum((int64) dir->header.generation);
-	pfree(dir);
+	bloomidx_directory_copy_free(dir);
 	relation_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

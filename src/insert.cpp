@@ -114,8 +114,8 @@ metapage_tail(Relation index)
 }
 
 /* A new page at the end of the file, exclusively locked. */
-static Buffer
-extend_buffer(Relation index)
+Buffer
+bloomidx_extend_buffer(Relation index)
 {
 	bool		need_lock = !RELATION_IS_LOCAL(index);
 
@@ -276,7 +276,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		cache->last_block = blkno;
 		return false;
 	}
-	blkno = link_new_tail(index, extend_buffer(index), state, &entry, &pending_pages);
+	blkno = link_new_tail(index, bloomidx_extend_buffer(index), state, &entry, &pending_pages);
 	cache->last_block = blkno;
 	/* A segment's worth gathered: sealed now, unless a seal or VACUUM runs. */
 	bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);

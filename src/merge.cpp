@@ -24,6 +24,12 @@
  */
 #define MERGE_BELOW 2
 
+/*
+ * Segments one publish removes at most (the rest wait for the next
+ * group): bounds the memory of a merge of many empty segments.
+ */
+#define MERGE_GROUP 224
+
 /* A segment's pages as read for a merge: its header, and its live bits. */
 typedef struct MergeSource
 {
@@ -220,15 +226,16 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
-	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	/* Entries as copied now: only the seal lock's holder changes them. */
-	bloomidx::SegmentEntry *cand = (bloomidx::SegmentEntry *)
-		palloc(sizeof(bloomidx::SegmentEntry) * bloomidx::kInlineSegments);
+	bloomidx::SegmentEntry *cand;
 	uint32		ncand = 0;
 
 	bloomidx_init_state(state, index);
 	bloomidx_read_directory(index, &nblocks, dir);
+	/* Entries as copied now: only the seal lock's holder changes them. */
+	cand = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * Max(dir->header.nsegments, 1));
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		if ((uint32) dir->entries[i].live_rows * MERGE_BELOW <
 			Max((uint32) dir->entries[i].rows, bloomidx_segment_capacity(state->geometry.capacity)))
@@ -238,9 +245,9 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	SegmentRows rows;
 	MergeSource *src = (MergeSource *) palloc(sizeof(MergeSource));
 	bloomidx::SegmentHeader *headers = NULL;
-	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * bloomidx::kInlineSegments);
+	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
 	bloomidx::FreeExtent *unlisted = (bloomidx::FreeExtent *)
-		palloc(sizeof(bloomidx::FreeExtent) * bloomidx::kInlineSegments * bloomidx::kMaxSegmentExtents);
+		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
 	uint32		k = 0;
 
 	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
@@ -253,7 +260,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 		uint32		end = k;
 		uint64		sum = 0;
 
-		while (end < ncand && sum + cand[end].live_rows <= rows.capacity)
+		while (end < ncand && end - k < MERGE_GROUP && sum + cand[end].live_rows <= rows.capacity)
 			sum += cand[end++].live_rows;
 		if (end - k < 2 && (end == k || cand[k].live_rows > 0))
 			break;				/* the rest cannot pair up: each has more rows */

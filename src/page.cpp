@@ -43,6 +43,7 @@ bloomidx_fill_metapage(Relation index, Page page)
 	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
 						(uint16) ncolumns, column_bits, column_hashing);
 	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
+	bloomidx::directory_page_list_init(bloomidx::directory_page_list((uint8 *) page));
 	bloomidx::free_list_init(bloomidx::free_list((uint8 *) page));
 	/* pd_lower past the directory, so Generic WAL does not skip it as a hole */
 	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;

@@ -50,7 +50,7 @@ typedef struct WorkerResult
 	BlockNumber pending_tail;
 	uint32		pending_pages;
 	uint32		nentries;
-	bloomidx::SegmentEntry entries[bloomidx::kInlineSegments];
+	bloomidx::SegmentEntry entries[bloomidx::kMaxSegments];
 } WorkerResult;
 
 /*

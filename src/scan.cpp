@@ -55,6 +55,7 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		so->column_rate[i] = -1;
 	so->work = bloomidx_segment_scan_work();
+	bloomidx_directory_copy_init(&so->dir);
 	scan->opaque = so;
 	return scan;
 }

@@ -102,17 +102,17 @@ int64
 bloomidx_seal_once(Relation index, uint32 min_rows)
 {
 	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
-	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	bloomidx_init_state(state, index);
 	bloomidx_read_directory(index, &nblocks, dir);
 
-	/* No room in the directory (overflow pages are to come): the rows stay pending. */
-	if (dir->header.nsegments >= bloomidx::kInlineSegments ||
+	/* No room in the directory (2 billion rows in segments): the rows stay pending. */
+	if (dir->header.nsegments >= bloomidx::kMaxSegments ||
 		dir->header.pending_head == dir->header.pending_tail)
 	{
-		pfree(dir);
+		bloomidx_directory_copy_free(dir);
 		pfree(state);
 		return 0;
 	}
@@ -123,14 +123,14 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 
 	if (available < Max(min_rows, 1))
 	{
-		pfree(dir);
+		bloomidx_directory_copy_free(dir);
 		pfree(state);
 		return 0;
 	}
 
 	if (count_sealable_rows(index, dir, cap, nblocks) < Max(min_rows, 1))
 	{
-		pfree(dir);
+		bloomidx_directory_copy_free(dir);
 		pfree(state);
 		return 0;
 	}
@@ -164,7 +164,7 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 		/* Fewer rows than counted (VACUUM removed some): left marked, sealed next time. */
 		bloomidx_segment_rows_free(&rows);
 		pfree(sealed);
-		pfree(dir);
+		bloomidx_directory_copy_free(dir);
 		pfree(state);
 		return 0;
 	}
@@ -191,7 +191,7 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 
 	bloomidx_segment_rows_free(&rows);
 	pfree(sealed);
-	pfree(dir);
+	bloomidx_directory_copy_free(dir);
 	pfree(state);
 	return nrows;
 }

@@ -2,13 +2,14 @@
  * sweep.cpp: VACUUM's sweep of pages nothing points at (src/segments.md,
  * "Crashes").
  *
- * A crash between writing a segment and publishing it leaves the
- * segment's pages unreferenced; one between publishing and freeing leaves
+ * A crash between writing a segment (or directory pages) and publishing it
+ * leaves those pages unreferenced; one between publishing and freeing leaves
  * the sealed pending pages (marked as being sealed) or a merged segment's
  * header, live and TID pages so.  They cost space, never rows.  Holding
  * the seal lock (no seal or merge writes meanwhile), VACUUM marks every
- * block something points at (the metapage, each listed segment's header,
- * live page, TID pages and slices, the free list, the pending list), then
+ * block something points at (the metapage, the directory pages, each listed
+ * segment's header, live page, TID pages and slices, the free list, the
+ * pending list), then
  * reads the others: a segment page or a page marked as being sealed there
  * is an orphan and is freed; free and new pages go back to the free space
  * map (which is not crash-safe).  Pending pages outside the list are left
@@ -213,7 +214,7 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 void
 bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteResult *stats)
 {
-	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	uint32		nslices = bloomidx_cached_meta(index)->signature_bits;
 	UsedBlocks	used;
 	bool		all_sound = true;
@@ -240,6 +241,8 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 	mark_used(&used, bloomidx::kMetaBlock, 1);
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		all_sound &= mark_segment(index, &dir->entries[i], nslices, &used, strategy);
+	for (uint32 i = 0; i < dir->pages.count; i++)
+		mark_used(&used, dir->pages.blocks[i], 1);
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
 		mark_used(&used, dir->free.extents[i].first, dir->free.extents[i].nblocks);
 
@@ -290,7 +293,8 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 			bloomidx::page_opaque(page)->page_id == bloomidx::kPageId &&
 			(kind == bloomidx::kPageSealing || kind == bloomidx::kPageSegment ||
 			 kind == bloomidx::kPageSlice || kind == bloomidx::kPageTids ||
-			 kind == bloomidx::kPageLive || kind == bloomidx::kPageListed);
+			 kind == bloomidx::kPageLive || kind == bloomidx::kPageListed ||
+			 kind == bloomidx::kPageDirectory);
 
 		UnlockReleaseBuffer(buffer);
 		if (orphan)
@@ -315,5 +319,5 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 		IndexFreeSpaceMapVacuum(index);
 	pfree(free_blocks.bits);
 	pfree(used.bits);
-	pfree(dir);
+	bloomidx_directory_copy_free(dir);
 }

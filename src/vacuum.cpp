@@ -76,16 +76,49 @@ compact_page(Relation index, Buffer buffer, const bloomidx::RowPageGeometry *g,
 }
 
 /*
+ * Entry `place` of the page (the metapage, or the directory page at
+ * eblock) if the entry is sound, and its page: a damaged one is not
+ * changed, which would give it a new check or sum and hide the damage.
+ */
+static const bloomidx::SegmentEntry *
+entry_on_page(const DirectoryCopy *dir, BlockNumber eblock, uint32 place, const uint8 *page)
+{
+	const bloomidx::SegmentEntry *e;
+
+	if (eblock == bloomidx::kMetaBlock)
+	{
+		if (bloomidx::check_meta_page(page) != bloomidx::PageProblem::None)
+			return NULL;
+		e = &bloomidx::directory_entries(page)[place];
+	}
+	else
+	{
+		uint32		p = 0;
+
+		while (dir->pages.blocks[p] != eblock)
+			p++;
+		if (bloomidx::check_directory_page(page,
+										   (uint16) bloomidx::directory_page_count(dir->header.nsegments, p),
+										   (uint16) p) != bloomidx::PageProblem::None)
+			return NULL;
+		e = &bloomidx::directory_page_entries(page)[place];
+	}
+	return e->check == bloomidx::segment_entry_check(*e) ? e : NULL;
+}
+
+/*
  * Clears the live bits of a segment's dead rows (with a callback), and
  * returns its live rows.  The live page and the directory entry's count
  * change in one WAL record.
  */
 static uint32
-visit_segment(Relation index, const bloomidx::SegmentEntry *entry, uint32 slot, uint32 nslices,
+visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nslices,
 			  BlockNumber nblocks, IndexBulkDeleteResult *stats,
 			  IndexBulkDeleteCallback callback, void *callback_state,
 			  BufferAccessStrategy strategy)
 {
+	const bloomidx::SegmentEntry *entry = &dir->entries[slot];
+
 	if (callback == NULL)
 		return entry->live_rows;
 
@@ -149,38 +182,50 @@ visit_segment(Relation index, const bloomidx::SegmentEntry *entry, uint32 slot, 
 			if (ndead == 0)
 				continue;
 
-			/* Live page, then metapage: no one locks them the other way round. */
+			/*
+			 * Live page, then the page holding the entry (the metapage or a
+			 * directory page, which the seal lock keeps in place): no one
+			 * locks them the other way round.
+			 */
+			uint32		place;
+			BlockNumber eblock = bloomidx_directory_entry_block(dir, slot, &place);
 			Buffer		lbuf = ReadBufferExtended(index, MAIN_FORKNUM, h->live_block,
 												  RBM_NORMAL, strategy);
-			Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
+			Buffer		ebuf = ReadBuffer(index, eblock);
 
 			LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
-			LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+			LockBuffer(ebuf, BUFFER_LOCK_EXCLUSIVE);
 			bloomidx::PageProblem lp =
 				bloomidx::check_live_page((const uint8 *) BufferGetPage(lbuf), entry->rows,
 										  entry->segment_id);
-			bloomidx::SegmentEntry *e =
-				&bloomidx::directory_entries((uint8 *) BufferGetPage(meta))[slot];
+			const bloomidx::SegmentEntry *e = entry_on_page(dir, eblock, place,
+															(const uint8 *) BufferGetPage(ebuf));
 
-			if (lp == bloomidx::PageProblem::None && e->segment_id == entry->segment_id)
+			if (lp == bloomidx::PageProblem::None && e != NULL &&
+				e->segment_id == entry->segment_id)
 			{
 				GenericXLogState *xlog = GenericXLogStart(index);
 				uint8	   *lpage = (uint8 *) GenericXLogRegisterBuffer(xlog, lbuf, 0);
-				uint8	   *mpage = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
-				bloomidx::SegmentEntry *me = &bloomidx::directory_entries(mpage)[slot];
+				uint8	   *epage = (uint8 *) GenericXLogRegisterBuffer(xlog, ebuf, 0);
+				bloomidx::SegmentEntry *me = (bloomidx::SegmentEntry *)
+					entry_on_page(dir, eblock, place, epage);
 				uint32		cleared = 0;
 
 				for (uint32 i = 0; i < ndead; i++)
 					cleared += bloomidx::live_page_clear(lpage, dead[i]);
 				me->live_rows = (uint16) (me->live_rows - Min(cleared, (uint32) me->live_rows));
 				me->check = bloomidx::segment_entry_check(*me);
+				if (eblock != bloomidx::kMetaBlock)
+					bloomidx::directory_page_resum(epage);
 				GenericXLogFinish(xlog);
 				stats->tuples_removed += cleared;
 				live = me->live_rows;
 			}
 			else if (lp != bloomidx::PageProblem::None)
 				problem = lp;
-			UnlockReleaseBuffer(meta);
+			else if (e == NULL)
+				problem = bloomidx::PageProblem::BadDirectory;
+			UnlockReleaseBuffer(ebuf);
 			UnlockReleaseBuffer(lbuf);
 		}
 		UnlockReleaseBuffer(tids);
@@ -209,14 +254,14 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	const bloomidx::MetaPageData *cached = bloomidx_cached_meta(index);
 	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(cached->signature_bytes);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	DirectoryCopy *dir = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
 
 	bloomidx_read_directory(index, &nblocks, dir);
 
 	stats->num_index_tuples = 0;
 	stats->pages_free = 0;
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
-		stats->num_index_tuples += visit_segment(index, &dir->entries[i], i,
+		stats->num_index_tuples += visit_segment(index, dir, i,
 												 cached->signature_bits, nblocks, stats,
 												 callback, callback_state, info->strategy);
 
@@ -258,7 +303,7 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	}
 	/* VACUUM holds the seal lock: the list can only have grown since the copy. */
 	(void) bloomidx_check_pending_count(index, dir, walk.visited);
-	pfree(dir);
+	bloomidx_directory_copy_free(dir);
 	stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);
 }

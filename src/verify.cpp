@@ -140,16 +140,28 @@ check_metapage(VerifyState *vs)
 		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 					psprintf("The metapage is for %u columns, the index has %d.",
 							 vs->meta.ncolumns, RelationGetNumberOfAttributes(index)));
-	/* Each free extent clear of the segments and of the other extents (a seal would overwrite them). */
-	const bloomidx::FreeList *list = bloomidx::free_list(page);
+	/*
+	 * Each free extent clear of the segments and of the other extents (a
+	 * seal would overwrite them), and of the directory pages.
+	 */
+	MemoryContext old = MemoryContextSwitchTo(vs->cxt);
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
-	for (uint32 i = 0; i < list->count; i++)
-		if (!bloomidx::free_extent_ok(*list, i, vs->meta.signature_bits,
-								   RelationGetNumberOfBlocks(index),
-								   bloomidx::directory_entries(page),
-								   bloomidx::directory_header(page)->nsegments))
+	MemoryContextSwitchTo(old);
+	bloomidx_read_directory(index, &nblocks, dir);
+	for (uint32 i = 0; i < dir->free.count; i++)
+	{
+		bool		clear = bloomidx::free_extent_ok(dir->free, i, vs->meta.signature_bits, nblocks,
+													 dir->entries, dir->header.nsegments);
+
+		for (uint32 p = 0; clear && p < dir->pages.count; p++)
+			clear = !bloomidx::free_list_overlaps(dir->free, dir->pages.blocks[p], 1);
+		if (!clear)
 			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 						psprintf("Extent %u of the metapage's free list overlaps pages in use.", i));
+	}
+	bloomidx_directory_copy_free(dir);
 
 	vs->geometry = bloomidx::row_page_geometry(vs->meta.signature_bytes);
 	vs->min_bits = 0;
@@ -354,9 +366,11 @@ check_slice_arg(const uint8 *page, const void *arg)
  * segment left the directory meanwhile (false: start again).
  */
 static bool
-live_counts_agree(VerifyState *vs, const bloomidx::SegmentEntry *e, BlockNumber live_block,
-				  uint32 generation)
+live_counts_agree(VerifyState *vs, const DirectoryCopy *dir, uint32 slot,
+				  BlockNumber live_block)
 {
+	const bloomidx::SegmentEntry *e = &dir->entries[slot];
+	uint32		generation = dir->header.generation;
 	Buffer		lbuf = ReadBuffer(vs->index, live_block);
 	Buffer		meta = ReadBuffer(vs->index, bloomidx::kMetaBlock);
 	uint32		page_live = 0;
@@ -373,10 +387,25 @@ live_counts_agree(VerifyState *vs, const bloomidx::SegmentEntry *e, BlockNumber 
 	if (live_sound)
 		for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
 			page_live += (uint32) pg_popcount64(bloomidx::slice_page_words(lpage)[w]);
-	for (uint32 i = 0; i < Min((uint32) bloomidx::directory_header(mpage)->nsegments,
-							   bloomidx::kInlineSegments); i++)
-		if (bloomidx::directory_entries(mpage)[i].segment_id == e->segment_id)
-			entry_live = bloomidx::directory_entries(mpage)[i].live_rows;
+	/* The same generation: the entry is at the same place (on a page the copy names). */
+	uint32		place;
+	BlockNumber eblock = bloomidx_directory_entry_block(dir, slot, &place);
+
+	if (same_generation && eblock == bloomidx::kMetaBlock &&
+		bloomidx::directory_entries(mpage)[place].segment_id == e->segment_id)
+		entry_live = bloomidx::directory_entries(mpage)[place].live_rows;
+	else if (same_generation && eblock != bloomidx::kMetaBlock)
+	{
+		Buffer		dbuf = ReadBuffer(vs->index, eblock);
+
+		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+		const bloomidx::SegmentEntry *de =
+			&bloomidx::directory_page_entries((const uint8 *) BufferGetPage(dbuf))[place];
+
+		if (de->segment_id == e->segment_id)
+			entry_live = de->live_rows;
+		UnlockReleaseBuffer(dbuf);
+	}
 	UnlockReleaseBuffer(meta);
 	UnlockReleaseBuffer(lbuf);
 
@@ -395,9 +424,11 @@ live_counts_agree(VerifyState *vs, const bloomidx::SegmentEntry *e, BlockNumber 
  * replaced meanwhile.
  */
 static bool
-check_segment(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStrategy bas,
-			  uint32 generation, BlockNumber nblocks)
+check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAccessStrategy bas,
+			  BlockNumber nblocks)
 {
+	const bloomidx::SegmentEntry *e = &dir->entries[entry];
+	uint32		generation = dir->header.generation;
 	SegmentCheckArg arg = {e, NULL, vs->meta.signature_bits, nblocks, 0};
 	bloomidx::SegmentHeader *h = (bloomidx::SegmentHeader *)
 		MemoryContextAlloc(vs->cxt, sizeof(bloomidx::SegmentHeader));
@@ -421,7 +452,7 @@ check_segment(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStra
 
 	for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
 		nlive += (uint32) pg_popcount64(live[w]);
-	if (nlive != e->live_rows && !live_counts_agree(vs, e, h->live_block, generation))
+	if (nlive != e->live_rows && !live_counts_agree(vs, dir, entry, h->live_block))
 		return false;
 
 	/* The TIDs, group by group. */
@@ -507,7 +538,10 @@ note_sums(VerifyState *vs, BlockNumber blkno)
 static bool
 check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 {
-	DirectoryCopy *dir = (DirectoryCopy *) MemoryContextAlloc(vs->cxt, sizeof(DirectoryCopy));
+	MemoryContext old = MemoryContextSwitchTo(vs->cxt);
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+
+	MemoryContextSwitchTo(old);
 	bool		ok = true;
 
 	vs->index_blocks = RelationGetNumberOfBlocks(vs->index);
@@ -516,7 +550,7 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	uint32		generation = dir->header.generation;
 
 	for (uint32 i = 0; ok && i < dir->header.nsegments; i++)
-		ok = check_segment(vs, &dir->entries[i], bas, generation, vs->index_blocks);
+		ok = check_segment(vs, dir, i, bas, vs->index_blocks);
 
 	PendingWalk walk;
 
@@ -563,7 +597,7 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	if (ok)
 		ok = bloomidx_check_pending_count(vs->index, dir, vs->pending_pages);
 	vs->segments = dir->header.nsegments;
-	pfree(dir);
+	bloomidx_directory_copy_free(dir);
 	return ok;
 }
 

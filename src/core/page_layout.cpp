@@ -322,11 +322,18 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
         return PageProblem::BadOptions;
     const DirectoryHeader *d = directory_header(page);
     if (read_u16(page + kPdLowerOffset) != kMetaPageLower || d->check != directory_check(*d) ||
-        d->nsegments > kInlineSegments || d->next_segment_id == 0 || d->reserved != 0 ||
+        d->nsegments > kMaxSegments || d->next_segment_id == 0 || d->reserved != 0 ||
         (d->pending_head == kMetaBlock) != (d->pending_tail == kMetaBlock) ||
         (d->pending_head == kMetaBlock) != (d->pending_pages == 0) || d->reserved_block != 0 ||
         d->generation == 0)
         return PageProblem::BadDirectory;
+    const DirectoryPageList *pages = directory_page_list(page);
+    if (pages->count != directory_pages(d->nsegments) || pages->reserved != 0 ||
+        pages->check != directory_page_list_check(*pages))
+        return PageProblem::BadDirectory;
+    for (uint32_t i = 0; i < kMaxDirectoryPages; i++)
+        if ((pages->blocks[i] == kMetaBlock) != (i >= pages->count))
+            return PageProblem::BadDirectory;
     const FreeList *list = free_list(page);
     if (list->count > kMaxFreeExtents || list->reserved != 0 || list->check != free_list_check(*list))
         return PageProblem::BadDirectory;

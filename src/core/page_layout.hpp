@@ -88,6 +88,7 @@ constexpr uint16_t kPageLive = 6;        // a segment's live bits
 constexpr uint16_t kPageFree = 7;        // nothing points here: reusable
 constexpr uint16_t kPageSealing = 8;     // a pending page a seal is taking: no inserts
 constexpr uint16_t kPageListed = 9;      // a free page VACUUM put on the free list: no inserts
+constexpr uint16_t kPageDirectory = 10;  // directory entries past the metapage's
 
 // Pending pages, whether a seal is taking them or not.
 constexpr bool is_pending_kind(uint16_t flags)
@@ -100,11 +101,12 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 9;        // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 10;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
-                                            // page sums, listed pages)
+                                            // page sums, listed pages; 10: directory
+                                            // pages past 224 inline entries)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -264,8 +266,8 @@ void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint3
 // what the entries past it used.
 void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept;
 
-// A segment directory entry (src/segments.md), 32 bytes, 240 of them
-// inline in the metapage (format versions 6 on).
+// A segment directory entry (src/segments.md), 32 bytes: 224 of them
+// inline in the metapage, the rest on directory pages (format 10).
 // The check covers every other field, so a damaged entry, which would
 // send a scan to the wrong blocks or drop a segment's rows, is an error.
 struct SegmentEntry {
@@ -300,7 +302,72 @@ struct DirectoryHeader {
 static_assert(sizeof(DirectoryHeader) == 32, "directory header is 32 bytes");
 
 constexpr uint32_t kDirectoryOffset = 152; // page header + MetaPageData, 8-aligned
-constexpr uint32_t kInlineSegments = 240;  // 15.6 M rows of full segments
+constexpr uint32_t kInlineSegments = 224;  // 14.6 M rows of full segments
+
+// Directory pages (format 10): the entries past the metapage's 224, in
+// order, 254 a page, on pages the metapage lists (DirectoryPageList, after the
+// inline entries).  Entry i >= 224 is on page (i - 224) / 254:
+//
+//   [page header, 24 B][SegmentEntry x count][hole][special, 16 B]
+//                                            ^pd_lower = pd_upper
+//
+// In the special space: count = its entries (every page but the last
+// full), flags = kPageDirectory, signature_sum = page_sum of the entries,
+// tid_sum = the page's place in the list.  Readers copy them under the
+// metapage's share lock, and a publish never changes one in place: it
+// writes the pages whose entries change to other blocks and switches the
+// list in its metapage record (VACUUM changes a live count in place, under
+// the seal lock, as it does the inline entries).  126 pages: 32,228
+// segments, 2.1 billion rows of full segments.
+enum class PageProblem;
+constexpr uint32_t kDirectoryPageEntries = 254;
+constexpr uint32_t kMaxDirectoryPages = 126;
+constexpr uint32_t kMaxSegments = kInlineSegments + kMaxDirectoryPages * kDirectoryPageEntries;
+static_assert(kPageHeaderSize + kDirectoryPageEntries * 32 <= kSpecialOffset,
+              "a directory page's entries fit");
+static_assert(kMaxSegments <= 65535, "nsegments is 16 bits");
+struct DirectoryPageList {
+    uint16_t count;                      // directory pages: directory_pages(nsegments)
+    uint16_t reserved;                   // 0
+    uint32_t check;                      // directory_page_list_check of the fields around it
+    uint32_t blocks[kMaxDirectoryPages]; // zero past count
+};
+static_assert(sizeof(DirectoryPageList) == 512, "the directory page list is 512 bytes");
+constexpr uint32_t kDirectoryPageListOffset =
+    kDirectoryOffset + sizeof(DirectoryHeader) + kInlineSegments * 32; // 7,352
+
+// Directory pages a directory of n entries has.
+constexpr uint32_t directory_pages(uint32_t nsegments)
+{
+    return nsegments <= kInlineSegments
+               ? 0
+               : (nsegments - kInlineSegments + kDirectoryPageEntries - 1) / kDirectoryPageEntries;
+}
+// Entries on directory page p of a directory of n entries.
+constexpr uint32_t directory_page_count(uint32_t nsegments, uint32_t p)
+{
+    return p + 1 < directory_pages(nsegments)
+               ? kDirectoryPageEntries
+               : nsegments - kInlineSegments - p * kDirectoryPageEntries;
+}
+uint32_t directory_page_list_check(const DirectoryPageList &l) noexcept;
+// An empty list with its check.
+void directory_page_list_init(DirectoryPageList *l) noexcept;
+// Writes `count` entries as directory page `place` onto an initialised page.
+void directory_page_fill(uint8_t *page, const SegmentEntry *entries, uint16_t count,
+                         uint16_t place) noexcept;
+// Sets a directory page's sum again after its entries changed in place.
+void directory_page_resum(uint8_t *page) noexcept;
+// Checks directory page `place`, holding `count` entries.
+PageProblem check_directory_page(const uint8_t *page, uint16_t count, uint16_t place) noexcept;
+inline SegmentEntry *directory_page_entries(uint8_t *page) noexcept
+{
+    return reinterpret_cast<SegmentEntry *>(page + kPageHeaderSize);
+}
+inline const SegmentEntry *directory_page_entries(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const SegmentEntry *>(page + kPageHeaderSize);
+}
 
 // The metapage's third part (format 8), after the entries: extents of
 // blocks that removed segments left, for the next segments to take.  A
@@ -324,8 +391,7 @@ struct FreeList {
     FreeExtent extents[kMaxFreeExtents]; // zero past count
 };
 static_assert(sizeof(FreeList) == 248, "free list is 248 bytes");
-constexpr uint32_t kFreeListOffset =
-    kDirectoryOffset + sizeof(DirectoryHeader) + kInlineSegments * 32; // 7,864
+constexpr uint32_t kFreeListOffset = kDirectoryPageListOffset + sizeof(DirectoryPageList); // 7,864
 constexpr uint32_t kMetaPageLower = kFreeListOffset + sizeof(FreeList);  // 8,112
 static_assert(kMetaPageLower <= kSpecialOffset, "the metapage's parts fit");
 
@@ -366,6 +432,15 @@ inline const SegmentEntry *directory_entries(const uint8_t *page) noexcept
 uint32_t directory_check(const DirectoryHeader &d) noexcept;
 // An empty directory (next_segment_id 1) with its check.
 void directory_init(DirectoryHeader *d) noexcept;
+
+inline DirectoryPageList *directory_page_list(uint8_t *page) noexcept
+{
+    return reinterpret_cast<DirectoryPageList *>(page + kDirectoryPageListOffset);
+}
+inline const DirectoryPageList *directory_page_list(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const DirectoryPageList *>(page + kDirectoryPageListOffset);
+}
 
 inline FreeList *free_list(uint8_t *page) noexcept
 {

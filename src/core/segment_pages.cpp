@@ -91,6 +91,49 @@ void free_list_init(FreeList *l) noexcept
     l->check = free_list_check(*l);
 }
 
+uint32_t directory_page_list_check(const DirectoryPageList &l) noexcept
+{
+    return check_of(l, kMetaMagic ^ 0xD7);
+}
+
+void directory_page_list_init(DirectoryPageList *l) noexcept
+{
+    std::memset(l, 0, sizeof *l);
+    l->check = directory_page_list_check(*l);
+}
+
+void directory_page_fill(uint8_t *page, const SegmentEntry *entries, uint16_t count,
+                         uint16_t place) noexcept
+{
+    std::memcpy(page + kPageHeaderSize, entries, count * sizeof(SegmentEntry));
+    set_page(page, kPageDirectory, kPageHeaderSize + count * sizeof(SegmentEntry));
+    PageOpaque *op = page_opaque(page);
+    op->count = count;
+    op->tid_sum = place;
+    directory_page_resum(page);
+}
+
+void directory_page_resum(uint8_t *page) noexcept
+{
+    PageOpaque *op = page_opaque(page);
+    op->signature_sum = page_sum(page + kPageHeaderSize, op->count * sizeof(SegmentEntry));
+}
+
+PageProblem check_directory_page(const uint8_t *page, uint16_t count, uint16_t place) noexcept
+{
+    PageProblem p = check_fixed(page, kPageDirectory, kFormatSliced);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
+    if (op->count != count || count > kDirectoryPageEntries || op->tid_sum != place ||
+        read_u16(page + kPdLowerOffset) != kPageHeaderSize + count * sizeof(SegmentEntry) ||
+        op->reserved[0] != 0 || op->reserved[1] != 0)
+        return PageProblem::BadDirectory;
+    if (page_sum(page + kPageHeaderSize, count * sizeof(SegmentEntry)) != op->signature_sum)
+        return PageProblem::BadDirectory;
+    return PageProblem::None;
+}
+
 namespace {
 // Whether [a, a + n) and [b, b + m) share a block.
 bool overlaps(uint64_t a, uint64_t n, uint64_t b, uint64_t m) noexcept

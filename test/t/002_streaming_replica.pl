@@ -63,6 +63,12 @@ load_rows($primary, 'u', 3001, 3500);
 $primary->safe_psql('postgres', 'REINDEX INDEX u_bloomidx');
 load_rows($primary, 'u', 3501, 4000);
 parallel_build($primary, 'p', 'p_bloomidx', 60000);
+# Segments of 64 rows: 250 of them, 26 entries on a directory page.
+create_test_table($primary, 'dp');
+load_rows($primary, 'dp', 1, 16000);
+$primary->safe_psql('postgres',
+	'SET bloomidx.segment_rows = 64; SET max_parallel_maintenance_workers = 0; '
+	  . 'CREATE INDEX dp_bloomidx ON dp USING bloomidx (a, b, c, d) WITH (false_positive_rate = 0.05)');
 
 $primary->wait_for_catchup($standby);
 
@@ -108,8 +114,16 @@ sub check_standby
 		index    => 'p_bloomidx',
 		conds    => random_conditions(fetch_rows($primary, 'p'), int($nqueries / 4)),
 		label    => "$phase p, built in parallel (standby index vs primary seqscan)");
+	compare_index_to_seqscan(
+		idx_node => $standby,
+		seq_node => $primary,
+		table    => 'dp',
+		index    => 'dp_bloomidx',
+		conds    => random_conditions(fetch_rows($primary, 'dp'), int($nqueries / 4)),
+		label    => "$phase dp, with directory pages (standby index vs primary seqscan)");
 	verify_index($_->[0], $_->[1], "$phase on the $_->[2]")
 	  for ([ $primary, 't_bloomidx', 'primary' ], [ $standby, 't_bloomidx', 'standby' ],
+		[ $primary, 'dp_bloomidx', 'primary' ], [ $standby, 'dp_bloomidx', 'standby' ],
 		[ $primary, 'u_bloomidx', 'primary' ], [ $standby, 'u_bloomidx', 'standby' ],
 		[ $primary, 'p_bloomidx', 'primary' ], [ $standby, 'p_bloomidx', 'standby' ]);
 	return;
@@ -128,6 +142,14 @@ $primary->safe_psql('postgres', 'UPDATE t SET b = b + 1 WHERE id % 13 = 0');
 $primary->safe_psql('postgres', 'DELETE FROM u WHERE id % 2 = 0');
 $primary->safe_psql('postgres', 'VACUUM u');
 load_rows($primary, 'u', 4001, 5000);
+# Directory pages rewritten: merges (entries removed from the metapage and
+# the directory page), live counts cleared in place, seals appending.
+$primary->safe_psql('postgres', 'DELETE FROM dp WHERE id % 4 <> 0 AND id BETWEEN 2000 AND 12000');
+$primary->safe_psql('postgres', 'VACUUM dp');
+load_rows($primary, 'dp', 16001, 20000);
+$primary->safe_psql('postgres', "SELECT bloomidx_seal('dp_bloomidx')");
+$primary->safe_psql('postgres', 'DELETE FROM dp WHERE id % 7 = 0');
+$primary->safe_psql('postgres', 'VACUUM dp');
 $primary->wait_for_catchup($standby);
 
 check_standby('after second workload', 200);

@@ -366,7 +366,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 4) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 9\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 10\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 4: a query through the index fails');
 		like($err, $old_format, 'format version 4: the query says to REINDEX');
@@ -547,6 +547,57 @@ with_segment_damage(
 			'Segment directory entry 0 is damaged.',
 			'Segment directory entry 0 is damaged.');
 	});
+
+# ------------------------------------------------------------------------
+# Directory pages (past the metapage's 224 entries): damage to one, or to
+# the metapage's list of them, is an XX002 error naming the block, in
+# bloomidx_verify and in queries, never segments left out.  Segments of 64
+# rows make 250 segments of 16,000 rows: 26 entries on one directory page.
+
+create_test_table($node, 'dp');
+load_rows($node, 'dp', 1, 16000);
+$node->safe_psql('postgres',
+	'SET bloomidx.segment_rows = 64; SET max_parallel_maintenance_workers = 0; '
+	  . 'CREATE INDEX dp_bl ON dp USING bloomidx (a)');
+is( $node->safe_psql('postgres',
+		'SELECT segments FROM bloomidx_index_info(\'dp_bl\')'),
+	'250', 'directory pages: 250 segments');
+$file = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('dp_bl')");
+$node->safe_psql('postgres', 'CHECKPOINT');
+my $dp_orig = read_file_raw();
+my $dir_block = unpack('V', substr($dp_orig, 7352 + 8, 4));    # DirectoryPageList.blocks[0]
+my $dp_query = 'SELECT count(*) FROM dp WHERE a = (SELECT a FROM dp WHERE id = 15990)';
+note "directory page at block $dir_block";
+
+for my $case (
+	[ 'directory page entry', $dir_block, sub { substr(${ $_[0] }, $dir_block * $BLCKSZ + 24 + 25 * 32 + 8, 1) ^= "\x04" } ],
+	[ 'directory page list', 0, sub { set_u32($_[0], 7352 + 8, $dir_block - 1) } ])
+{
+	my ($label, $block, $mutate) = @$case;
+	$node->stop;
+	my $bytes = $dp_orig;
+	$mutate->(\$bytes);
+	write_file_raw($bytes);
+	$node->start;
+	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('dp_bl')");
+	like($err,
+		qr/ERROR:  XX002: index "dp_bl" contains a corrupted page at block $block\b.*\n.*DETAIL:  segment directory or pending list damaged\./,
+		"$label: bloomidx_verify raises XX002 naming block $block");
+	($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $dp_query");
+	isnt($ret, 0, "$label: a query through the index fails, it does not miss the rows");
+	like($err, qr/ERROR:  XX002: index "dp_bl" contains a corrupted page at block $block\b/,
+		"$label: the query raises XX002");
+	server_is_fine($label);
+	$node->stop;
+	write_file_raw($dp_orig);
+	$node->start;
+	($ret, $err) = psql_verbose("SELECT bloomidx_verify('dp_bl')");
+	is($ret, 0, "$label: verifies again once the file is put back") or diag $err;
+}
+is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $dp_query"),
+	$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $dp_query"),
+	'directory pages: a query of rows whose entry is on a directory page is right');
 
 $node->stop;
 done_testing();

@@ -83,6 +83,7 @@ void init_meta_page(uint8_t *page, uint16_t bits, uint16_t ncols, const uint16_t
     init_page(page, kPageMeta, static_cast<uint16_t>(kMetaPageLower));
     meta_fill(meta_data(page), bits, ncols, column_bits, kHashings);
     directory_init(directory_header(page));
+    directory_page_list_init(directory_page_list(page));
     free_list_init(free_list(page));
 }
 
@@ -182,13 +183,19 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 9) << "9: segments, the pending list, the directory, the free list, weighted page sums";
+    EXPECT_EQ(kMetaVersion, 10) << "10: segments, the pending list, the directory and its pages, the free list, weighted page sums";
     EXPECT_EQ(kPageSlice, 3);
     EXPECT_EQ(kPageSegment, 4);
     EXPECT_EQ(kPageTids, 5);
     EXPECT_EQ(kPageLive, 6);
     EXPECT_EQ(kPageFree, 7);
+    EXPECT_EQ(kPageListed, 9);
+    EXPECT_EQ(kPageDirectory, 10);
     EXPECT_EQ(kDirectoryOffset, 152u);
+    EXPECT_EQ(kInlineSegments, 224u);
+    EXPECT_EQ(kDirectoryPageListOffset, 7352u);
+    EXPECT_EQ(kDirectoryPageEntries, 254u);
+    EXPECT_EQ(kMaxDirectoryPages, 126u);
     EXPECT_EQ(offsetof(DirectoryHeader, generation), 0u);
     EXPECT_EQ(offsetof(DirectoryHeader, pending_head), 8u);
     EXPECT_EQ(offsetof(DirectoryHeader, nsegments), 24u);
@@ -1243,6 +1250,115 @@ TEST(SegmentPages, LivePageClearsKeepTheSum)
     bad.b[24 + 100] ^= 0x01;
     EXPECT_TRUE(problem_is(check_live_page(bad.b, rows, 9), PageProblem::BadSliceBits));
     EXPECT_TRUE(problem_is(check_live_page(live.b, rows, 10), PageProblem::BadSlice));
+}
+
+// Directory pages: how many a directory needs and what each holds, their
+// fill and check (any changed word, a wrong place or count is caught), and
+// the metapage's list of them checked against its segment count.
+TEST(DirectoryPages, CountsFillCheckAndTheMetapageList)
+{
+    EXPECT_EQ(directory_pages(0), 0u);
+    EXPECT_EQ(directory_pages(kInlineSegments), 0u);
+    EXPECT_EQ(directory_pages(kInlineSegments + 1), 1u);
+    EXPECT_EQ(directory_pages(kInlineSegments + kDirectoryPageEntries), 1u);
+    EXPECT_EQ(directory_pages(kInlineSegments + kDirectoryPageEntries + 1), 2u);
+    EXPECT_EQ(directory_pages(kMaxSegments), kMaxDirectoryPages);
+    EXPECT_EQ(directory_page_count(kInlineSegments + 1, 0), 1u);
+    EXPECT_EQ(directory_page_count(kInlineSegments + kDirectoryPageEntries + 3, 0),
+              kDirectoryPageEntries);
+    EXPECT_EQ(directory_page_count(kInlineSegments + kDirectoryPageEntries + 3, 1), 3u);
+    EXPECT_EQ(directory_page_count(kMaxSegments, kMaxDirectoryPages - 1), kDirectoryPageEntries);
+    // Entries 0..n-1 cover each slot once.
+    for (uint32_t n : {225u, 478u, 479u, 1000u, kMaxSegments}) {
+        uint32_t total = kInlineSegments;
+        for (uint32_t p = 0; p < directory_pages(n); p++)
+            total += directory_page_count(n, p);
+        EXPECT_EQ(total, n) << n;
+    }
+
+    std::vector<SegmentEntry> entries(kDirectoryPageEntries);
+    for (uint32_t i = 0; i < entries.size(); i++) {
+        std::memset(&entries[i], 0, sizeof entries[i]);
+        entries[i].segment_id = 1000 + i;
+        entries[i].header_block = 5000 + 3 * i;
+        entries[i].rows = entries[i].live_rows = 64;
+        entries[i].check = segment_entry_check(entries[i]);
+    }
+    Page p;
+    for (uint16_t count : {uint16_t{1}, uint16_t{77}, uint16_t{kDirectoryPageEntries}}) {
+        page_init(p.b);
+        directory_page_fill(p.b, entries.data(), count, 3);
+        EXPECT_TRUE(problem_is(check_directory_page(p.b, count, 3), PageProblem::None));
+        EXPECT_EQ(std::memcmp(directory_page_entries(p.b), entries.data(),
+                              count * sizeof(SegmentEntry)), 0);
+        EXPECT_TRUE(problem_is(check_directory_page(p.b, count, 2), PageProblem::BadDirectory));
+        EXPECT_TRUE(problem_is(check_directory_page(p.b, count - 1, 3), PageProblem::BadDirectory));
+        // Every 16-bit word of the entries, changed, is caught.
+        for (uint32_t w = 0; w < count * sizeof(SegmentEntry) / 2; w++) {
+            Page bad = p;
+            bad.b[kPageHeaderSize + 2 * w] ^= 0x10;
+            ASSERT_FALSE(problem_is(check_directory_page(bad.b, count, 3), PageProblem::None))
+                << "word " << w;
+        }
+    }
+    // Two entries swapped: the weighted sum sees it.
+    {
+        Page bad = p;
+        SegmentEntry *e = directory_page_entries(bad.b);
+        std::swap(e[5], e[6]);
+        EXPECT_TRUE(problem_is(check_directory_page(bad.b, kDirectoryPageEntries, 3),
+                               PageProblem::BadDirectory));
+    }
+    // A change made in place with its sum set again (VACUUM's live count).
+    directory_page_entries(p.b)[7].live_rows = 10;
+    directory_page_entries(p.b)[7].check = segment_entry_check(directory_page_entries(p.b)[7]);
+    EXPECT_FALSE(problem_is(check_directory_page(p.b, kDirectoryPageEntries, 3), PageProblem::None));
+    directory_page_resum(p.b);
+    EXPECT_TRUE(problem_is(check_directory_page(p.b, kDirectoryPageEntries, 3), PageProblem::None));
+    // Another page kind is not a directory page.
+    page_init(p.b);
+    free_page_fill(p.b);
+    EXPECT_TRUE(problem_is(check_directory_page(p.b, 0, 0), PageProblem::WrongKind));
+
+    // The metapage's list: as many pages as the segment count needs.
+    const uint16_t cols[] = {2, 9, 80};
+    Page m;
+    init_meta_page(m.b, 80, 3, cols);
+    auto set_segments = [](uint8_t *page, uint16_t n) {
+        DirectoryHeader *d = directory_header(page);
+        d->nsegments = n;
+        d->check = directory_check(*d);
+    };
+    auto set_pages = [](uint8_t *page, uint16_t count) {
+        DirectoryPageList *l = directory_page_list(page);
+        directory_page_list_init(l);
+        l->count = count;
+        for (uint32_t i = 0; i < count; i++)
+            l->blocks[i] = 100 + i;
+        l->check = directory_page_list_check(*l);
+    };
+    set_segments(m.b, static_cast<uint16_t>(kInlineSegments + kDirectoryPageEntries + 1));
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory)); // no pages listed
+    set_pages(m.b, 2);
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::None));
+    set_pages(m.b, 1);
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
+    set_pages(m.b, 3);
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
+    set_pages(m.b, 2);
+    directory_page_list(m.b)->blocks[1] = 0; // a listed page at block 0
+    directory_page_list(m.b)->check = directory_page_list_check(*directory_page_list(m.b));
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
+    set_pages(m.b, 2);
+    directory_page_list(m.b)->blocks[2] = 7; // a block past the count
+    directory_page_list(m.b)->check = directory_page_list_check(*directory_page_list(m.b));
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
+    set_pages(m.b, 2);
+    directory_page_list(m.b)->blocks[0] = 99; // damage the check misses not
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
+    set_segments(m.b, static_cast<uint16_t>(kMaxSegments + 1));
+    set_pages(m.b, static_cast<uint16_t>(kMaxDirectoryPages));
+    EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
 }
 
 TEST(SegmentPages, FreePagesAndPendingLinks)

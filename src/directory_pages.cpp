@@ -1,0 +1,214 @@
+/*
+ * directory_pages.cpp: the segment directory past the metapage's inline
+ * entries (core/page_layout.hpp, "Directory pages"): reading them into a
+ * copy, and writing them copy-on-write for a publish or a build.
+ *
+ * Why copy-on-write: a publish that removes segments moves every entry
+ * after them, which may change many directory pages, and one WAL record
+ * covers at most four pages.  So the changed pages are written to other
+ * blocks first (nothing points at them yet: a crash leaves orphans that
+ * VACUUM's sweep frees), and the publish's one metapage record switches
+ * the list of pages.  Readers copy the pages while they hold the
+ * metapage's share lock, which a publish's exclusive lock waits for, so
+ * no reader ever meets a page the switch replaced, and the replaced pages
+ * can be freed right after it.
+ */
+#include "bloomidx.h"
+
+/* A copy to fill, its entries made in the current memory context when needed. */
+void
+bloomidx_directory_copy_init(DirectoryCopy *copy)
+{
+	memset(copy, 0, sizeof(*copy));
+	copy->cxt = CurrentMemoryContext;
+}
+
+DirectoryCopy *
+bloomidx_directory_copy_new(void)
+{
+	DirectoryCopy *copy = (DirectoryCopy *) palloc(sizeof(DirectoryCopy));
+
+	bloomidx_directory_copy_init(copy);
+	return copy;
+}
+
+void
+bloomidx_directory_copy_free(DirectoryCopy *copy)
+{
+	if (copy->entries != NULL)
+		pfree(copy->entries);
+	pfree(copy);
+}
+
+/* Room for n entries in the copy (its memory is reused when large enough). */
+void
+bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n)
+{
+	if (copy->capacity >= n && copy->entries != NULL)
+		return;
+	if (copy->entries != NULL)
+		pfree(copy->entries);
+	copy->capacity = Max(n, bloomidx::kInlineSegments);
+	copy->entries = (bloomidx::SegmentEntry *)
+		MemoryContextAlloc(copy->cxt, copy->capacity * sizeof(bloomidx::SegmentEntry));
+}
+
+/*
+ * Copies the entries of the directory pages the metapage (share-locked by
+ * the caller) lists into copy->entries from kInlineSegments on, each page
+ * checked: a damaged one is an error, never a segment left out.
+ */
+void
+bloomidx_read_directory_pages(Relation index, const uint8 *metapage, BlockNumber *nblocks,
+							  DirectoryCopy *copy)
+{
+	const bloomidx::DirectoryPageList *pages = bloomidx::directory_page_list(metapage);
+	uint32		n = copy->header.nsegments;
+
+	copy->pages = *pages;
+	for (uint32 p = 0; p < pages->count; p++)
+	{
+		BlockNumber blkno = pages->blocks[p];
+
+		if (blkno >= *nblocks)
+			*nblocks = RelationGetNumberOfBlocks(index);
+		if (blkno >= *nblocks)
+			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+										   psprintf("Directory page %u lies past the index's end.", p));
+
+		Buffer		buffer = ReadBuffer(index, blkno);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+		uint32		count = bloomidx::directory_page_count(n, p);
+		bloomidx::PageProblem problem =
+			bloomidx::check_directory_page(page, (uint16) count, (uint16) p);
+
+		if (problem != bloomidx::PageProblem::None)
+		{
+			UnlockReleaseBuffer(buffer);
+			bloomidx_report_page_problem(index, blkno, problem);
+		}
+		memcpy(&copy->entries[bloomidx::kInlineSegments + p * bloomidx::kDirectoryPageEntries],
+			   bloomidx::directory_page_entries(page), count * sizeof(bloomidx::SegmentEntry));
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/*
+ * A free page from the free space map, else a new one at the index's end,
+ * exclusively locked.  A page the map names may have been taken meanwhile
+ * (an insert links free pages as pending ones): only a free or new page is
+ * taken.
+ */
+static Buffer
+free_or_new_buffer(Relation index)
+{
+	for (int tries = 0; tries < 8; tries++)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
+			continue;
+
+		Buffer		buffer = ReadBuffer(index, blkno);
+
+		if (ConditionalLockBuffer(buffer))
+		{
+			const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+			if (PageIsNew((Page) page) ||
+				bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+				return buffer;
+			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buffer);
+	}
+	return bloomidx_extend_buffer(index);
+}
+
+/* Writes directory page `place` of `count` entries to a free or new block. */
+static BlockNumber
+write_directory_page(Relation index, const bloomidx::SegmentEntry *entries, uint32 count,
+					 uint32 place)
+{
+	Buffer		buffer = free_or_new_buffer(index);
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
+	Page		page = BufferGetPage(buffer);
+
+	START_CRIT_SECTION();
+	PageInit(page, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::directory_page_fill((uint8 *) page, entries, (uint16) count, (uint16) place);
+	MarkBufferDirty(buffer);
+	if (RelationNeedsWAL(index))
+		log_newpage_buffer(buffer, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buffer);
+	return blkno;
+}
+
+/*
+ * The directory pages of entries[0..n) (the whole directory, inline
+ * entries first) into *out: a page whose entries are those of the same
+ * page of the old directory (old_entries[0..old_n), pages *old) keeps its
+ * block, the others are written to free or new blocks.  Raises an error
+ * past kMaxSegments (callers stop before).
+ */
+void
+bloomidx_write_directory_pages(Relation index, const bloomidx::SegmentEntry *entries, uint32 n,
+							   const bloomidx::SegmentEntry *old_entries, uint32 old_n,
+							   const bloomidx::DirectoryPageList *old, bloomidx::DirectoryPageList *out)
+{
+	if (n > bloomidx::kMaxSegments)
+		elog(ERROR, "bloomidx: index \"%s\" would have more than %u segments",
+			 RelationGetRelationName(index), bloomidx::kMaxSegments);
+	bloomidx::directory_page_list_init(out);
+	out->count = (uint16) bloomidx::directory_pages(n);
+	for (uint32 p = 0; p < out->count; p++)
+	{
+		uint32		first = bloomidx::kInlineSegments + p * bloomidx::kDirectoryPageEntries;
+		uint32		count = bloomidx::directory_page_count(n, p);
+
+		if (p < old->count && bloomidx::directory_page_count(old_n, p) == count &&
+			memcmp(&entries[first], &old_entries[first],
+				   count * sizeof(bloomidx::SegmentEntry)) == 0)
+			out->blocks[p] = old->blocks[p];
+		else
+			out->blocks[p] = write_directory_page(index, &entries[first], count, p);
+	}
+	out->check = bloomidx::directory_page_list_check(*out);
+}
+
+/* Frees the directory pages of *old that *now no longer lists. */
+void
+bloomidx_free_directory_pages(Relation index, const bloomidx::DirectoryPageList *old,
+							  const bloomidx::DirectoryPageList *now, uint32 generation)
+{
+	for (uint32 p = 0; p < old->count; p++)
+	{
+		bool		kept = false;
+
+		for (uint32 q = 0; q < now->count && !kept; q++)
+			kept = now->blocks[q] == old->blocks[p];
+		if (!kept)
+			bloomidx_free_page(index, old->blocks[p], generation);
+	}
+}
+
+/*
+ * The page holding directory entry `slot` of a copy, and the entry's place
+ * on it: the metapage for inline entries.
+ */
+BlockNumber
+bloomidx_directory_entry_block(const DirectoryCopy *copy, uint32 slot, uint32 *place)
+{
+	if (slot < bloomidx::kInlineSegments)
+	{
+		*place = slot;
+		return bloomidx::kMetaBlock;
+	}
+	*place = (slot - bloomidx::kInlineSegments) % bloomidx::kDirectoryPageEntries;
+	return copy->pages.blocks[(slot - bloomidx::kInlineSegments) / bloomidx::kDirectoryPageEntries];
+}
