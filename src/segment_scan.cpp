@@ -3,8 +3,9 @@
  *
  * The segment's live bits are ANDed with the slices of the query's base
  * positions, a few slice pages at a time (each locked and its sum checked
- * while the core reads it), then with each IN list's OR over its
- * elements; the core drops every 512-row line already zero, so once few
+ * while the core reads it), then with each IN list's OR over its elements
+ * (in one pass of the core when the lists' slices can all be locked at
+ * once, else element by element); the core drops every 512-row line already zero, so once few
  * rows are left the remaining slices are barely read.  Only the
  * candidates' TID groups are decoded.
  *
@@ -16,8 +17,9 @@
  */
 #include "bloomidx.h"
 
-/* Slice pages locked at once. */
+/* Slice pages locked at once: of the base positions; of the IN lists, in one pass. */
 #define SLICES_AT_ONCE 16
+#define LIST_SLICES_AT_ONCE 64
 
 struct SegmentScanWork
 {
@@ -26,6 +28,13 @@ struct SegmentScanWork
 	uint64		result[bloomidx::kSliceWords];	/* and_slices' answer */
 	uint64		next[bloomidx::kSliceWords];	/* and_slices' scratch */
 	uint64		any[bloomidx::kSliceWords]; /* an IN list's OR so far */
+	/* The IN lists in one pass: the slices locked, and each element's. */
+	Buffer		list_buffers[LIST_SLICES_AT_ONCE];
+	uint16		list_positions[LIST_SLICES_AT_ONCE];
+	const uint64 *list_words[LIST_SLICES_AT_ONCE];
+	const uint64 *element_words[LIST_SLICES_AT_ONCE];
+	bloomidx::SliceAnd elements[LIST_SLICES_AT_ONCE];
+	bloomidx::SliceOr ors[INDEX_MAX_KEYS];
 	PGAlignedBlock tid_page;	/* the TID page last read, copied */
 	int			tid_page_index; /* its index in header.tid_blocks; -1: none */
 	int			group;			/* the group decoded into group_tids; -1: none */
@@ -47,6 +56,31 @@ page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
 		return true;
 	bloomidx_report_page_problem(index, blkno, problem);
 	return false;				/* not reached */
+}
+
+/*
+ * Pins and share-locks slice j of the segment in *buffer and checks it
+ * (its sum once per page image, where the hints allow); *words: its bits.
+ * The buffer stays locked whatever the answer: the caller releases it.
+ */
+static bloomidx::PageProblem
+lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHints *hints,
+		   Buffer *buffer, const uint64 **words)
+{
+	BlockNumber blkno = e->first_slice + j;
+
+	*buffer = bloomidx_read_page(index, blkno, NULL, hints);
+	LockBuffer(*buffer, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(*buffer);
+	bool		known = bloomidx_sums_known(hints, blkno, page);
+	bloomidx::PageProblem problem =
+		bloomidx::check_slice_page((const uint8 *) page, e->rows, j, e->segment_id,
+								   known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+
+	if (problem == bloomidx::PageProblem::None && !known)
+		bloomidx_sums_passed(hints, blkno, page);
+	*words = bloomidx::slice_page_words((const uint8 *) page);
+	return problem;
 }
 
 /*
@@ -73,25 +107,14 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 		for (; locked < n; locked++)
 		{
 			uint16		j = positions[first + locked];
-			BlockNumber blkno = e->first_slice + j;
 
-			buffers[locked] = bloomidx_read_page(index, blkno, NULL, hints);
-			LockBuffer(buffers[locked], BUFFER_LOCK_SHARE);
-			Page		page = BufferGetPage(buffers[locked]);
-			bool		known = bloomidx_sums_known(hints, blkno, page);
-
-			problem = bloomidx::check_slice_page((const uint8 *) page, e->rows, j, e->segment_id,
-												 known ? bloomidx::Sums::Trust
-												 : bloomidx::Sums::Verify);
+			problem = lock_slice(index, e, j, hints, &buffers[locked], &slices[locked]);
 			if (problem != bloomidx::PageProblem::None)
 			{
-				bad = blkno;
+				bad = e->first_slice + j;
 				locked++;
 				break;
 			}
-			if (!known)
-				bloomidx_sums_passed(hints, blkno, page);
-			slices[locked] = bloomidx::slice_page_words((const uint8 *) page);
 		}
 		if (problem == bloomidx::PageProblem::None)
 		{
@@ -110,6 +133,88 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 		}
 	}
 	return true;
+}
+
+/*
+ * work->cur = work->cur AND every IN list's OR of its elements' ANDs, in
+ * one pass of the core over the segment's lines (no copy of the rows per
+ * element), with every slice the lists test locked at once; *candidates:
+ * the rows left.  Only for lists of at most LIST_SLICES_AT_ONCE slices in
+ * all.  False when a slice page failed its check and was recycled.
+ */
+static bool
+match_lists(Relation index, SegmentScanWork *work, const SliceQuery *query,
+			const bloomidx::SegmentEntry *e, uint32 generation, BufferHints *hints,
+			uint32 *candidates, bool *recycled)
+{
+	uint32		nlocked = 0,
+				nwords = 0,
+				nelements = 0;
+	bloomidx::PageProblem problem = bloomidx::PageProblem::None;
+	BlockNumber bad = InvalidBlockNumber;
+
+	for (int l = 0; l < query->nlists && problem == bloomidx::PageProblem::None; l++)
+	{
+		const SliceList *list = &query->lists[l];
+
+		work->ors[l].elements = &work->elements[nelements];
+		work->ors[l].count = list->count;
+		for (uint32 i = 0; i < list->count && problem == bloomidx::PageProblem::None; i++)
+		{
+			work->elements[nelements].slices = &work->element_words[nwords];
+			work->elements[nelements].count = list->per_element;
+			nelements++;
+			for (uint32 k = 0; k < list->per_element; k++)
+			{
+				uint16		j = list->positions[(Size) i * list->per_element + k];
+				uint32		at = 0;
+
+				/* Elements share slices: each is locked once. */
+				while (at < nlocked && work->list_positions[at] != j)
+					at++;
+				if (at == nlocked)
+				{
+					problem = lock_slice(index, e, j, hints, &work->list_buffers[at],
+										 &work->list_words[at]);
+					work->list_positions[at] = j;
+					nlocked++;
+					if (problem != bloomidx::PageProblem::None)
+					{
+						bad = e->first_slice + j;
+						break;
+					}
+				}
+				work->element_words[nwords++] = work->list_words[at];
+			}
+		}
+	}
+	if (problem == bloomidx::PageProblem::None)
+	{
+		const bloomidx::SliceAnd none = {NULL, 0};
+
+		*candidates = bloomidx::match_slices(none, work->ors, (uint32) query->nlists, work->cur,
+											 e->rows, work->result);
+		memcpy(work->cur, work->result, sizeof(work->cur));
+	}
+	for (uint32 i = 0; i < nlocked; i++)
+		UnlockReleaseBuffer(work->list_buffers[i]);
+	if (problem != bloomidx::PageProblem::None)
+	{
+		*recycled = page_was_recycled(index, bad, generation, problem);
+		return false;
+	}
+	return true;
+}
+
+/* Slices the IN lists of a query test, each element's counted. */
+static uint64
+list_slices(const SliceQuery *query)
+{
+	uint64		n = 0;
+
+	for (int l = 0; l < query->nlists; l++)
+		n += (uint64) query->lists[l].count * query->lists[l].per_element;
+	return n;
 }
 
 /* Reads and checks page blkno of the segment into dst; false: recycled. */
@@ -220,7 +325,13 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 		return false;
 	memcpy(work->cur, work->result, sizeof(work->cur));
 
-	for (int l = 0; l < query->nlists && candidates > 0; l++)
+	/* Short IN lists in one pass; longer ones element by element. */
+	bool		one_pass = query->nlists > 0 && list_slices(query) <= LIST_SLICES_AT_ONCE;
+
+	if (one_pass && candidates > 0 &&
+		!match_lists(index, work, query, e, generation, hints, &candidates, &recycled))
+		return false;
+	for (int l = 0; !one_pass && l < query->nlists && candidates > 0; l++)
 	{
 		const SliceList *list = &query->lists[l];
 
