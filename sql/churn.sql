@@ -81,3 +81,26 @@ SELECT min(segments) > 60 AS many_segments,
        max(pages) FILTER (WHERE cycle > 0) <= min(pages) FILTER (WHERE cycle = 0) + 2 AS no_growth
 FROM fc_size;
 DROP TABLE fc, fc_size;
+
+-- Nearly all rows deleted, the table loaded again and sealed at once, cycle
+-- after cycle: the load's pending pages come from the pages the last
+-- cycle's pending pages left, which VACUUM's sweep leaves to the free space
+-- map while the free list has blocks for the next segments (gathering them
+-- onto the list grew the index by a load's pending pages every cycle).
+SET bloomidx.segment_rows = 65024;
+CREATE TABLE rc (id int, a int, b text, c int) WITH (autovacuum_enabled = off);
+INSERT INTO rc SELECT g, g % 300, 'v' || g % 211, g % 5003 FROM generate_series(1, 50000) g;
+CREATE INDEX rc_bl ON rc USING bloomidx (a, b, c) WITH (false_positive_rate = 0.05);
+CREATE TABLE rc_size (cycle int, pages bigint);
+\set cycle 'DELETE FROM rc WHERE id % 1000 <> 0; SELECT wait_for_older_xacts(); VACUUM rc; INSERT INTO rc SELECT g, g % 300, ''v'' || g % 211, g % 5003 FROM generate_series(1, 50000) g WHERE g % 1000 <> 0; SELECT bloomidx_seal(''rc_bl'') >= 0 AS sealed; SELECT * FROM abc_check(''rc'', 8); INSERT INTO rc_size SELECT (SELECT count(*) FROM rc_size), pg_relation_size(''rc_bl'') / 8192;'
+:cycle
+:cycle
+:cycle
+:cycle
+:cycle
+:cycle
+SELECT bloomidx_verify('rc_bl');
+SELECT max(pages) FILTER (WHERE cycle >= 2) <= min(pages) FILTER (WHERE cycle = 2) AS no_growth,
+       live_rows + pending_rows = (SELECT count(*) FROM rc) AS every_row_once
+FROM rc_size, bloomidx_index_info('rc_bl') GROUP BY live_rows, pending_rows;
+DROP TABLE rc, rc_size;

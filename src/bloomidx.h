@@ -183,12 +183,12 @@ DirectoryCopy *bloomidx_directory_copy_new(void);
 void		bloomidx_directory_copy_init(DirectoryCopy *copy);
 void		bloomidx_directory_copy_free(DirectoryCopy *copy);
 void		bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n);
-void		bloomidx_read_directory_pages(Relation index, const uint8 *metapage,
-										  BlockNumber *nblocks, DirectoryCopy *copy);
+bool		bloomidx_read_directory_pages(Relation index, BlockNumber *nblocks,
+										  DirectoryCopy *copy);
 void		bloomidx_write_directory_pages(Relation index, const bloomidx::SegmentEntry *entries,
 										   uint32 n, const bloomidx::SegmentEntry *old_entries,
 										   uint32 old_n, const bloomidx::DirectoryPageList *old,
-										   bloomidx::DirectoryPageList *out);
+										   uint32 generation, bloomidx::DirectoryPageList *out);
 void		bloomidx_free_directory_pages(Relation index, const bloomidx::DirectoryPageList *old,
 										  const bloomidx::DirectoryPageList *now, uint32 generation);
 BlockNumber bloomidx_directory_entry_block(const DirectoryCopy *copy, uint32 slot,
@@ -317,7 +317,8 @@ bool		bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInf
 									int nworkers, BloomidxBuildPart *leader);
 extern "C" PGDLLEXPORT void bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc);
 
-/* insert.cpp */
+/* insert.cpp (MAX_FSM_TRIES bounds a free space map walk whose hints keep being stale) */
+#define MAX_FSM_TRIES 8
 extern "C" bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
 								ItemPointer ht_ctid, Relation heapRel,
 								IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -416,7 +417,10 @@ typedef enum SealStep
 	SEAL_STEP_MARKED = 1,		/* pending pages marked as being sealed */
 	SEAL_STEP_WRITTEN = 2,		/* the new segment's pages written */
 	SEAL_STEP_PUBLISHED = 3,	/* the directory changed */
-	SEAL_STEP_FREED = 4			/* the old pages freed */
+	SEAL_STEP_FREED = 4,		/* the old pages freed */
+	SEAL_STEP_DIRECTORY_WRITTEN = 5,	/* in a publish: directory pages written */
+	SEAL_STEP_DIRECTORY_SWITCHED = 6	/* in a publish: its record written, the
+										 * replaced directory pages not yet freed */
 } SealStep;
 extern int	bloomidx_debug_seal_stop;
 bool		bloomidx_debug_check(int *newval, void **extra, GucSource source);
@@ -433,7 +437,9 @@ typedef enum DebugPause
 	PAUSE_NONE = 0,
 	PAUSE_SEAL_MARKED,			/* a seal marked its pending pages */
 	PAUSE_SEAL_PUBLISHED,		/* a seal published, before freeing */
-	PAUSE_SCAN_DIRECTORY		/* a scan copied the directory */
+	PAUSE_SCAN_DIRECTORY,		/* a scan copied the directory */
+	PAUSE_DIRECTORY_PAGES		/* a copy of the directory has the metapage's
+								 * part, not yet its directory pages */
 } DebugPause;
 #define BLOOMIDX_PAUSE_KEY 4242
 extern int	bloomidx_debug_pause_at;

@@ -251,7 +251,7 @@ publish_build(Relation index, BloomidxBuildPart *part)
 	bloomidx::DirectoryPageList pages;
 
 	bloomidx::directory_page_list_init(&none);
-	bloomidx_write_directory_pages(index, part->entries, part->nentries, NULL, 0, &none, &pages);
+	bloomidx_write_directory_pages(index, part->entries, part->nentries, NULL, 0, &none, 1, &pages);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	uint8	   *page = (uint8 *) BufferGetPage(buffer);
 	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);

@@ -17,6 +17,7 @@ const struct config_enum_entry debug_pause_options[] = {
 	{"seal_marked", PAUSE_SEAL_MARKED, false},
 	{"seal_published", PAUSE_SEAL_PUBLISHED, false},
 	{"scan_directory", PAUSE_SCAN_DIRECTORY, false},
+	{"directory_pages", PAUSE_DIRECTORY_PAGES, false},
 	{NULL, 0, false}
 };
 

@@ -25,33 +25,45 @@ names_block_past(const DirectoryCopy *copy, uint32 nslices, BlockNumber nblocks,
 }
 
 /*
- * Copies the directory as it is now (a short share lock of the metapage)
- * and checks it: the metapage whole, then each entry and the pending list's
- * ends against the index's length, so that a damaged entry is an error and
- * never sends a scan elsewhere.  *nblocks: the length the caller read
- * before; read again under the lock when the copy names a block past it
- * (a page added and linked meanwhile: pages are added before the metapage
- * names them), so it covers every block the copy names.
+ * Copies the directory as it is now (the metapage under a short share
+ * lock, then its directory pages one at a time, all again if a publish
+ * replaced one meanwhile) and checks it: the metapage whole, each
+ * directory page, then each entry and the pending list's ends against the
+ * index's length, so that a damaged entry is an error and never sends a
+ * scan elsewhere.  *nblocks: the length the caller read before; read again
+ * when the copy names a block past it (a page added and linked meanwhile:
+ * pages are added before the metapage names them), so it covers every
+ * block the copy names.
  */
 void
 bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
 {
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+	uint32		nslices;
 
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-	bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
+	do
+	{
+		Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
 
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
-	copy->header = *bloomidx::directory_header(page);
-	bloomidx_directory_copy_room(copy, copy->header.nsegments);
-	memcpy(copy->entries, bloomidx::directory_entries(page),
-		   Min(copy->header.nsegments, bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry));
-	copy->free = *bloomidx::free_list(page);
-	bloomidx_read_directory_pages(index, page, nblocks, copy);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+		bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
 
-	uint32		nslices = bloomidx::meta_data(page)->signature_bits;
+		if (problem != bloomidx::PageProblem::None)
+			bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+		copy->header = *bloomidx::directory_header(page);
+		bloomidx_directory_copy_room(copy, copy->header.nsegments);
+		memcpy(copy->entries, bloomidx::directory_entries(page),
+			   Min(copy->header.nsegments, bloomidx::kInlineSegments) *
+			   sizeof(bloomidx::SegmentEntry));
+		copy->pages = *bloomidx::directory_page_list(page);
+		copy->free = *bloomidx::free_list(page);
+		nslices = bloomidx::meta_data(page)->signature_bits;
+		UnlockReleaseBuffer(buffer);
+		if (copy->pages.count > 0)
+			bloomidx_debug_pause(PAUSE_DIRECTORY_PAGES);
+	} while (!bloomidx_read_directory_pages(index, nblocks, copy));
+
+	/* Blocks the copy names are below the length now: the index never shrinks. */
 	int			entry;
 
 	if (names_block_past(copy, nslices, *nblocks, &entry))
@@ -71,7 +83,6 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 										 bloomidx::PageProblem::BadDirectory);
 		}
 	}
-	UnlockReleaseBuffer(buffer);
 }
 
 /* The directory's generation now (a short share lock of the metapage). */
@@ -91,9 +102,10 @@ bloomidx_directory_generation(Relation index)
 /*
  * What the planner needs of the directory (cost.cpp): segments, their
  * rows and live rows, and pending pages, read under a short share lock
- * of the metapage, as GIN's cost estimate reads its metapage.  Nothing is
- * checked here: a damaged directory only skews an estimate, and the scan
- * that follows reports it.
+ * of the metapage, as GIN's cost estimate reads its metapage, then from
+ * the directory pages (one share lock at a time).  Little is checked
+ * here: a damaged or replaced directory only skews an estimate, and the
+ * scan that follows reports damage.
  */
 void
 bloomidx_directory_stats(Relation index, DirectoryStats *stats)
@@ -103,7 +115,7 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	const bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
-	const bloomidx::DirectoryPageList *pages = bloomidx::directory_page_list(page);
+	bloomidx::DirectoryPageList pages = *bloomidx::directory_page_list(page);
 	uint32		n = Min((uint32) d->nsegments, bloomidx::kInlineSegments);
 
 	stats->segments = n;
@@ -114,33 +126,39 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 		stats->segment_rows += bloomidx::directory_entries(page)[i].rows;
 		stats->live_rows += bloomidx::directory_entries(page)[i].live_rows;
 	}
+	stats->pending_pages = d->pending_pages;
+	UnlockReleaseBuffer(buffer);
 
-	/* The directory pages, if the list is sound (else the scan reports it). */
+	if (pages.check != bloomidx::directory_page_list_check(pages))
+		return;
+
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
-	for (uint32 p = 0; pages->check == bloomidx::directory_page_list_check(*pages) &&
-		 p < Min((uint32) pages->count, bloomidx::kMaxDirectoryPages); p++)
+	for (uint32 p = 0; p < Min((uint32) pages.count, bloomidx::kMaxDirectoryPages); p++)
 	{
-		if (pages->blocks[p] == bloomidx::kMetaBlock || pages->blocks[p] >= nblocks)
+		if (pages.blocks[p] == bloomidx::kMetaBlock || pages.blocks[p] >= nblocks)
 			break;
 
-		Buffer		dbuf = ReadBuffer(index, pages->blocks[p]);
+		Buffer		dbuf = ReadBuffer(index, pages.blocks[p]);
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		const uint8 *dpage = (const uint8 *) BufferGetPage(dbuf);
-		uint32		count = Min((uint32) bloomidx::page_opaque(dpage)->count,
-								bloomidx::kDirectoryPageEntries);
+		const bloomidx::PageOpaque *op = bloomidx::page_opaque(dpage);
 
-		stats->segments += count;
-		for (uint32 i = 0; i < count; i++)
+		if (!PageIsNew((Page) dpage) && op->page_id == bloomidx::kPageId &&
+			op->flags == bloomidx::kPageDirectory)
 		{
-			stats->segment_rows += bloomidx::directory_page_entries(dpage)[i].rows;
-			stats->live_rows += bloomidx::directory_page_entries(dpage)[i].live_rows;
+			uint32		count = Min((uint32) op->count, bloomidx::kDirectoryPageEntries);
+
+			stats->segments += count;
+			for (uint32 i = 0; i < count; i++)
+			{
+				stats->segment_rows += bloomidx::directory_page_entries(dpage)[i].rows;
+				stats->live_rows += bloomidx::directory_page_entries(dpage)[i].live_rows;
+			}
 		}
 		UnlockReleaseBuffer(dbuf);
 	}
-	stats->pending_pages = d->pending_pages;
-	UnlockReleaseBuffer(buffer);
 }
 
 /*
@@ -246,35 +264,25 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 
 	bloomidx_read_directory(index, &nblocks, cur);
 
-	/* The entries after the change: those kept, in order, then the added one. */
+	/*
+	 * The entries after the change: the added one in the first hole, the
+	 * last ones moved into the others (few directory pages change).
+	 */
 	uint32		n = cur->header.nsegments;
 	bloomidx::SegmentEntry *after = (bloomidx::SegmentEntry *)
 		palloc((n + 1) * sizeof(bloomidx::SegmentEntry));
-	uint32		kept = 0;
 
-	for (uint32 i = 0; i < n; i++)
-	{
-		uint32		k = 0;
+	memcpy(after, cur->entries, n * sizeof(bloomidx::SegmentEntry));
 
-		while (k < change->nremoved && change->removed[k] != cur->entries[i].segment_id)
-			k++;
-		if (k == change->nremoved)
-			after[kept++] = cur->entries[i];
-	}
-	if (n - kept != change->nremoved ||
-		(change->added != NULL && kept >= bloomidx::kMaxSegments) ||
+	uint32		nafter = bloomidx::directory_apply(after, n, change->removed, change->nremoved,
+												   change->added);
+
+	if (nafter == UINT32_MAX || nafter > bloomidx::kMaxSegments ||
+		(change->added != NULL &&
+		 change->added->segment_id != cur->header.next_segment_id) ||
 		(change->move_head && change->unlinked_pages > cur->header.pending_pages))
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
-
-	uint32		nafter = kept;
-
-	if (change->added != NULL)
-		after[nafter++] = *change->added;
-
-	bloomidx::DirectoryPageList pages;
-
-	bloomidx_write_directory_pages(index, after, nafter, cur->entries, n, &cur->pages, &pages);
 
 	/* The free list after the change. */
 	bloomidx::FreeList list = cur->free;
@@ -327,6 +335,14 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		}
 	}
 
+	/* Everything checked: the directory pages that change, to other blocks. */
+	bloomidx::DirectoryPageList pages;
+
+	bloomidx_write_directory_pages(index, after, nafter, cur->entries, n, &cur->pages,
+								   cur->header.generation + 1, &pages);
+	if (pages.count > 0)
+		bloomidx_seal_step(SEAL_STEP_DIRECTORY_WRITTEN);
+
 	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
 
 	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
@@ -369,6 +385,8 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(meta);
+	if (cur->pages.count > 0)
+		bloomidx_seal_step(SEAL_STEP_DIRECTORY_SWITCHED);
 	bloomidx_free_directory_pages(index, &cur->pages, &pages, generation);
 	pfree(after);
 	bloomidx_directory_copy_free(cur);

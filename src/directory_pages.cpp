@@ -44,31 +44,37 @@ bloomidx_directory_copy_free(DirectoryCopy *copy)
 void
 bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n)
 {
+	uint32		room = Max(n, bloomidx::kInlineSegments);
+
 	if (copy->capacity >= n && copy->entries != NULL)
 		return;
 	if (copy->entries != NULL)
 		pfree(copy->entries);
-	copy->capacity = Max(n, bloomidx::kInlineSegments);
+	copy->entries = NULL;
+	copy->capacity = 0;
 	copy->entries = (bloomidx::SegmentEntry *)
-		MemoryContextAlloc(copy->cxt, copy->capacity * sizeof(bloomidx::SegmentEntry));
+		MemoryContextAlloc(copy->cxt, room * sizeof(bloomidx::SegmentEntry));
+	copy->capacity = room;
 }
 
 /*
- * Copies the entries of the directory pages the metapage (share-locked by
- * the caller) lists into copy->entries from kInlineSegments on, each page
- * checked: a damaged one is an error, never a segment left out.
+ * Copies the entries of the directory pages copy->pages lists into
+ * copy->entries from kInlineSegments on, each page checked.  The metapage
+ * is not locked meanwhile: a page replaced since the copy of the metapage
+ * was taken is told by its kind or its stamp (a directory page is stamped
+ * with the generation that listed it first, a freed page with a later
+ * one), and then the directory's generation has moved: false, the caller
+ * copies again.  Otherwise a page that fails is damage, an error, never a
+ * segment left out.
  */
-void
-bloomidx_read_directory_pages(Relation index, const uint8 *metapage, BlockNumber *nblocks,
-							  DirectoryCopy *copy)
+bool
+bloomidx_read_directory_pages(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
 {
-	const bloomidx::DirectoryPageList *pages = bloomidx::directory_page_list(metapage);
 	uint32		n = copy->header.nsegments;
 
-	copy->pages = *pages;
-	for (uint32 p = 0; p < pages->count; p++)
+	for (uint32 p = 0; p < copy->pages.count; p++)
 	{
-		BlockNumber blkno = pages->blocks[p];
+		BlockNumber blkno = copy->pages.blocks[p];
 
 		if (blkno >= *nblocks)
 			*nblocks = RelationGetNumberOfBlocks(index);
@@ -83,56 +89,79 @@ bloomidx_read_directory_pages(Relation index, const uint8 *metapage, BlockNumber
 		uint32		count = bloomidx::directory_page_count(n, p);
 		bloomidx::PageProblem problem =
 			bloomidx::check_directory_page(page, (uint16) count, (uint16) p);
+		bool		later = bloomidx::page_stamp(page) > copy->header.generation;
 
-		if (problem != bloomidx::PageProblem::None)
-		{
-			UnlockReleaseBuffer(buffer);
-			bloomidx_report_page_problem(index, blkno, problem);
-		}
-		memcpy(&copy->entries[bloomidx::kInlineSegments + p * bloomidx::kDirectoryPageEntries],
-			   bloomidx::directory_page_entries(page), count * sizeof(bloomidx::SegmentEntry));
+		if (problem == bloomidx::PageProblem::None && !later)
+			memcpy(&copy->entries[bloomidx::kInlineSegments + p * bloomidx::kDirectoryPageEntries],
+				   bloomidx::directory_page_entries(page), count * sizeof(bloomidx::SegmentEntry));
 		UnlockReleaseBuffer(buffer);
+		if (problem == bloomidx::PageProblem::None && !later)
+			continue;
+		if (bloomidx_directory_generation(index) != copy->header.generation)
+		{
+			ereport(DEBUG1,
+					(errmsg_internal("bloomidx: copy of the directory of index \"%s\" starts again: a publish replaced directory page %u",
+									 RelationGetRelationName(index), p)));
+			return false;
+		}
+		if (problem != bloomidx::PageProblem::None)
+			bloomidx_report_page_problem(index, blkno, problem);
+		bloomidx_report_corrupted_page(index, blkno,
+									   "A directory page is stamped with a later generation than the directory's.");
 	}
+	return true;
 }
 
 /*
  * A free page from the free space map, else a new one at the index's end,
- * exclusively locked.  A page the map names may have been taken meanwhile
- * (an insert links free pages as pending ones): only a free or new page is
- * taken.
+ * exclusively locked.  Only wholly free pages are asked for (free pages
+ * are recorded so, pending pages with room below: MaxHeapTupleSize is the
+ * map's top category), and a page is marked used in the map only once it
+ * is taken; one taken meanwhile (an insert links free pages as pending
+ * ones) is left to what its taker recorded.  The caller holds no buffer
+ * lock, so waiting for this one cannot deadlock.
  */
 static Buffer
 free_or_new_buffer(Relation index)
 {
-	for (int tries = 0; tries < 8; tries++)
+	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
 	{
-		BlockNumber blkno = GetFreeIndexPage(index);
+		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
 
 		if (blkno == InvalidBlockNumber)
 			break;
 		if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
+		{
+			RecordPageWithFreeSpace(index, blkno, 0);	/* a stale entry */
 			continue;
+		}
 
 		Buffer		buffer = ReadBuffer(index, blkno);
 
-		if (ConditionalLockBuffer(buffer))
-		{
-			const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 
-			if (PageIsNew((Page) page) ||
-				bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
-				return buffer;
-			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		if (PageIsNew((Page) page) ||
+			bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+		{
+			RecordUsedIndexPage(index, blkno);
+			return buffer;
 		}
-		ReleaseBuffer(buffer);
+		UnlockReleaseBuffer(buffer);
+		/* Not free any more, and not recorded so by its taker: a stale entry. */
+		if (GetRecordedFreeSpace(index, blkno) >= MaxHeapTupleSize)
+			RecordPageWithFreeSpace(index, blkno, 0);
 	}
 	return bloomidx_extend_buffer(index);
 }
 
-/* Writes directory page `place` of `count` entries to a free or new block. */
+/*
+ * Writes directory page `place` of `count` entries to a free or new block,
+ * stamped with the generation that will list it.
+ */
 static BlockNumber
 write_directory_page(Relation index, const bloomidx::SegmentEntry *entries, uint32 count,
-					 uint32 place)
+					 uint32 place, uint32 generation)
 {
 	Buffer		buffer = free_or_new_buffer(index);
 	BlockNumber blkno = BufferGetBlockNumber(buffer);
@@ -141,6 +170,7 @@ write_directory_page(Relation index, const bloomidx::SegmentEntry *entries, uint
 	START_CRIT_SECTION();
 	PageInit(page, BLCKSZ, sizeof(bloomidx::PageOpaque));
 	bloomidx::directory_page_fill((uint8 *) page, entries, (uint16) count, (uint16) place);
+	bloomidx::set_page_stamp((uint8 *) page, generation);
 	MarkBufferDirty(buffer);
 	if (RelationNeedsWAL(index))
 		log_newpage_buffer(buffer, true);
@@ -153,13 +183,15 @@ write_directory_page(Relation index, const bloomidx::SegmentEntry *entries, uint
  * The directory pages of entries[0..n) (the whole directory, inline
  * entries first) into *out: a page whose entries are those of the same
  * page of the old directory (old_entries[0..old_n), pages *old) keeps its
- * block, the others are written to free or new blocks.  Raises an error
- * past kMaxSegments (callers stop before).
+ * block, the others are written to free or new blocks, stamped with
+ * `generation`, the one whose publish lists them.  Raises an error past
+ * kMaxSegments (callers stop before).
  */
 void
 bloomidx_write_directory_pages(Relation index, const bloomidx::SegmentEntry *entries, uint32 n,
 							   const bloomidx::SegmentEntry *old_entries, uint32 old_n,
-							   const bloomidx::DirectoryPageList *old, bloomidx::DirectoryPageList *out)
+							   const bloomidx::DirectoryPageList *old, uint32 generation,
+							   bloomidx::DirectoryPageList *out)
 {
 	if (n > bloomidx::kMaxSegments)
 		elog(ERROR, "bloomidx: index \"%s\" would have more than %u segments",
@@ -176,7 +208,7 @@ bloomidx_write_directory_pages(Relation index, const bloomidx::SegmentEntry *ent
 				   count * sizeof(bloomidx::SegmentEntry)) == 0)
 			out->blocks[p] = old->blocks[p];
 		else
-			out->blocks[p] = write_directory_page(index, &entries[first], count, p);
+			out->blocks[p] = write_directory_page(index, &entries[first], count, p, generation);
 	}
 	out->check = bloomidx::directory_page_list_check(*out);
 }
@@ -193,7 +225,11 @@ bloomidx_free_directory_pages(Relation index, const bloomidx::DirectoryPageList 
 		for (uint32 q = 0; q < now->count && !kept; q++)
 			kept = now->blocks[q] == old->blocks[p];
 		if (!kept)
+		{
 			bloomidx_free_page(index, old->blocks[p], generation);
+			/* Findable at once (the map's upper levels learn of it): the next publish takes it. */
+			FreeSpaceMapVacuumRange(index, old->blocks[p], old->blocks[p] + 1);
+		}
 	}
 }
 

@@ -38,8 +38,9 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bloomidx.debug_seal_stop",
 							"Debugging only: a seal or merge stops the server (PANIC) after this step: "
-							"1 pending pages marked, 2 segment written, 3 published, 4 old pages freed; 0 never.",
-							NULL, &bloomidx_debug_seal_stop, 0, 0, 4, PGC_SUSET,
+							"1 pending pages marked, 2 segment written, 3 published, 4 old pages freed, "
+							"5 directory pages written (in the publish), 6 directory pages switched (in the publish); 0 never.",
+							NULL, &bloomidx_debug_seal_stop, 0, 0, 6, PGC_SUSET,
 							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							bloomidx_debug_check, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",

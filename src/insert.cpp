@@ -11,9 +11,6 @@
  */
 #include "bloomidx.h"
 
-/* Bounds the free space map walk if its hints keep being stale. */
-#define MAX_FSM_TRIES 8
-
 typedef struct NewEntry
 {
 	uint8		signature[bloomidx::kMaxSignatureBytes];

@@ -26,7 +26,8 @@
 
 /*
  * Segments one publish removes at most (the rest wait for the next
- * group): bounds the memory of a merge of many empty segments.
+ * group): bounds a merge's memory (their headers, 4 kB each) when many
+ * segments are empty, and the directory pages a publish rewrites.
  */
 #define MERGE_GROUP 224
 
@@ -253,7 +254,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
 							   bloomidx_segment_capacity(state->geometry.capacity));
 	headers = (bloomidx::SegmentHeader *)
-		MemoryContextAllocHuge(cxt, sizeof(bloomidx::SegmentHeader) * Max(ncand, 1));
+		palloc(sizeof(bloomidx::SegmentHeader) * MERGE_GROUP);
 	while (k < ncand)
 	{
 		/* The next group: fewest live rows first, as many as one segment holds. */

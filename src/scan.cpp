@@ -75,6 +75,8 @@ bloomidx_endscan(IndexScanDesc scan)
 
 	MemoryContextDelete(so->query_cxt);
 	pfree(so->work);
+	if (so->dir.entries != NULL)
+		pfree(so->dir.entries);
 	pfree(so);
 }
 

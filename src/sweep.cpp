@@ -129,12 +129,22 @@ longer_first(const void *a, const void *b)
  * pending pages left.  Extents on the list too short for any segment go
  * the other way, to the free space map, where pending pages take them.
  * Without this, removals scattered over more places than the list has
- * slots would grow the index round after round.  Claimed pages become
+ * slots would grow the index round after round.  But pending pages come
+ * from the free space map alone: as many free pages as the pending list
+ * holds and a segment's worth of rows takes stay there, so that a table
+ * deleted and loaded again finds its pending pages there, not at the
+ * index's end (gathering them grew the index by a load's pending pages
+ * every cycle, while the list held blocks no segment needed), and none is
+ * gathered while the list has blocks for a few segments already.
+ * Claimed pages become
  * "listed" first, which no insert takes; a crash before the publish
  * leaves them unreferenced, and the next sweep frees them.  The caller
  * holds the seal lock: the list is the copy's.  Claimed blocks leave
  * *free_blocks.
  */
+/* Runs are gathered only while the list has blocks for fewer segments than this. */
+#define GATHER_BELOW_SEGMENTS 4
+
 static void
 gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedBlocks *free_blocks,
 				 BufferAccessStrategy strategy)
@@ -145,13 +155,19 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 	uint32		ndropped = 0,
 				ngathered = 0;
 
+	uint64		segments_listed = 0;	/* segments the list has blocks for */
+
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
+	{
 		if (dir->free.extents[i].nblocks < min_run)
 			dropped[ndropped++] = dir->free.extents[i];
+		segments_listed += dir->free.extents[i].nblocks / min_run;
+	}
 
 	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + ndropped;
 	FreeRun    *runs = (FreeRun *) palloc(sizeof(FreeRun) * (free_blocks->nblocks / min_run + 1));
 	uint32		nruns = 0;
+	uint64		nfree = 0;
 
 	for (BlockNumber b = 1; b < free_blocks->nblocks;)
 	{
@@ -159,14 +175,28 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 
 		while (end < free_blocks->nblocks && is_used(free_blocks, end))
 			end++;
+		nfree += end - b;
 		if (end - b >= min_run)
 			runs[nruns++] = FreeRun{b, end - b};
 		b = end + 1;
 	}
 	qsort(runs, nruns, sizeof(FreeRun), longer_first);
 
+	/* Free pages kept for pending pages: the list's and a segment's worth of rows'. */
+	uint32		page_capacity = bloomidx_cached_meta(index)->capacity;
+	uint64		reserve = (uint64) dir->header.pending_pages +
+		(bloomidx_segment_capacity(page_capacity) + page_capacity - 1) / page_capacity;
+	uint64		budget = nfree > reserve ? nfree - reserve : 0;
+
+	/* The list holds blocks for the next segments already: nothing more to gather. */
+	if (segments_listed >= GATHER_BELOW_SEGMENTS)
+		budget = 0;
+
 	for (uint32 r = 0; r < nruns && ngathered < room; r++)
 	{
+		if (runs[r].nblocks > budget)
+			continue;
+		budget -= runs[r].nblocks;
 		/* Page by page; an insert may have taken one since: the run splits there. */
 		BlockNumber start = runs[r].first;
 		BlockNumber end = runs[r].first + runs[r].nblocks;

@@ -75,35 +75,42 @@ compact_page(Relation index, Buffer buffer, const bloomidx::RowPageGeometry *g,
 	return ndead;
 }
 
-/*
- * Entry `place` of the page (the metapage, or the directory page at
- * eblock) if the entry is sound, and its page: a damaged one is not
- * changed, which would give it a new check or sum and hide the damage.
- */
-static const bloomidx::SegmentEntry *
-entry_on_page(const DirectoryCopy *dir, BlockNumber eblock, uint32 place, const uint8 *page)
+/* Entry `place` of the page holding it: the metapage, or a directory page. */
+static bloomidx::SegmentEntry *
+entry_on_page(BlockNumber eblock, uint32 place, uint8 *page)
 {
-	const bloomidx::SegmentEntry *e;
+	return eblock == bloomidx::kMetaBlock ? &bloomidx::directory_entries(page)[place]
+		: &bloomidx::directory_page_entries(page)[place];
+}
 
+/*
+ * Whether entry `slot`'s page (locked, at eblock) and the entry are sound:
+ * a damaged one is not changed, which would give it a new check or sum
+ * and hide the damage.
+ */
+static bool
+entry_page_sound(const DirectoryCopy *dir, uint32 slot, BlockNumber eblock, uint8 *page)
+{
+	uint32		place;
+
+	(void) bloomidx_directory_entry_block(dir, slot, &place);
 	if (eblock == bloomidx::kMetaBlock)
 	{
 		if (bloomidx::check_meta_page(page) != bloomidx::PageProblem::None)
-			return NULL;
-		e = &bloomidx::directory_entries(page)[place];
+			return false;
 	}
 	else
 	{
-		uint32		p = 0;
+		uint32		p = bloomidx::directory_page_of(slot);
 
-		while (dir->pages.blocks[p] != eblock)
-			p++;
 		if (bloomidx::check_directory_page(page,
 										   (uint16) bloomidx::directory_page_count(dir->header.nsegments, p),
 										   (uint16) p) != bloomidx::PageProblem::None)
-			return NULL;
-		e = &bloomidx::directory_page_entries(page)[place];
+			return false;
 	}
-	return e->check == bloomidx::segment_entry_check(*e) ? e : NULL;
+	const bloomidx::SegmentEntry *e = entry_on_page(eblock, place, page);
+
+	return e->check == bloomidx::segment_entry_check(*e);
 }
 
 /*
@@ -146,6 +153,7 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 	}
 
 	uint32		live = entry->live_rows;
+	BlockNumber bad_block = InvalidBlockNumber; /* a damaged entry's page */
 
 	for (uint32 p = 0; p < h->ntid_pages; p++)
 	{
@@ -189,6 +197,14 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 			 */
 			uint32		place;
 			BlockNumber eblock = bloomidx_directory_entry_block(dir, slot, &place);
+
+			/* A header naming the entry's page as its own: damage (and a self-deadlock). */
+			if (eblock == h->live_block || eblock == h->tid_blocks[p])
+			{
+				problem = bloomidx::PageProblem::BadSegment;
+				break;
+			}
+
 			Buffer		lbuf = ReadBufferExtended(index, MAIN_FORKNUM, h->live_block,
 												  RBM_NORMAL, strategy);
 			Buffer		ebuf = ReadBuffer(index, eblock);
@@ -198,17 +214,18 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 			bloomidx::PageProblem lp =
 				bloomidx::check_live_page((const uint8 *) BufferGetPage(lbuf), entry->rows,
 										  entry->segment_id);
-			const bloomidx::SegmentEntry *e = entry_on_page(dir, eblock, place,
-															(const uint8 *) BufferGetPage(ebuf));
+			bool		entry_sound = entry_page_sound(dir, slot, eblock,
+													   (uint8 *) BufferGetPage(ebuf)) &&
+				entry_on_page(eblock, place,
+							  (uint8 *) BufferGetPage(ebuf))->segment_id == entry->segment_id;
 
-			if (lp == bloomidx::PageProblem::None && e != NULL &&
-				e->segment_id == entry->segment_id)
+			if (lp == bloomidx::PageProblem::None && entry_sound)
 			{
 				GenericXLogState *xlog = GenericXLogStart(index);
 				uint8	   *lpage = (uint8 *) GenericXLogRegisterBuffer(xlog, lbuf, 0);
 				uint8	   *epage = (uint8 *) GenericXLogRegisterBuffer(xlog, ebuf, 0);
-				bloomidx::SegmentEntry *me = (bloomidx::SegmentEntry *)
-					entry_on_page(dir, eblock, place, epage);
+				bloomidx::SegmentEntry *me = entry_on_page(eblock, place, epage);
+				bloomidx::SegmentEntry before = *me;
 				uint32		cleared = 0;
 
 				for (uint32 i = 0; i < ndead; i++)
@@ -216,22 +233,28 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 				me->live_rows = (uint16) (me->live_rows - Min(cleared, (uint32) me->live_rows));
 				me->check = bloomidx::segment_entry_check(*me);
 				if (eblock != bloomidx::kMetaBlock)
-					bloomidx::directory_page_resum(epage);
+					bloomidx::directory_page_entry_changed(epage, place, before);
 				GenericXLogFinish(xlog);
 				stats->tuples_removed += cleared;
 				live = me->live_rows;
 			}
 			else if (lp != bloomidx::PageProblem::None)
 				problem = lp;
-			else if (e == NULL)
+			else
+			{
 				problem = bloomidx::PageProblem::BadDirectory;
+				bad_block = eblock;
+			}
 			UnlockReleaseBuffer(ebuf);
 			UnlockReleaseBuffer(lbuf);
+			if (problem != bloomidx::PageProblem::None)
+				break;
 		}
 		UnlockReleaseBuffer(tids);
 		if (problem != bloomidx::PageProblem::None)
 		{
-			bloomidx_warn_corrupted_page(index, h->tid_blocks[p],
+			bloomidx_warn_corrupted_page(index, bad_block != InvalidBlockNumber ? bad_block :
+										 h->tid_blocks[p],
 										 psprintf("%s.  VACUUM skipped the rest of segment %u and keeps their rows.",
 												  bloomidx::page_problem_text(problem),
 												  entry->segment_id));

@@ -399,10 +399,14 @@ live_counts_agree(VerifyState *vs, const DirectoryCopy *dir, uint32 slot,
 		Buffer		dbuf = ReadBuffer(vs->index, eblock);
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
-		const bloomidx::SegmentEntry *de =
-			&bloomidx::directory_page_entries((const uint8 *) BufferGetPage(dbuf))[place];
+		const uint8 *dpage = (const uint8 *) BufferGetPage(dbuf);
+		uint32		p = bloomidx::directory_page_of(slot);
+		const bloomidx::SegmentEntry *de = &bloomidx::directory_page_entries(dpage)[place];
 
-		if (de->segment_id == e->segment_id)
+		if (bloomidx::check_directory_page(dpage,
+										   (uint16) bloomidx::directory_page_count(dir->header.nsegments, p),
+										   (uint16) p) == PageProblem::None &&
+			de->segment_id == e->segment_id)
 			entry_live = de->live_rows;
 		UnlockReleaseBuffer(dbuf);
 	}

@@ -313,12 +313,14 @@ constexpr uint32_t kInlineSegments = 224;  // 14.6 M rows of full segments
 //
 // In the special space: count = its entries (every page but the last
 // full), flags = kPageDirectory, signature_sum = page_sum of the entries,
-// tid_sum = the page's place in the list.  Readers copy them under the
-// metapage's share lock, and a publish never changes one in place: it
-// writes the pages whose entries change to other blocks and switches the
-// list in its metapage record (VACUUM changes a live count in place, under
-// the seal lock, as it does the inline entries).  126 pages: 32,228
-// segments, 2.1 billion rows of full segments.
+// tid_sum = the page's place in the list; in pd_prune_xid (page_stamp)
+// the generation whose publish listed it.  A publish never changes one in
+// place: it writes the pages whose entries change to other blocks and
+// switches the list in its metapage record, so a reader that meets a page
+// not of its kind, place or count, or stamped after its copy of the
+// metapage, copies again (VACUUM changes a live count in place, under the
+// seal lock, as it does the inline entries).  126 pages: 32,228 segments,
+// 2.1 billion rows of full segments.
 enum class PageProblem;
 constexpr uint32_t kDirectoryPageEntries = 254;
 constexpr uint32_t kMaxDirectoryPages = 126;
@@ -353,11 +355,29 @@ constexpr uint32_t directory_page_count(uint32_t nsegments, uint32_t p)
 uint32_t directory_page_list_check(const DirectoryPageList &l) noexcept;
 // An empty list with its check.
 void directory_page_list_init(DirectoryPageList *l) noexcept;
+// Removes the entries whose ids are removed[0..nremoved) from entries[0..n)
+// and adds *added (unless null; entries has room for n + 1), moving few
+// entries: the added one takes the first hole, the last entries fill the
+// others (the directory's order means nothing), so a change rewrites only
+// the directory pages of its holes and of the end.  Returns the new count,
+// or UINT32_MAX (entries then undefined) unless each id to remove was
+// listed exactly once.
+uint32_t directory_apply(SegmentEntry *entries, uint32_t n, const uint32_t *removed,
+                         uint32_t nremoved, const SegmentEntry *added) noexcept;
 // Writes `count` entries as directory page `place` onto an initialised page.
 void directory_page_fill(uint8_t *page, const SegmentEntry *entries, uint16_t count,
                          uint16_t place) noexcept;
 // Sets a directory page's sum again after its entries changed in place.
 void directory_page_resum(uint8_t *page) noexcept;
+// Keeps a directory page's sum as entry `place` changed from `before`.
+void directory_page_entry_changed(uint8_t *page, uint32_t place,
+                                  const SegmentEntry &before) noexcept;
+// The directory page holding entry `slot` (>= kInlineSegments), and the
+// entry's place on its page (or in the metapage).
+constexpr uint32_t directory_page_of(uint32_t slot)
+{
+    return (slot - kInlineSegments) / kDirectoryPageEntries;
+}
 // Checks directory page `place`, holding `count` entries.
 PageProblem check_directory_page(const uint8_t *page, uint16_t count, uint16_t place) noexcept;
 inline SegmentEntry *directory_page_entries(uint8_t *page) noexcept

@@ -102,6 +102,45 @@ void directory_page_list_init(DirectoryPageList *l) noexcept
     l->check = directory_page_list_check(*l);
 }
 
+uint32_t directory_apply(SegmentEntry *entries, uint32_t n, const uint32_t *removed,
+                         uint32_t nremoved, const SegmentEntry *added) noexcept
+{
+    auto is_removed = [&](uint32_t id) {
+        for (uint32_t k = 0; k < nremoved; k++)
+            if (removed[k] == id)
+                return true;
+        return false;
+    };
+    uint32_t found = 0;
+    uint32_t end = n;
+    bool placed = added == nullptr;
+    for (uint32_t h = 0; h < end; h++) {
+        if (!is_removed(entries[h].segment_id))
+            continue;
+        found++;
+        if (!placed) {
+            entries[h] = *added;
+            placed = true;
+            continue;
+        }
+        // The last entry kept fills the hole; removed ones at the end go.
+        while (end > h + 1 && is_removed(entries[end - 1].segment_id)) {
+            end--;
+            found++;
+        }
+        if (end == h + 1) {
+            end = h;
+            break;
+        }
+        entries[h] = entries[--end];
+    }
+    if (found != nremoved)
+        return UINT32_MAX;
+    if (!placed)
+        entries[end++] = *added;
+    return end;
+}
+
 void directory_page_fill(uint8_t *page, const SegmentEntry *entries, uint16_t count,
                          uint16_t place) noexcept
 {
@@ -117,6 +156,19 @@ void directory_page_resum(uint8_t *page) noexcept
 {
     PageOpaque *op = page_opaque(page);
     op->signature_sum = page_sum(page + kPageHeaderSize, op->count * sizeof(SegmentEntry));
+}
+
+void directory_page_entry_changed(uint8_t *page, uint32_t place,
+                                  const SegmentEntry &before) noexcept
+{
+    constexpr uint32_t kWords = sizeof(SegmentEntry) / 2;
+    const uint8_t *now = page + kPageHeaderSize + place * sizeof(SegmentEntry);
+    const uint8_t *old = reinterpret_cast<const uint8_t *>(&before);
+    PageOpaque *op = page_opaque(page);
+    for (uint32_t w = 0; w < kWords; w++)
+        op->signature_sum = static_cast<uint16_t>(
+            op->signature_sum + page_sum_change(place * kWords + w, read_u16(old + 2 * w),
+                                                read_u16(now + 2 * w)));
 }
 
 PageProblem check_directory_page(const uint8_t *page, uint16_t count, uint16_t place) noexcept

@@ -7,7 +7,8 @@
 # the interrupted step left behind (a segment written but not published
 # after step 2, a seal's pending pages after step 3, nothing else: a merge's
 # publish lists the old segments' blocks as free in the same record), after
-# which seals and merges carry on.
+# which seals and merges carry on.  Past 224 segments, a crash inside the
+# publish, after its directory pages are written or switched, likewise.
 use strict;
 use warnings;
 
@@ -138,6 +139,49 @@ for my $step (2 .. 4)
 	note "$label: after, " . info();
 	# The publish lists the old segments' blocks as free in the same record.
 	after_crash($step == 2, $label);
+}
+
+# Inside a publish that rewrites directory pages (past 224 segments): a
+# crash after the new directory pages are written (step 5: they and the
+# segment are orphans) and after the record switched to them (step 6: the
+# replaced pages are).  Segments of 64 rows make 250 of them (built again
+# for each step: VACUUM merges such small segments).
+create_test_table($node, 'dp');
+load_rows($node, 'dp', 1, 16000);
+$node->safe_psql('postgres',
+	'CREATE INDEX dp_bloomidx ON dp USING bloomidx (a, b, c, d) WITH (false_positive_rate = 0.05)');
+my $dp_next = 16001;
+for my $step (5, 6)
+{
+	my $label = "seal past 224 segments, crash after step $step";
+	$node->safe_psql('postgres', 'SET bloomidx.segment_rows = 64; REINDEX INDEX dp_bloomidx');
+	load_rows($node, 'dp', $dp_next, $dp_next + 2999);
+	$dp_next += 3000;
+	my $log_offset = -s $node->logfile;
+	my ($ret) = $node->psql('postgres',
+		"SET bloomidx.segment_rows = 64; SET bloomidx.debug_seal_stop = $step; "
+		  . "SELECT bloomidx_seal('dp_bloomidx')");
+	isnt($ret, 0, "$label: the server stopped");
+	ok($node->poll_query_until('postgres', 'SELECT true'), "$label: the server is back");
+	like(slurp_file($node->logfile, $log_offset), qr/stopped after seal step $step/,
+		"$label: it stopped after step $step");
+	verify_index($node, 'dp_bloomidx', $label);
+	compare_index_to_seqscan(
+		idx_node => $node,
+		seq_node => $node,
+		table    => 'dp',
+		index    => 'dp_bloomidx',
+		conds    => random_conditions(fetch_rows($node, 'dp'), 30),
+		label    => $label);
+	my ($vret, $vout, $verr) = $node->psql('postgres', 'VACUUM (VERBOSE) dp');
+	my ($freed) = $verr =~ /index "dp_bloomidx": pages: \d+ in total, (\d+) newly deleted/;
+	ok(defined $freed && $freed > 0, "$label: VACUUM freed the pages left behind ("
+		  . ($freed // 'none') . ')') or diag $verr;
+	is( $node->safe_psql('postgres',
+			"SELECT live_rows + pending_rows = (SELECT count(*) FROM dp) "
+			  . "FROM bloomidx_index_info('dp_bloomidx')"),
+		't', "$label: after VACUUM the index holds each row once");
+	verify_index($node, 'dp_bloomidx', "$label, then VACUUM");
 }
 
 # The freed pages are reused: more rows and seals, and the index grows less

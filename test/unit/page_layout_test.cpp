@@ -1309,12 +1309,19 @@ TEST(DirectoryPages, CountsFillCheckAndTheMetapageList)
         EXPECT_TRUE(problem_is(check_directory_page(bad.b, kDirectoryPageEntries, 3),
                                PageProblem::BadDirectory));
     }
-    // A change made in place with its sum set again (VACUUM's live count).
-    directory_page_entries(p.b)[7].live_rows = 10;
-    directory_page_entries(p.b)[7].check = segment_entry_check(directory_page_entries(p.b)[7]);
-    EXPECT_FALSE(problem_is(check_directory_page(p.b, kDirectoryPageEntries, 3), PageProblem::None));
-    directory_page_resum(p.b);
-    EXPECT_TRUE(problem_is(check_directory_page(p.b, kDirectoryPageEntries, 3), PageProblem::None));
+    // A change made in place with its sum kept (VACUUM's live count).
+    for (uint32_t place : {0u, 7u, kDirectoryPageEntries - 1}) {
+        SegmentEntry before = directory_page_entries(p.b)[place];
+        directory_page_entries(p.b)[place].live_rows = static_cast<uint16_t>(10 + place);
+        directory_page_entries(p.b)[place].check =
+            segment_entry_check(directory_page_entries(p.b)[place]);
+        EXPECT_FALSE(problem_is(check_directory_page(p.b, kDirectoryPageEntries, 3),
+                                PageProblem::None));
+        directory_page_entry_changed(p.b, place, before);
+        EXPECT_TRUE(problem_is(check_directory_page(p.b, kDirectoryPageEntries, 3),
+                               PageProblem::None))
+            << place;
+    }
     // Another page kind is not a directory page.
     page_init(p.b);
     free_page_fill(p.b);
@@ -1359,6 +1366,60 @@ TEST(DirectoryPages, CountsFillCheckAndTheMetapageList)
     set_segments(m.b, static_cast<uint16_t>(kMaxSegments + 1));
     set_pages(m.b, static_cast<uint16_t>(kMaxDirectoryPages));
     EXPECT_TRUE(problem_is(check_meta_page(m.b), PageProblem::BadDirectory));
+}
+
+// directory_apply: the entries after a change are those kept and the one
+// added, each once; only the holes and the end move (so few directory
+// pages change); a missing or twice-removed id is refused.
+TEST(DirectoryPages, ApplyMovesFewEntries)
+{
+    std::mt19937 rng(11);
+    for (int round = 0; round < 300; round++) {
+        uint32_t n = 1 + rng() % 900;
+        std::vector<SegmentEntry> entries(n + 1);
+        for (uint32_t i = 0; i < n; i++) {
+            std::memset(&entries[i], 0, sizeof(SegmentEntry));
+            entries[i].segment_id = 10 + 3 * i;
+        }
+        std::vector<uint32_t> removed;
+        for (uint32_t i = 0; i < n; i++)
+            if (rng() % 7 == 0 || (round % 5 == 0 && i >= n - 3))
+                removed.push_back(entries[i].segment_id);
+        std::shuffle(removed.begin(), removed.end(), rng);
+        SegmentEntry added;
+        std::memset(&added, 0, sizeof added);
+        added.segment_id = 100000 + round;
+        const bool add = round % 3 != 0;
+        std::vector<SegmentEntry> after = entries;
+        uint32_t m = directory_apply(after.data(), n, removed.data(),
+                                     static_cast<uint32_t>(removed.size()), add ? &added : nullptr);
+        ASSERT_EQ(m, n - removed.size() + (add ? 1 : 0)) << round;
+        std::multiset<uint32_t> want, got;
+        for (uint32_t i = 0; i < n; i++)
+            if (std::find(removed.begin(), removed.end(), entries[i].segment_id) == removed.end())
+                want.insert(entries[i].segment_id);
+        if (add)
+            want.insert(added.segment_id);
+        for (uint32_t i = 0; i < m; i++)
+            got.insert(after[i].segment_id);
+        ASSERT_EQ(got, want) << round;
+        // Slots that changed: at most one per hole, and the end.
+        uint32_t changed = 0;
+        for (uint32_t i = 0; i < std::min(m, n); i++)
+            changed += after[i].segment_id != entries[i].segment_id;
+        ASSERT_LE(changed, removed.size() + (add ? 1 : 0)) << round;
+    }
+    std::vector<SegmentEntry> e(4);
+    for (uint32_t i = 0; i < 3; i++) {
+        std::memset(&e[i], 0, sizeof(SegmentEntry));
+        e[i].segment_id = i + 1;
+    }
+    const uint32_t missing[] = {9};
+    EXPECT_EQ(directory_apply(e.data(), 3, missing, 1, nullptr), UINT32_MAX);
+    const uint32_t twice[] = {2, 2};
+    EXPECT_EQ(directory_apply(e.data(), 3, twice, 2, nullptr), UINT32_MAX);
+    const uint32_t all[] = {3, 1, 2};
+    EXPECT_EQ(directory_apply(e.data(), 3, all, 3, nullptr), 0u);
 }
 
 TEST(SegmentPages, FreePagesAndPendingLinks)
