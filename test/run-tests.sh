@@ -26,7 +26,11 @@
 #   BLOOMIDX_REGRESS_PORT  port of the pg_regress cluster (default 5491)
 #   BLOOMIDX_TAP_PORT      PGPORT given to prove (default 5493; the TAP
 #                          framework picks free ports for its nodes itself)
-#   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all)
+#   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all;
+#                          in a run of several versions, unit only on the
+#                          first: the C++ core it tests includes nothing of
+#                          PostgreSQL, and the build compiles it with each
+#                          version's toolchain all the same)
 #   PROVE_FLAGS            extra prove flags, e.g. --verbose
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
@@ -108,12 +112,17 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	VERSIONS_FAILED=0
 	TOTAL_START=$SECONDS
 	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
+	SUITES_GIVEN="${BLOOMIDX_SUITES:-}"
 	for major in "${MAJORS[@]}"; do
 		start=$SECONDS rc=0
 		# The TAP tests at full length on the first version, shortened on
-		# the others (the same code paths), unless the caller chose.
+		# the others (the same code paths), and the unit tests only on the
+		# first, unless the caller chose.
 		if [[ -z "$QUICK_GIVEN" ]]; then
 			if [[ "$major" == "${MAJORS[0]}" ]]; then export BLOOMIDX_TAP_QUICK=0; else export BLOOMIDX_TAP_QUICK=1; fi
+		fi
+		if [[ -z "$SUITES_GIVEN" ]]; then
+			if [[ "$major" == "${MAJORS[0]}" ]]; then unset BLOOMIDX_SUITES; else export BLOOMIDX_SUITES="build regress tap"; fi
 		fi
 		if runs_here "$major"; then
 			PG_MAJOR="$major" bash "$BLOOMIDX_REPO/test/run-tests.sh" --pg "$major" || rc=$?
@@ -152,7 +161,7 @@ suite_build() {
 }
 
 suite_unit() {
-	timeout -k 10 "$SUITE_TIMEOUT" make unittest PG_CONFIG="$PG_CONFIG"
+	timeout -k 10 "$SUITE_TIMEOUT" make -j2 unittest PG_CONFIG="$PG_CONFIG"
 }
 
 # The regression cluster keeps every page the tests dirty in memory and
