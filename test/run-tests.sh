@@ -34,6 +34,10 @@
 #   PROVE_FLAGS            extra prove flags, e.g. --verbose
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
+#   BLOOMIDX_TAP_JOBS      TAP files run at once (prove -j; default 2:
+#                          each mostly waits on one backend at a time, so
+#                          two share the machine's 2 cores; their nodes
+#                          take ports through the framework's port locks)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
 #   BLOOMIDX_TAP_QUICK     1: the TAP tests' long loops shortened (fewer
 #                          crash cycles and damage rounds, a 20 s soak);
@@ -98,7 +102,7 @@ runs_here() {
 pass_on_env() {
 	local v
 	for v in BLOOMIDX_REGRESS_PORT BLOOMIDX_TAP_PORT BLOOMIDX_SUITES PROVE_FLAGS \
-		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
+		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_JOBS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
 		BLOOMIDX_SUITE_TIMEOUT BLOOMIDX_SKIP_APT CI; do
 		[[ -n "${!v:-}" ]] && printf '%s=%s\n' "$v" "${!v}"
 	done
@@ -271,7 +275,9 @@ suite_tap() {
 		warn "no TAP tests in test/t"
 		return 1
 	}
-	log "tap: running ${#tests[@]} test file(s) in $tapdir as $(pg_os_user)${BLOOMIDX_TAP_QUICK:+, quick=$BLOOMIDX_TAP_QUICK}"
+	local jobs="${BLOOMIDX_TAP_JOBS:-2}"
+	[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "BLOOMIDX_TAP_JOBS must be a positive number, not '$jobs'"
+	log "tap: running ${#tests[@]} test file(s), $jobs at a time, in $tapdir as $(pg_os_user)${BLOOMIDX_TAP_QUICK:+, quick=$BLOOMIDX_TAP_QUICK}"
 	# The environment of PGXS's prove_installcheck (Makefile.global).
 	# shellcheck disable=SC2086
 	(cd "$tapdir" && timeout -k 10 "$SUITE_TIMEOUT" "${AS_PG[@]}" env \
@@ -283,7 +289,7 @@ suite_tap() {
 		${BLOOMIDX_TAP_SEED:+BLOOMIDX_TAP_SEED="$BLOOMIDX_TAP_SEED"} \
 		${BLOOMIDX_TAP_QUICK:+BLOOMIDX_TAP_QUICK="$BLOOMIDX_TAP_QUICK"} \
 		${BLOOMIDX_SOAK_SECONDS:+BLOOMIDX_SOAK_SECONDS="$BLOOMIDX_SOAK_SECONDS"} \
-		/usr/bin/prove -I "$PGXS_ROOT/src/test/perl/" -I "$tapdir/t" \
+		/usr/bin/prove -j "$jobs" -I "$PGXS_ROOT/src/test/perl/" -I "$tapdir/t" \
 		${PROVE_FLAGS:-} "${tests[@]}") || rc=$?
 	if ((rc != 0)); then
 		# Servers a killed or crashed test left running.
