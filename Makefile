@@ -23,6 +23,9 @@ REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency
 ISOLATION_OPTS = --load-extension=bloomidx
 
+# (Before PGXS, whose clean rule takes it only if set by then.)
+EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench results regression.diffs regression.out
+
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -fvisibility=hidden -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions -fno-rtti
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -57,7 +60,6 @@ test/unit/core_tests: $(UNIT_OBJS) $(CORE_UNIT_OBJS)
 unittest: test/unit/core_tests
 	test/unit/core_tests
 
-EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench results regression.diffs regression.out
 
 # Benchmark helper: the predicted false-positive rate, from the core.
 test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
