@@ -23,6 +23,9 @@ REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
 ISOLATION_OPTS = --load-extension=bloomidx
 
+# (Before PGXS, whose clean rule takes it only if set by then.)
+EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench results regression.diffs regression.out
+
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -fvisibility=hidden -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions -fno-rtti
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -33,17 +36,30 @@ COMPILE.cxx.bc += $(PG_CXXFLAGS)
 $(GLUE_OBJS): src/bloomidx.h src/pg.h src/core/page_layout.hpp src/core/signature.hpp
 $(CORE_OBJS) $(GLUE_OBJS): $(wildcard src/core/*.hpp)
 
-# C++ unit tests of the core (GoogleTest).
+# C++ unit tests of the core (GoogleTest, linked against the libgtest.a
+# that Debian's libgtest-dev ships).  One object per file, so that `make
+# -j2 unittest` compiles two at a time and a change recompiles only its
+# file.  The core is compiled as the extension's is (-O2); the test files,
+# whose GoogleTest macros take most of the compile time, at -O1 (a third
+# less to compile, and they run as fast).
 UNIT_SRCS = $(wildcard test/unit/*.cpp)
+UNIT_OBJS = $(UNIT_SRCS:.cpp=.o)
 CORE_SRCS = $(CORE_OBJS:.o=.cpp)
-test/unit/core_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp test/unit/*.hpp)
-	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lgtest -lgtest_main -pthread
+CORE_UNIT_OBJS = $(patsubst src/core/%.cpp,test/unit/core/%.o,$(CORE_SRCS))
+UNIT_CXX = $(CXX) -std=c++17 -Wall -Wextra -Isrc
+$(UNIT_OBJS) $(CORE_UNIT_OBJS): $(wildcard src/core/*.hpp test/unit/*.hpp)
+test/unit/%.o: test/unit/%.cpp
+	$(UNIT_CXX) -O1 -c -o $@ $<
+test/unit/core/%.o: src/core/%.cpp
+	@mkdir -p test/unit/core
+	$(UNIT_CXX) -O2 -c -o $@ $<
+test/unit/core_tests: $(UNIT_OBJS) $(CORE_UNIT_OBJS)
+	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
 
 .PHONY: unittest
 unittest: test/unit/core_tests
 	test/unit/core_tests
 
-EXTRA_CLEAN = test/unit/core_tests test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench results regression.diffs regression.out
 
 # Benchmark helper: the predicted false-positive rate, from the core.
 test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)

@@ -26,10 +26,18 @@
 #   BLOOMIDX_REGRESS_PORT  port of the pg_regress cluster (default 5491)
 #   BLOOMIDX_TAP_PORT      PGPORT given to prove (default 5493; the TAP
 #                          framework picks free ports for its nodes itself)
-#   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all)
+#   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all;
+#                          in a run of several versions, unit only on the
+#                          first: the C++ core it tests includes nothing of
+#                          PostgreSQL, and the build compiles it with each
+#                          version's toolchain all the same)
 #   PROVE_FLAGS            extra prove flags, e.g. --verbose
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
+#   BLOOMIDX_TAP_JOBS      TAP files run at once (prove -j; default 2:
+#                          each mostly waits on one backend at a time, so
+#                          two share the machine's 2 cores; their nodes
+#                          take ports through the framework's port locks)
 #   BLOOMIDX_TAP_SEED      seed for the random queries of the TAP tests
 #   BLOOMIDX_TAP_QUICK     1: the TAP tests' long loops shortened (fewer
 #                          crash cycles and damage rounds, a 20 s soak);
@@ -94,7 +102,7 @@ runs_here() {
 pass_on_env() {
 	local v
 	for v in BLOOMIDX_REGRESS_PORT BLOOMIDX_TAP_PORT BLOOMIDX_SUITES PROVE_FLAGS \
-		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
+		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_JOBS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
 		BLOOMIDX_SUITE_TIMEOUT BLOOMIDX_SKIP_APT CI; do
 		[[ -n "${!v:-}" ]] && printf '%s=%s\n' "$v" "${!v}"
 	done
@@ -108,12 +116,17 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	VERSIONS_FAILED=0
 	TOTAL_START=$SECONDS
 	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
+	SUITES_GIVEN="${BLOOMIDX_SUITES:-}"
 	for major in "${MAJORS[@]}"; do
 		start=$SECONDS rc=0
 		# The TAP tests at full length on the first version, shortened on
-		# the others (the same code paths), unless the caller chose.
+		# the others (the same code paths), and the unit tests only on the
+		# first, unless the caller chose.
 		if [[ -z "$QUICK_GIVEN" ]]; then
 			if [[ "$major" == "${MAJORS[0]}" ]]; then export BLOOMIDX_TAP_QUICK=0; else export BLOOMIDX_TAP_QUICK=1; fi
+		fi
+		if [[ -z "$SUITES_GIVEN" ]]; then
+			if [[ "$major" == "${MAJORS[0]}" ]]; then unset BLOOMIDX_SUITES; else export BLOOMIDX_SUITES="build regress tap"; fi
 		fi
 		if runs_here "$major"; then
 			PG_MAJOR="$major" bash "$BLOOMIDX_REPO/test/run-tests.sh" --pg "$major" || rc=$?
@@ -152,7 +165,7 @@ suite_build() {
 }
 
 suite_unit() {
-	timeout -k 10 "$SUITE_TIMEOUT" make unittest PG_CONFIG="$PG_CONFIG"
+	timeout -k 10 "$SUITE_TIMEOUT" make -j2 unittest PG_CONFIG="$PG_CONFIG"
 }
 
 # The regression cluster keeps every page the tests dirty in memory and
@@ -262,7 +275,9 @@ suite_tap() {
 		warn "no TAP tests in test/t"
 		return 1
 	}
-	log "tap: running ${#tests[@]} test file(s) in $tapdir as $(pg_os_user)${BLOOMIDX_TAP_QUICK:+, quick=$BLOOMIDX_TAP_QUICK}"
+	local jobs="${BLOOMIDX_TAP_JOBS:-2}"
+	[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "BLOOMIDX_TAP_JOBS must be a positive number, not '$jobs'"
+	log "tap: running ${#tests[@]} test file(s), $jobs at a time, in $tapdir as $(pg_os_user)${BLOOMIDX_TAP_QUICK:+, quick=$BLOOMIDX_TAP_QUICK}"
 	# The environment of PGXS's prove_installcheck (Makefile.global).
 	# shellcheck disable=SC2086
 	(cd "$tapdir" && timeout -k 10 "$SUITE_TIMEOUT" "${AS_PG[@]}" env \
@@ -274,7 +289,7 @@ suite_tap() {
 		${BLOOMIDX_TAP_SEED:+BLOOMIDX_TAP_SEED="$BLOOMIDX_TAP_SEED"} \
 		${BLOOMIDX_TAP_QUICK:+BLOOMIDX_TAP_QUICK="$BLOOMIDX_TAP_QUICK"} \
 		${BLOOMIDX_SOAK_SECONDS:+BLOOMIDX_SOAK_SECONDS="$BLOOMIDX_SOAK_SECONDS"} \
-		/usr/bin/prove -I "$PGXS_ROOT/src/test/perl/" -I "$tapdir/t" \
+		/usr/bin/prove -j "$jobs" -I "$PGXS_ROOT/src/test/perl/" -I "$tapdir/t" \
 		${PROVE_FLAGS:-} "${tests[@]}") || rc=$?
 	if ((rc != 0)); then
 		# Servers a killed or crashed test left running.
