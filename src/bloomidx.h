@@ -283,8 +283,9 @@ typedef struct BloomidxBuildPart
 	BloomidxState state;
 	SegmentRows rows;			/* rows gathered for the next segment */
 	BuildSegmentIds *ids;
-	bloomidx::SegmentEntry *entries;	/* the segments written: kMaxSegments slots */
-	uint32		nentries;
+	bloomidx::SegmentEntry *entries;	/* all participants' segments, segment id
+										 * i at i - 1: kMaxSegments slots */
+	uint32		nentries;		/* this part's segments */
 	PGAlignedBlock page;		/* the pending page being filled, at the end */
 	BlockNumber pending_head;	/* this part's pending pages, newest first */
 	BlockNumber pending_tail;	/* the oldest, whose link is 0 */
@@ -307,8 +308,7 @@ void		bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index);
 void		bloomidx_build_part_end(BloomidxBuildPart *part);
 void		bloomidx_build_ids_init(BuildSegmentIds *ids);
 void		bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,
-								BlockNumber tail, uint32 npages,
-								const bloomidx::SegmentEntry *entries, uint32 nentries);
+								BlockNumber tail, uint32 npages);
 
 /* parallel_build.cpp */
 int			bloomidx_parallel_build_workers(Relation heap, Relation index,

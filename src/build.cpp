@@ -134,7 +134,8 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 	uint32		taken;
 
 	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension, NULL,
-						   NULL, &taken, &part->entries[part->nentries++]);
+						   NULL, &taken, &part->entries[id - 1]);
+	part->nentries++;
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
 	part->rows.nrows = 0;
@@ -203,16 +204,13 @@ link_pending_page(Relation index, BlockNumber blkno, BlockNumber next)
 }
 
 /*
- * Joins another participant's pending pages (head..tail, n pages) and
- * segments behind the leader's.
+ * Joins another participant's pending pages (head..tail, n pages) behind
+ * the leader's (its segments' entries are in the shared array already).
  */
 void
 bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,
-					BlockNumber tail, uint32 npages, const bloomidx::SegmentEntry *entries,
-					uint32 nentries)
+					BlockNumber tail, uint32 npages)
 {
-	for (uint32 i = 0; i < nentries; i++)
-		leader->entries[leader->nentries++] = entries[i];
 	if (npages == 0)
 		return;
 	if (leader->pending_tail == InvalidBlockNumber)

@@ -8,8 +8,9 @@
  * parallel group).  Segment ids and directory slots come from one counter
  * in shared memory.  Each participant writes its last rows, less than a
  * segment, as pending pages of its own; each worker leaves the list of
- * them and its segments' directory entries in shared memory, and the
- * leader joins the lists and publishes everything.  Whoever writes a page
+ * them in shared memory, every participant its segments' directory
+ * entries in one shared array (segment id i at i - 1), and the leader
+ * joins the lists and publishes everything.  Whoever writes a page
  * WAL-logs it (build.cpp), so the WAL work is shared too.
  *
  * The number of workers is PostgreSQL's own choice for an index build
@@ -27,6 +28,7 @@
 #define KEY_QUERY_TEXT		UINT64CONST(0xB1D5000000000004)
 #define KEY_WAL_USAGE		UINT64CONST(0xB1D5000000000005)
 #define KEY_BUFFER_USAGE	UINT64CONST(0xB1D5000000000006)
+#define KEY_ENTRIES			UINT64CONST(0xB1D5000000000007)
 
 /* What the leader and the workers share, besides the scan and the pages. */
 typedef struct ParallelBuildShared
@@ -49,8 +51,6 @@ typedef struct WorkerResult
 	BlockNumber pending_head;
 	BlockNumber pending_tail;
 	uint32		pending_pages;
-	uint32		nentries;
-	bloomidx::SegmentEntry entries[bloomidx::kMaxSegments];
 } WorkerResult;
 
 /*
@@ -96,11 +96,13 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(ParallelBuildShared));
 	shm_toc_estimate_chunk(&pcxt->estimator, scan_size);
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WorkerResult), nworkers));
+	shm_toc_estimate_chunk(&pcxt->estimator,
+						   mul_size(sizeof(bloomidx::SegmentEntry), bloomidx::kMaxSegments));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WalUsage), nworkers));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(BufferUsage), nworkers));
 	if (query_len > 0)
 		shm_toc_estimate_chunk(&pcxt->estimator, query_len);
-	shm_toc_estimate_keys(&pcxt->estimator, query_len > 0 ? 6 : 5);
+	shm_toc_estimate_keys(&pcxt->estimator, query_len > 0 ? 7 : 6);
 
 	InitializeParallelDSM(pcxt);
 	if (pcxt->seg == NULL)
@@ -137,6 +139,12 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	memset(results, 0, mul_size(sizeof(WorkerResult), nworkers));
 	shm_toc_insert(pcxt->toc, KEY_RESULTS, results);
 
+	/* Every participant's directory entries, at their segment ids. */
+	bloomidx::SegmentEntry *entries = (bloomidx::SegmentEntry *)
+		shm_toc_allocate(pcxt->toc, mul_size(sizeof(bloomidx::SegmentEntry), bloomidx::kMaxSegments));
+
+	shm_toc_insert(pcxt->toc, KEY_ENTRIES, entries);
+
 	/* Workers' WAL and buffer use, for pg_stat_statements and EXPLAIN-like accounting. */
 	WalUsage   *wal_usage = (WalUsage *) shm_toc_allocate(pcxt->toc,
 														 mul_size(sizeof(WalUsage), nworkers));
@@ -165,8 +173,10 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 							 nworkers, leader_scans ? "participating" : "not participating")));
 	/* The leader's ids come from the shared counter too, while workers run. */
 	BuildSegmentIds *own_ids = leader->ids;
+	bloomidx::SegmentEntry *own_entries = leader->entries;
 
 	leader->ids = &shared->ids;
+	leader->entries = entries;
 	if (leader_scans)
 		bloomidx_build_part_scan(leader, heap, index, indexInfo,
 								 table_beginscan_parallel(heap, pscan), true);
@@ -178,11 +188,14 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 
 	for (int i = 0; i < nworkers; i++)
 		bloomidx_build_join(leader, index, results[i].pending_head, results[i].pending_tail,
-							results[i].pending_pages, results[i].entries, results[i].nentries);
-	/* The next id to hand out, which the metapage keeps. */
+							results[i].pending_pages);
+	/* The next id to hand out, which the metapage keeps, and every segment's entry. */
 	own_ids->next_id = shared->ids.next_id;
 	own_ids->room = shared->ids.room;
 	leader->ids = own_ids;
+	leader->nentries = shared->ids.next_id - 1;
+	memcpy(own_entries, entries, leader->nentries * sizeof(bloomidx::SegmentEntry));
+	leader->entries = own_entries;
 	leader->heap_tuples += shared->heap_tuples;
 	leader->index_tuples += shared->index_tuples;
 	if (shared->broken_hot_chain)
@@ -220,7 +233,8 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 
 	WorkerResult *result = &((WorkerResult *) shm_toc_lookup(toc, KEY_RESULTS, false))[ParallelWorkerNumber];
 
-	bloomidx_build_part_init(part, index, true, &shared->ids, result->entries);
+	bloomidx_build_part_init(part, index, true, &shared->ids,
+							 (bloomidx::SegmentEntry *) shm_toc_lookup(toc, KEY_ENTRIES, false));
 	bloomidx_build_part_scan(part, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
 							 false);
 
@@ -228,7 +242,6 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	result->pending_head = part->pending_head;
 	result->pending_tail = part->pending_tail;
 	result->pending_pages = part->pending_pages;
-	result->nentries = part->nentries;
 
 	SpinLockAcquire(&shared->mutex);
 	shared->heap_tuples += part->heap_tuples;
