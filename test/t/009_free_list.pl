@@ -45,7 +45,7 @@ my ($ret) = $node->psql('postgres',
 	q{SET bloomidx.debug_seal_stop = 2;
 	  INSERT INTO t1 SELECT g, g % 997, g % 13 FROM generate_series(10001, 11000) g});
 isnt($ret, 0, 'the seal stopped after writing');
-ok($node->poll_query_until('postgres', 'SELECT true'), 'server back');
+ok(wait_until_back($node), 'server back');
 # Segment 2 removed: its extent joins the one holding the orphan pages; the
 # next seal publishes id 6 in segment 2's old blocks.
 $node->safe_psql('postgres', q{DELETE FROM t1 WHERE id BETWEEN 1001 AND 2000; VACUUM t1;});

@@ -11,9 +11,12 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(
   init_seed
+  wait_until_back
   full_or_quick
   new_bloomidx_node
   parallel_build
@@ -446,6 +449,30 @@ sub table_digest
 	return $node->safe_psql('postgres',
 		"$SEQ_GUCS SELECT count(*) || ' ' || md5(string_agg(format('%s,%s,%s,%s,%s', id, a, b, c, d), ';' ORDER BY id, a, b, c, d)) FROM $table"
 	);
+}
+
+# Waits until $node answers queries again after a crash it restarts from
+# (restart_after_crash); false if it does not within the timeout.  Not
+# poll_query_until: that gives psql its query on standard input, which a
+# psql refused while the server recovers closes unread, and the broken
+# pipe kills the test.
+sub wait_until_back
+{
+	my ($node) = @_;
+	local %ENV = $node->_get_env();
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		my ($out, $err) = ('', '');
+		IPC::Run::run(
+			[
+				$node->installed_command('psql'), '-XAt', '-c', 'SELECT true',
+				'-d', $node->connstr('postgres')
+			],
+			'<', '/dev/null', '>', \$out, '2>', \$err);
+		return 1 if $out =~ /^t$/m;
+		usleep(100_000);
+	}
+	return 0;
 }
 
 1;
