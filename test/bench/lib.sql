@@ -215,18 +215,36 @@ CREATE FUNCTION false_positives(d text, k text, n int) RETURNS void LANGUAGE sql
     FROM query q WHERE q.ds = d AND q.miss IS NOT NULL;
 $$;
 
+-- The write tests' figures, a row per round: each kind runs once per round,
+-- in an order that rotates, and the result is the median of the rounds
+-- (one run each was too noisy here: the same binary's INSERT time moved by
+-- half between two runs).
+CREATE TABLE writes (ds text, kind text, round int, ord int, value float8);
+
 -- INSERT of n rows from the data set's generator, after a checkpoint (so
 -- the WAL holds the full-page images of every page first touched).
-CREATE FUNCTION insert_rows(d text, k text, n bigint) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION insert_rows(d text, k text, n bigint, r int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE t record;
 BEGIN
     CHECKPOINT;
     t := timed(format('INSERT INTO %I SELECT * FROM gen_%s(%s)', d || '_' || k, d, n));
-    PERFORM put(d, 950, '**Writes**', NULL, NULL);
-    PERFORM put(d, 951, format('INSERT of %s rows (ms)', to_char(n, 'FM999,999,999')), k, t.ms);
-    PERFORM put(d, 952, '... rows per second', k, n / t.ms * 1000);
-    PERFORM put(d, 953, '... WAL written (MB)', k, t.wal / 1048576.0);
+    INSERT INTO writes VALUES (d, k, r, 951, t.ms), (d, k, r, 952, n / t.ms * 1000),
+                              (d, k, r, 953, t.wal / 1048576.0);
 END $$;
+
+-- The medians of the write rounds of data set d into result.
+CREATE FUNCTION summarize_writes(d text, n bigint, rounds int, secs int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO result
+    SELECT d, 950, '**Writes** (median of ' || rounds || ' rounds, the kinds in turn)', NULL, NULL
+    UNION ALL
+    SELECT d, w.ord, CASE w.ord WHEN 951 THEN format('INSERT of %s rows (ms)', to_char(n, 'FM999,999,999'))
+                                WHEN 952 THEN '... rows per second'
+                                WHEN 953 THEN '... WAL written (MB)'
+                                WHEN 954 THEN format('pgbench, 1-row INSERTs, 2 clients, %s s (transactions/s)', secs)
+                                WHEN 955 THEN '... WAL per INSERT (bytes)' END,
+           w.kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY w.value)
+    FROM writes w WHERE w.ds = d GROUP BY w.ord, w.kind;
+$$;
 
 -- The medians of the runs of data set d into result, a group of rows per
 -- query.

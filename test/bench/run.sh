@@ -27,8 +27,9 @@
 #     for the first time;
 #   - pgbench, 2 clients, 2-column equality lookups of values drawn from
 #     10,000 rows of the table for LOOKUP_SECONDS (sequential scans off);
-#   - INSERT of INSERT_ROWS rows (time and WAL), then pgbench, 2 clients
-#     inserting one row per transaction for PGBENCH_SECONDS.
+#   - WRITE_ROUNDS rounds, each kind in turn (the order rotates): INSERT of
+#     INSERT_ROWS rows (time and WAL), then pgbench, 2 clients inserting one
+#     row per transaction for PGBENCH_SECONDS; medians of the rounds.
 # Writes test/bench/results/scale-<SCALE>.md (markdown tables, ratios
 # bloomidx / contrib/bloom) and scale-<SCALE>.png (gnuplot chart).
 #
@@ -37,7 +38,8 @@
 #   RUNS            measured runs per query, after one warm-up (default 5)
 #   MISSES          values per miss query for the false-positive rates (default 20)
 #   INSERT_ROWS     rows of the INSERT test (default 200,000, times SCALE below 1, at least 10,000)
-#   PGBENCH_SECONDS seconds of pgbench inserts per kind (default 15; 5 when SCALE < 0.5)
+#   PGBENCH_SECONDS seconds of pgbench inserts per kind and round (default 10; 5 when SCALE < 0.5)
+#   WRITE_ROUNDS    rounds of the write tests (default 3)
 #   LOOKUP_SECONDS  seconds of pgbench lookups per kind (default 30; 5 when SCALE < 0.5)
 #   FIRSTS          new connections per query for the first-query time (default 3)
 #   BLOOMIDX_BENCH_PORT     port of the cluster (default 5496)
@@ -55,7 +57,8 @@ scaled() { awk -v s="$SCALE" -v n="$1" -v min="$2" 'BEGIN { x = int(n * s + 0.5)
 ROWS_A="$(scaled 10000000 1000)"
 ROWS_B="$(scaled 5000000 1000)"
 INSERT_ROWS="${INSERT_ROWS:-$(awk -v s="$SCALE" 'BEGIN { x = int(200000 * (s < 1 ? s : 1)); print (x < 10000 ? 10000 : x) }')}"
-PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 15) }')}"
+PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 10) }')}"
+WRITE_ROUNDS="${WRITE_ROUNDS:-3}"
 LOOKUP_SECONDS="${LOOKUP_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 30) }')}"
 FIRSTS="${FIRSTS:-3}"
 RUNS="${RUNS:-5}"
@@ -108,7 +111,7 @@ mapfile -t KINDS < <(q -c "SELECT key FROM kind ORDER BY ord")
 # bench_dataset DS ROWS: load, build, query, insert, pgbench; results into
 # the table result; then drop the data set's tables.
 bench_dataset() {
-	local ds="$1" rows="$2" k msg lsn tps tx wal qord len ncols bits cols p c1 c2
+	local ds="$1" rows="$2" nkeys k msg lsn tps tx wal qord len ncols bits cols p c1 c2
 	log "bench $ds: $rows rows, a copy per kind (${KINDS[*]})"
 	q -v rows="$rows" -f "$BENCH/data_$ds.sql" >/dev/null
 	for k in "${KINDS[@]:1}"; do
@@ -143,28 +146,33 @@ bench_dataset() {
 	log "bench $ds: ${LOOKUP_SECONDS}s of pgbench 2-column lookups per kind"
 	q -c "SELECT make_lookups('$ds')" >/dev/null
 	read -r c1 c2 < <(q -F' ' -c "SELECT lookup_columns[1], lookup_columns[2] FROM dataset WHERE ds = '$ds'")
+	nkeys="$(q -c "SELECT count(*) FROM lookup_$ds")"
 	for k in "${KINDS[@]}"; do
 		PGOPTIONS="-c enable_seqscan=off" "$PG_BINDIR/pgbench" -n -c 2 -j 2 -T "$LOOKUP_SECONDS" \
-			-f "$BENCH/lookup.sql" -D tbl="${ds}_$k" -D keys="lookup_$ds" -D c1="$c1" -D c2="$c2" \
+			-f "$BENCH/lookup.sql" -D tbl="${ds}_$k" -D keys="lookup_$ds" -D nkeys="$nkeys" -D c1="$c1" -D c2="$c2" \
 			>"$TMP/pgbench.out" 2>&1 || { cat "$TMP/pgbench.out"; die "pgbench lookups on $k failed"; }
 		tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$TMP/pgbench.out")"
 		q -c "SELECT put('$ds', 940, '**Lookups under load**', NULL, NULL),
 		             put('$ds', 941, 'pgbench, 2-column lookups (\`$c1\`, \`$c2\`) of values from the table, 2 clients, ${LOOKUP_SECONDS} s (transactions/s)', '$k', $tps)" >/dev/null
 	done
-	log "bench $ds: INSERT of $INSERT_ROWS rows and ${PGBENCH_SECONDS}s of pgbench per kind"
-	for k in "${KINDS[@]}"; do
-		q -c "SELECT insert_rows('$ds', '$k', $INSERT_ROWS)" >/dev/null
-		q -c "CHECKPOINT"
-		lsn="$(q -c "SELECT pg_current_wal_insert_lsn()")"
-		"$PG_BINDIR/pgbench" -n -c 2 -j 2 -T "$PGBENCH_SECONDS" -f "$BENCH/insert_one.sql" \
-			-D tbl="${ds}_$k" -D gen="gen_$ds" >"$TMP/pgbench.out" 2>&1 ||
-			{ cat "$TMP/pgbench.out"; die "pgbench on $k failed"; }
-		wal="$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')")"
-		tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$TMP/pgbench.out")"
-		tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")"
-		q -c "SELECT put('$ds', 954, 'pgbench, 1-row INSERTs, 2 clients, ${PGBENCH_SECONDS} s (transactions/s)', '$k', $tps),
-		             put('$ds', 955, '... WAL per INSERT (bytes)', '$k', $wal / $tx)" >/dev/null
+	log "bench $ds: $WRITE_ROUNDS rounds of INSERT of $INSERT_ROWS rows and ${PGBENCH_SECONDS}s of pgbench per kind"
+	local round i n=${#KINDS[@]}
+	for round in $(seq "$WRITE_ROUNDS"); do
+		for i in $(seq 0 $((n - 1))); do
+			k="${KINDS[$(((i + round) % n))]}"
+			q -c "SELECT insert_rows('$ds', '$k', $INSERT_ROWS, $round)" >/dev/null
+			q -c "CHECKPOINT"
+			lsn="$(q -c "SELECT pg_current_wal_insert_lsn()")"
+			"$PG_BINDIR/pgbench" -n -c 2 -j 2 -T "$PGBENCH_SECONDS" -f "$BENCH/insert_one.sql" \
+				-D tbl="${ds}_$k" -D gen="gen_$ds" >"$TMP/pgbench.out" 2>&1 ||
+				{ cat "$TMP/pgbench.out"; die "pgbench on $k failed"; }
+			wal="$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')")"
+			tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$TMP/pgbench.out")"
+			tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")"
+			q -c "INSERT INTO writes VALUES ('$ds', '$k', $round, 954, $tps), ('$ds', '$k', $round, 955, $wal / $tx)"
+		done
 	done
+	q -c "SELECT summarize_writes('$ds', $INSERT_ROWS, $WRITE_ROUNDS, $PGBENCH_SECONDS)" >/dev/null
 	q -c "SELECT summarize('$ds')" >/dev/null
 	# The false-positive rate core/sizing.cpp predicts for each miss.
 	while IFS='|' read -r k qord len ncols bits cols; do
