@@ -325,6 +325,11 @@ extern "C" bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
 								IndexInfo *indexInfo);
 Buffer		bloomidx_extend_buffer(Relation index);
 
+/* wal.cpp */
+void		bloomidx_append_logged(Relation index, Buffer buffer,
+								   const bloomidx::RowPageGeometry *g, const uint8 *signature,
+								   const uint8 *tid);
+
 /* scan.cpp */
 extern "C" IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);
 extern "C" void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,

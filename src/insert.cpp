@@ -75,12 +75,8 @@ try_append(Relation index, BlockNumber blkno, const BloomidxState *state,
 								 bloomidx::EntryChecks::None);
 		if (bloomidx::page_opaque(page)->count < state->geometry.capacity)
 		{
-			GenericXLogState *xlog = GenericXLogStart(index);
-			Page		logged = GenericXLogRegisterBuffer(xlog, buffer, 0);
-
-			bloomidx::row_page_append((uint8 *) logged, state->geometry, entry->signature,
-									  (const uint8 *) &entry->tid);
-			GenericXLogFinish(xlog);
+			bloomidx_append_logged(index, buffer, &state->geometry, entry->signature,
+								   (const uint8 *) &entry->tid);
 			result = APPEND_ADDED;
 		}
 		else

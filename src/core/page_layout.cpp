@@ -168,6 +168,17 @@ void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *sig
     set_count(page, g, count + 1);
 }
 
+void row_page_append_ranges(const RowPageGeometry &g, uint32_t count,
+                            PageRange out[kAppendRanges]) noexcept
+{
+    out[0] = PageRange{static_cast<uint16_t>(kPdLowerOffset), 2 * sizeof(uint16_t)};
+    out[1] = PageRange{static_cast<uint16_t>(row_page_lower(g, count)),
+                       static_cast<uint16_t>(g.signature_bytes)};
+    out[2] = PageRange{static_cast<uint16_t>(row_page_upper(count + 1)),
+                       static_cast<uint16_t>(kTidSize)};
+    out[3] = PageRange{static_cast<uint16_t>(kSpecialOffset), sizeof(PageOpaque)};
+}
+
 void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept
 {
     // Slot `to` now holds a copy of entry `from`: the sums count it twice

@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "page_delta.hpp"
 #include "slices.hpp"
 #include "tid_codec.hpp"
 
@@ -258,6 +259,13 @@ uint32_t row_page_stored_sums(const uint8_t *page) noexcept;
 // Appends one entry to a row-wise data page with room for it.
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
                      const uint8_t *tid) noexcept;
+
+// The bytes row_page_append changes on a page holding `count` entries:
+// pd_lower and pd_upper, the signature and TID slots, the special space
+// (count and sums).  What the WAL record of an append carries.
+constexpr uint32_t kAppendRanges = 4;
+void row_page_append_ranges(const RowPageGeometry &g, uint32_t count,
+                            PageRange out[kAppendRanges]) noexcept;
 
 // Moves entry `from` to slot `to` (to < from), as vacuum compacts a page.
 void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept;
