@@ -8,7 +8,7 @@ DATA = sql/bloomidx--1.0.sql
 PGFILEDESC = "bloomidx - Bloom signature index access method"
 
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o \
-	src/core/tid_codec.o src/core/slices.o src/core/segment_pages.o src/core/page_delta.o
+	src/core/tid_codec.o src/core/slices.o src/core/segment_pages.o src/core/page_delta.o src/core/segment_filter.o
 GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
 	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/verify.o \
 	src/predict.o src/ddl_check.o src/directory.o src/directory_pages.o src/segment_write.o src/segment_scan.o src/info.o src/seal.o src/merge.o src/sweep.o src/debug.o src/wal.o
@@ -24,7 +24,7 @@ ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)
-EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench results regression.diffs regression.out
+EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -fvisibility=hidden -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions -fno-rtti
@@ -68,6 +68,9 @@ test/bench/fpr_formula: test/bench/fpr_formula.cpp $(CORE_SRCS) $(wildcard src/c
 # Benchmark helper: a query on one segment, bit slices against row-wise.
 test/bench/slices_bench: test/bench/slices_bench.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/slices_bench.cpp $(CORE_SRCS)
+
+test/bench/filter_bench: test/bench/filter_bench.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/filter_bench.cpp $(CORE_SRCS)
 
 # The README's sizing table, from the core.
 test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)

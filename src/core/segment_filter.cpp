@@ -1,0 +1,124 @@
+// Segment filters: cache-line-blocked Bloom filters (segment_filter.hpp).
+#include "segment_filter.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+namespace {
+
+// MurmurHash3's finalizer: every bit of the column hash reaches every bit.
+inline uint64_t remix(uint64_t h) noexcept
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+constexpr uint32_t kProbeStep = 0x9E3779B9u; // 2^32 / golden ratio, odd
+
+} // namespace
+
+uint32_t filter_blocks(uint64_t keys, double bits_per_key, uint32_t max_blocks) noexcept
+{
+    if (max_blocks == 0)
+        return 0;
+    double want = std::ceil(static_cast<double>(keys) * bits_per_key / kFilterBlockBits);
+    if (!(want >= 1))
+        return 1;
+    if (want >= max_blocks)
+        return max_blocks;
+    return static_cast<uint32_t>(want);
+}
+
+double filter_rate(double bits_per_key, uint32_t probes) noexcept
+{
+    if (!(bits_per_key > 0) || probes == 0 || probes > kFilterMaxProbes)
+        return 1;
+    // A block holds j values with Poisson(lambda) probability; a probe bit
+    // of another value is then set with 1 - (1 - 1/512)^(probes * j).
+    const double lambda = kFilterBlockBits / bits_per_key;
+    const double keep = std::log1p(-1.0 / kFilterBlockBits);
+    const int last = static_cast<int>(lambda + 12 * std::sqrt(lambda) + 30);
+    double rate = 0, p = std::exp(-lambda); // P(j = 0)
+    for (int j = 0; j <= last; j++) {
+        double set = -std::expm1(keep * probes * j);
+        rate += p * std::pow(set, probes);
+        p *= lambda / (j + 1);
+    }
+    return rate;
+}
+
+uint32_t filter_probes(double bits_per_key) noexcept
+{
+    uint32_t best = 1;
+    double best_rate = filter_rate(bits_per_key, 1);
+    for (uint32_t k = 2; k <= kFilterMaxProbes; k++) {
+        double r = filter_rate(bits_per_key, k);
+        if (r < best_rate) {
+            best_rate = r;
+            best = k;
+        }
+    }
+    return best;
+}
+
+double filter_bits_per_key(double rate) noexcept
+{
+    if (!(rate > 0 && rate < 1))
+        return 0;
+    for (double bpk = 1; bpk <= 64; bpk += 0.25)
+        if (filter_rate(bpk, filter_probes(bpk)) <= rate)
+            return bpk;
+    return 64;
+}
+
+uint32_t filter_block_of(uint64_t hash, uint32_t nblocks) noexcept
+{
+    return static_cast<uint32_t>(((remix(hash) >> 32) * nblocks) >> 32);
+}
+
+void filter_block_add(uint8_t *block, uint32_t probes, uint64_t hash) noexcept
+{
+    uint32_t a = static_cast<uint32_t>(remix(hash));
+    for (uint32_t i = 0; i < probes; i++) {
+        uint32_t bit = a >> 23; // 0..511
+        block[bit >> 3] = static_cast<uint8_t>(block[bit >> 3] | (1u << (bit & 7)));
+        a *= kProbeStep;
+    }
+}
+
+bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint64_t hash) noexcept
+{
+    // Every probe, without a branch: an absent value fails at a random
+    // probe, and a mispredicted exit cost more than the probes left.
+    uint32_t a = static_cast<uint32_t>(remix(hash));
+    uint32_t all = 1;
+    for (uint32_t i = 0; i < probes; i++) {
+        uint32_t bit = a >> 23;
+        all &= block[bit >> 3] >> (bit & 7);
+        a *= kProbeStep;
+    }
+    return (all & 1) != 0;
+}
+
+void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint64_t hash) noexcept
+{
+    filter_block_add(blocks + uint64_t{filter_block_of(hash, nblocks)} * kFilterBlockBytes, probes,
+                     hash);
+}
+
+bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,
+                        uint64_t hash) noexcept
+{
+    return filter_block_may_contain(
+        blocks + uint64_t{filter_block_of(hash, nblocks)} * kFilterBlockBytes, probes, hash);
+}
+
+} // namespace bloomidx
