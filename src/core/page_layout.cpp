@@ -372,6 +372,8 @@ const char *page_problem_text(PageProblem problem) noexcept
     case PageProblem::BadTidPage: return "TID page of another segment, or its groups out of place";
     case PageProblem::BadTidBytes: return "TID bytes do not match the page's sum";
     case PageProblem::BadDirectory: return "segment directory or pending list damaged";
+    case PageProblem::BadFilter: return "filter group page out of place";
+    case PageProblem::BadFilterBits: return "segment filter bits damaged";
     }
     return "unknown problem";
 }

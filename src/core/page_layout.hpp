@@ -50,6 +50,8 @@
 #include <cstring>
 
 #include "page_delta.hpp"
+#include "segment_filter.hpp"
+#include "signature.hpp"
 #include "slices.hpp"
 #include "tid_codec.hpp"
 
@@ -90,6 +92,8 @@ constexpr uint16_t kPageFree = 7;        // nothing points here: reusable
 constexpr uint16_t kPageSealing = 8;     // a pending page a seal is taking: no inserts
 constexpr uint16_t kPageListed = 9;      // a free page VACUUM put on the free list: no inserts
 constexpr uint16_t kPageDirectory = 10;  // directory entries past the metapage's
+constexpr uint16_t kPageFilterGroup = 11; // a filter group's header (issue 12)
+constexpr uint16_t kPageFilter = 12;      // a filter group's region page
 
 // Pending pages, whether a seal is taking them or not.
 constexpr bool is_pending_kind(uint16_t flags)
@@ -630,6 +634,86 @@ void tid_group_span(const SegmentHeader &header, const uint8_t *tid_page, uint32
 uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
                         HeapTid *out) noexcept;
 
+// Filter group pages (src/segments.md, *Segment filters*).  A group holds
+// the filters of up to kGroupSlots segments, for each column a blocked
+// Bloom filter (core/segment_filter.hpp) of the same block count in every
+// slot.  Its header page, at the group's first block, is
+//
+//   FilterGroupHeader: id, slots taken, per column the block count and
+//   probes, the segment each slot was taken for, a check
+//
+// and in the special space count = slots taken, reserved = the group id.
+// Region pages follow (region page i at header block + 1 + i): block rows
+// of kGroupRowBytes, block b of slot s at s * 64 in the row; column c's
+// rows start after the rows of the columns before it; kGroupRowsPerPage
+// rows a page from the page header on.  In the special space
+// signature_sum = page_sum of the rows, tid_sum = i, reserved = the group
+// id.  The group id is the id of the segment that took slot 0 (segment ids
+// are never reused), so a stale reader tells a recycled page as it does
+// for segments.
+constexpr uint32_t kGroupSlots = 15;
+constexpr uint32_t kGroupRowBytes = kGroupSlots * kFilterBlockBytes; // 960
+constexpr uint32_t kGroupRowsPerPage = 8;                              // 7,680 bytes
+// A column's blocks at most: a segment's rows at 32 bits a value.
+constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 4,064
+
+struct FilterColumn {
+    uint16_t blocks; // 0: no filter for the column (every slot passes)
+    uint8_t probes;  // 1..kFilterMaxProbes when blocks > 0
+    uint8_t reserved;
+};
+
+struct FilterGroupHeader {
+    uint32_t group_id;
+    uint16_t ncolumns;     // the index's columns
+    uint16_t slots_taken;  // 0..kGroupSlots: slots written or being written
+    uint32_t region_pages; // group_region_pages(*this)
+    uint32_t reserved;     // 0
+    FilterColumn columns[kMaxColumns];
+    uint32_t slot_segment[kGroupSlots]; // the segment each slot was taken for
+    uint32_t check;                     // filter_group_check of the fields above
+};
+static_assert(sizeof(FilterGroupHeader) == 16 + 4 * kMaxColumns + 4 * kGroupSlots + 4,
+              "filter group header layout is fixed");
+
+uint32_t filter_group_check(const FilterGroupHeader &h) noexcept;
+
+// Block rows and region pages of a group.
+uint32_t group_region_rows(const FilterGroupHeader &h) noexcept;
+uint32_t group_region_pages(const FilterGroupHeader &h) noexcept;
+
+// A new group's header for a first segment whose column c has distinct[c]
+// distinct values, at bits_per_key (0: no filters).
+void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
+                       const uint32_t *distinct, double bits_per_key) noexcept;
+
+// Where the block row of `hash` in column c's region is: region page and
+// byte offset on the page.  False when the column has no filter.
+bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint64_t hash,
+                  uint32_t *region_page, uint32_t *offset) noexcept;
+
+// Which of the first `slots` slots may hold `hash`: bit s for slot s.
+uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
+                         uint64_t hash) noexcept;
+
+// Adds `hash` of column c to slot s of a group's rows, `image` holding all
+// its region pages' rows back to back (group_region_rows(h) rows).
+void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
+                     uint32_t slot, uint64_t hash) noexcept;
+
+// Writes the header (its check set) and region page i (its rows from
+// `rows`, kGroupRowsPerPage of them, fewer on the last page) onto
+// initialised pages.
+void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h) noexcept;
+void filter_page_fill(uint8_t *page, const uint8_t *rows, uint32_t nrows, uint32_t region_page,
+                      uint32_t group_id) noexcept;
+
+// The header of a page that check_filter_group_page passed.
+inline const FilterGroupHeader *filter_group_header(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const FilterGroupHeader *>(page + kPageHeaderSize);
+}
+
 // What is wrong with a page, if anything.
 enum class PageProblem {
     None,
@@ -650,6 +734,8 @@ enum class PageProblem {
     BadTidPage,    // a TID page of another segment, or groups out of place
     BadTidBytes,   // TID bytes do not add up to the page's sum
     BadDirectory,  // the metapage's directory or pending list is damaged
+    BadFilter,     // a filter group page of another group, or fields out of range
+    BadFilterBits, // filter bytes that do not add up to the page's sum
 };
 
 // Which entry sums check_row_page tests after the page's structure.  A
@@ -689,6 +775,14 @@ PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
 // Checks a segment's live page.
 PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id,
                             Sums sums = Sums::Verify) noexcept;
+// Checks a filter group's header page: group `group_id` of an index of
+// `ncolumns` columns, its region pages within the index's `nblocks` blocks
+// when the header is at `header_block`.
+PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
+                                    uint32_t header_block, uint32_t nblocks) noexcept;
+// Checks region page `region_page` of group `group_id`.
+PageProblem check_filter_page(const uint8_t *page, uint32_t group_id, uint32_t region_page,
+                              Sums sums = Sums::Verify) noexcept;
 // A free page (nothing points at it).
 PageProblem check_free_page(const uint8_t *page) noexcept;
 // The segment a page belongs to if it is a bloomidx slice, header, live or

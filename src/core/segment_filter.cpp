@@ -121,4 +121,25 @@ bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes
         blocks + uint64_t{filter_block_of(hash, nblocks)} * kFilterBlockBytes, probes, hash);
 }
 
+uint32_t distinct_estimate(const uint64_t *hashes, uint32_t n, uint32_t stride,
+                           uint64_t *bitmap) noexcept
+{
+    static_assert(kDistinctBits == 1u << 17, "the top 17 bits of a remix pick the bit");
+    std::memset(bitmap, 0, kDistinctWords * sizeof(uint64_t));
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t bit = static_cast<uint32_t>(remix(hashes[size_t{i} * stride]) >> 47); // 17 bits
+        bitmap[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+    uint32_t set = 0;
+    for (uint32_t w = 0; w < kDistinctWords; w++)
+        set += static_cast<uint32_t>(__builtin_popcountll(bitmap[w]));
+    if (set == 0)
+        return 0;
+    if (set >= kDistinctBits) // saturated: at least this many
+        return n;
+    double estimate = -double(kDistinctBits) * std::log1p(-double(set) / kDistinctBits);
+    uint32_t d = static_cast<uint32_t>(estimate + 0.5);
+    return d < 1 ? 1 : (d > n ? n : d);
+}
+
 } // namespace bloomidx

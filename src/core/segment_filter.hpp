@@ -61,4 +61,13 @@ void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint64_t has
 bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,
                         uint64_t hash) noexcept;
 
+// Distinct values among n hashes (hashes[i * stride]), estimated by linear
+// counting (Whang, Vander-Zanden & Taylor 1990) over kDistinctBits bits in
+// `bitmap` (kDistinctWords words, zeroed here): within about 1 % up to a
+// segment's rows, enough to size a filter.  Allocates nothing.
+constexpr uint32_t kDistinctBits = 1u << 17;
+constexpr uint32_t kDistinctWords = kDistinctBits / 64;
+uint32_t distinct_estimate(const uint64_t *hashes, uint32_t n, uint32_t stride,
+                           uint64_t *bitmap) noexcept;
+
 } // namespace bloomidx

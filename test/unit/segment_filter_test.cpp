@@ -98,3 +98,29 @@ TEST(SegmentFilter, BlocksAreInRangeAndSpread)
             EXPECT_NEAR(c, 100000.0 / nblocks, 6 * std::sqrt(100000.0 / nblocks) + 1);
     }
 }
+
+TEST(SegmentFilter, DistinctEstimate)
+{
+    std::mt19937_64 rng(8);
+    std::vector<uint64_t> bitmap(kDistinctWords);
+    for (uint32_t distinct : {1u, 6u, 100u, 1000u, 20000u, 65024u}) {
+        std::vector<uint64_t> values(distinct), rows;
+        for (auto &v : values)
+            v = rng();
+        // Each value two or three times, in an order that mixes them.
+        for (int copy = 0; copy < 3; copy++)
+            for (uint32_t i = 0; i < distinct; i++)
+                if (copy < 2 || i % 2 == 0)
+                    rows.push_back(values[(i * 7919u + copy) % distinct]);
+        // Strided: column 1 of rows of 2 hashes.
+        std::vector<uint64_t> strided(rows.size() * 2);
+        for (size_t i = 0; i < rows.size(); i++) {
+            strided[2 * i] = rng();
+            strided[2 * i + 1] = rows[i];
+        }
+        uint32_t est = distinct_estimate(strided.data() + 1, static_cast<uint32_t>(rows.size()), 2,
+                                         bitmap.data());
+        EXPECT_NEAR(est, distinct, distinct * 0.02 + 1) << distinct;
+    }
+    EXPECT_EQ(distinct_estimate(nullptr, 0, 1, bitmap.data()), 0u);
+}

@@ -1,0 +1,170 @@
+// Unit tests of the filter group pages (src/core/filter_pages.cpp): a
+// group of 15 segments' filters, written to pages and probed as a scan
+// probes them, reports every value a slot holds (never a skipped segment
+// that has the value), and the checks catch damage and recycled pages.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/page_layout.hpp"
+
+using namespace bloomidx;
+
+namespace {
+
+struct alignas(8) Page {
+    uint8_t b[kBlockSize];
+};
+
+// What PageInit leaves: zeroes, and the bounds.
+void init(uint8_t *page)
+{
+    std::memset(page, 0, kBlockSize);
+    uint16_t special = kSpecialOffset;
+    std::memcpy(page + kPdLowerOffset, &special, 2);
+    std::memcpy(page + kPdUpperOffset, &special, 2);
+    std::memcpy(page + kPdSpecialOffset, &special, 2);
+}
+
+struct Group {
+    FilterGroupHeader header;
+    std::vector<Page> pages; // header, then region pages
+};
+
+// A group of `slots` segments over ncols columns; keys[s][c] the column
+// hashes of slot s.
+Group make_group(uint32_t ncols, const std::vector<std::vector<std::vector<uint64_t>>> &keys,
+                 const uint32_t *distinct, double bpk, uint32_t group_id)
+{
+    Group g;
+    filter_group_init(&g.header, group_id, ncols, distinct, bpk);
+    std::vector<uint8_t> image(size_t{group_region_rows(g.header)} * kGroupRowBytes);
+    for (uint32_t s = 0; s < keys.size(); s++) {
+        for (uint32_t c = 0; c < ncols; c++)
+            for (uint64_t h : keys[s][c])
+                group_image_add(image.data(), g.header, c, s, h);
+        g.header.slot_segment[s] = s == 0 ? group_id : group_id + 100 + s;
+        g.header.slots_taken = static_cast<uint16_t>(s + 1);
+    }
+    g.pages.resize(1 + g.header.region_pages);
+    init(g.pages[0].b);
+    filter_group_page_fill(g.pages[0].b, g.header);
+    uint32_t rows = group_region_rows(g.header);
+    for (uint32_t i = 0; i < g.header.region_pages; i++) {
+        init(g.pages[1 + i].b);
+        uint32_t n = rows - i * kGroupRowsPerPage;
+        filter_page_fill(g.pages[1 + i].b, image.data() + size_t{i} * kGroupRowsPerPage * kGroupRowBytes,
+                         n < kGroupRowsPerPage ? n : kGroupRowsPerPage, i, group_id);
+    }
+    return g;
+}
+
+uint32_t probe(const Group &g, uint32_t column, uint64_t hash)
+{
+    const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
+    uint32_t page, offset;
+    if (!group_row_of(*h, column, hash, &page, &offset))
+        return (1u << h->slots_taken) - 1;
+    return group_row_probe(g.pages[1 + page].b + offset, h->columns[column].probes,
+                           h->slots_taken, hash);
+}
+
+} // namespace
+
+TEST(FilterPages, EveryValueFindsItsSlots)
+{
+    std::mt19937_64 rng(21);
+    const uint32_t ncols = 3;
+    // A near-unique column, a 1,000-value column, a 6-value column.
+    const uint32_t distinct[ncols] = {5000, 1000, 6};
+    std::vector<uint64_t> mid(1000), low(6);
+    for (auto &v : mid)
+        v = rng();
+    for (auto &v : low)
+        v = rng();
+    std::vector<std::vector<std::vector<uint64_t>>> keys(kGroupSlots,
+                                                         std::vector<std::vector<uint64_t>>(ncols));
+    for (uint32_t s = 0; s < kGroupSlots - 2; s++) // two slots left free
+        for (uint32_t r = 0; r < 5000; r++) {
+            keys[s][0].push_back(rng());
+            keys[s][1].push_back(mid[rng() % mid.size()]);
+            keys[s][2].push_back(low[rng() % 3]); // three of the six values
+        }
+    keys.resize(kGroupSlots - 2);
+    Group g = make_group(ncols, keys, distinct, filter_bits_per_key(0.01), 77);
+
+    const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
+    ASSERT_EQ(check_filter_group_page(g.pages[0].b, 77, ncols, 10, 11 + h->region_pages),
+              PageProblem::None);
+    for (uint32_t i = 0; i < h->region_pages; i++)
+        ASSERT_EQ(check_filter_page(g.pages[1 + i].b, 77, i), PageProblem::None);
+    EXPECT_EQ(h->columns[2].blocks, 1u);
+    EXPECT_GT(h->columns[0].blocks, 90u);
+    EXPECT_EQ(h->region_pages, group_region_pages(*h));
+
+    for (uint32_t s = 0; s < keys.size(); s++)
+        for (uint32_t c = 0; c < ncols; c++)
+            for (uint64_t v : keys[s][c])
+                ASSERT_TRUE(probe(g, c, v) & (1u << s)) << "slot " << s << " column " << c;
+    // Absent values pass few slots, and never a slot not taken.
+    uint64_t passed = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint32_t m = probe(g, 0, rng());
+        ASSERT_EQ(m >> h->slots_taken, 0u);
+        passed += __builtin_popcount(m);
+    }
+    EXPECT_LT(double(passed) / (20000.0 * h->slots_taken), 0.02);
+    // The six-value column: the three values never added pass no slot
+    // (one block, 18 bits set of 512: a rate of 2e-8).
+    for (int v = 3; v < 6; v++)
+        EXPECT_EQ(probe(g, 2, low[v]), 0u);
+}
+
+TEST(FilterPages, ChecksCatchDamage)
+{
+    std::mt19937_64 rng(22);
+    const uint32_t distinct[2] = {3000, 3000};
+    std::vector<std::vector<std::vector<uint64_t>>> keys(4, std::vector<std::vector<uint64_t>>(2));
+    for (auto &slot : keys)
+        for (auto &col : slot)
+            for (int r = 0; r < 3000; r++)
+                col.push_back(rng());
+    Group g = make_group(2, keys, distinct, 10, 5);
+    const uint32_t pages = filter_group_header(g.pages[0].b)->region_pages;
+    const uint32_t nblocks = 1 + 1 + pages;
+
+    // Header: another group, another column count, blocks past the index.
+    EXPECT_EQ(check_filter_group_page(g.pages[0].b, 6, 2, 1, nblocks), PageProblem::BadFilter);
+    EXPECT_EQ(check_filter_group_page(g.pages[0].b, 5, 3, 1, nblocks), PageProblem::BadFilter);
+    EXPECT_EQ(check_filter_group_page(g.pages[0].b, 5, 2, 1, nblocks - 1), PageProblem::BadFilter);
+    EXPECT_EQ(check_filter_group_page(g.pages[1].b, 5, 2, 1, nblocks), PageProblem::WrongKind);
+    // Any header byte changed.
+    for (uint32_t off = kPageHeaderSize; off < kPageHeaderSize + sizeof(FilterGroupHeader); off++) {
+        Page p = g.pages[0];
+        p.b[off] ^= 0x10;
+        EXPECT_NE(check_filter_group_page(p.b, 5, 2, 1, nblocks), PageProblem::None) << off;
+    }
+    // Region pages: a flipped bit, another group, another place.
+    for (uint32_t i = 0; i < pages; i++) {
+        Page p = g.pages[1 + i];
+        p.b[kPageHeaderSize + (rng() % (kGroupRowsPerPage * kGroupRowBytes))] ^= 1u << (rng() % 8);
+        EXPECT_EQ(check_filter_page(p.b, 5, i), PageProblem::BadFilterBits);
+        EXPECT_EQ(check_filter_page(p.b, 5, i, Sums::Trust), PageProblem::None);
+        EXPECT_EQ(check_filter_page(g.pages[1 + i].b, 4, i), PageProblem::BadFilter);
+        EXPECT_EQ(check_filter_page(g.pages[1 + i].b, 5, i + 1), PageProblem::BadFilter);
+    }
+}
+
+TEST(FilterPages, NoFiltersMeansEverySlotPasses)
+{
+    const uint32_t distinct[2] = {10, 10};
+    FilterGroupHeader h;
+    filter_group_init(&h, 9, 2, distinct, 0);
+    EXPECT_EQ(group_region_rows(h), 0u);
+    uint32_t page, offset;
+    EXPECT_FALSE(group_row_of(h, 0, 123, &page, &offset));
+    EXPECT_FALSE(group_row_of(h, 5, 123, &page, &offset));
+}
