@@ -37,6 +37,8 @@ static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpa
  * "Choosing the size", says why).
  */
 #define BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE 0.0003
+/* Of a segment filter: the fraction of segments without a value it lets through (0: no filters). */
+#define BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE 0.02
 
 /* Reloptions as parsed (varlena, as build_reloptions makes them). */
 typedef struct BloomidxOptions
@@ -45,6 +47,7 @@ typedef struct BloomidxOptions
 	int			length;			/* 0: not given */
 	int			column_bits[INDEX_MAX_KEYS];	/* 0: not given */
 	double		false_positive_rate;	/* 0: not given */
+	double		segment_filter_rate;	/* 0: no segment filters */
 } BloomidxOptions;
 
 /*
@@ -87,6 +90,7 @@ typedef struct BloomidxState
 	bloomidx::MetaPageData meta;	/* options frozen at build */
 	bloomidx::RowPageGeometry geometry;
 	int			ncolumns;
+	double		filter_bits_per_key;	/* of new segments' filters; 0: none */
 	ValueHasher hasher[INDEX_MAX_KEYS];
 } BloomidxState;
 
@@ -102,6 +106,7 @@ extern "C" bytea *bloomidx_options(Datum reloptions, bool validate);
 void		bloomidx_options_for_build(Relation index, uint16 *signature_bits,
 									   uint16 *column_bits);
 void		bloomidx_report_sizing(Relation index, bool warn);
+double		bloomidx_filter_bits_per_key(Relation index);
 
 /* page.cpp */
 void		bloomidx_init_page(Page page, uint16 flags);
@@ -137,8 +142,9 @@ uint8		bloomidx_column_hashing(Relation index, int column);
 const ValueHasher *bloomidx_key_hasher(Relation index, const BloomidxState *state,
 									   int column, Oid key_type, ValueHasher *scratch);
 uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
+/* hashes (may be NULL): each column's value hash, for segment filters. */
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
-									const bool *isnull, uint8 *signature);
+									const bool *isnull, uint8 *signature, uint64 *hashes);
 
 /* segment_write.cpp: rows gathered in memory, written as one segment */
 typedef struct SegmentRows
@@ -148,6 +154,7 @@ typedef struct SegmentRows
 	uint32		signature_bytes;
 	uint8	   *signatures;		/* capacity signatures, back to back */
 	ItemPointerData *tids;		/* capacity heap TIDs */
+	uint64	   *hashes;			/* for filters: ncolumns column hashes a row; or NULL */
 	void	   *scratch;		/* segment_write.cpp's, made on first use */
 } SegmentRows;
 
@@ -156,6 +163,8 @@ uint32		bloomidx_segment_capacity(uint32 page_capacity);
 void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
 void		bloomidx_segment_rows_free(SegmentRows *rows);
 typedef struct DirectoryCopy DirectoryCopy;
+void		bloomidx_write_page(Relation index, Buffer buffer, const char *image);
+BlockNumber bloomidx_extend_run(Relation index, uint32 n, bool shared_extension);
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 								   uint32 segment_id, bool shared_extension,
 								   bloomidx::FreeList *list, const DirectoryCopy *dir,
@@ -197,6 +206,7 @@ BlockNumber bloomidx_directory_entry_block(const DirectoryCopy *copy, uint32 slo
 typedef struct DirectoryStats
 {
 	uint32		segments;
+	uint32		filtered_segments;	/* of them, with segment filters */
 	double		segment_rows;
 	double		live_rows;
 	uint32		pending_pages;
@@ -278,6 +288,30 @@ typedef struct BuildSegmentIds
 	uint32		room;			/* directory slots left */
 } BuildSegmentIds;
 
+/*
+ * filter_write.cpp: a filter group (src/segments.md, *Segment filters*)
+ * built in memory, slot by slot, and written whole.
+ */
+typedef struct FilterGroupBuild
+{
+	bloomidx::FilterGroupHeader header;
+	bool		open;			/* header and image describe a group */
+	uint8	   *image;			/* its region rows */
+	uint32		entry_index[bloomidx::kGroupSlots]; /* each slot's entry */
+	uint64	   *scratch;		/* kDistinctWords words, for distinct_estimate */
+} FilterGroupBuild;
+void		bloomidx_filter_group_init(FilterGroupBuild *g);
+void		bloomidx_filter_group_add(Relation index, FilterGroupBuild *g,
+									  const BloomidxState *state, const SegmentRows *rows,
+									  bloomidx::SegmentEntry *entries, uint32 entry_index,
+									  bool shared_extension);
+void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g,
+										bloomidx::SegmentEntry *entries, bool shared_extension);
+void		bloomidx_filter_group_free(FilterGroupBuild *g);
+void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
+										const bloomidx::SegmentEntry *removed, uint32 nremoved,
+										BlockNumber nblocks, uint32 generation);
+
 typedef struct BloomidxBuildPart
 {
 	BloomidxState state;
@@ -294,6 +328,7 @@ typedef struct BloomidxBuildPart
 	double		index_tuples;
 	bool		shared_extension;	/* other participants extend the index too */
 	MemoryContext tuple_cxt;	/* reset after every row */
+	FilterGroupBuild filters;	/* this part's group being filled */
 } BloomidxBuildPart;
 
 extern "C" IndexBuildResult *bloomidx_build(Relation heap, Relation index,
@@ -381,6 +416,37 @@ bool		bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScan
 								  TidSink *sink);
 Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
 							   BufferHints *hints);
+bool		bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
+									   bloomidx::PageProblem problem);
+
+/*
+ * filter_scan.cpp: the query's keys as (column, hashes) pairs, asked of the
+ * segments' filters before their slices are read.  A key passes a segment
+ * if one of its hashes may be there (one for an equality or IS NULL, the
+ * elements for an IN list).
+ */
+/*
+ * An IN list of more elements than this is not asked of the filters: each
+ * element may take a page per group, and a long list passes most segments
+ * anyway.
+ */
+#define MAX_FILTER_HASHES 64
+typedef struct FilterKey
+{
+	int			column;
+	uint32		nhashes;
+	const uint64 *hashes;
+} FilterKey;
+typedef struct FilterQuery
+{
+	FilterKey  *keys;
+	int			nkeys;
+} FilterQuery;
+void		bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes,
+									  uint32 nhashes);
+bool		bloomidx_filter_segments(Relation index, const FilterQuery *query,
+									 const DirectoryCopy *dir, uint32 ncolumns,
+									 BlockNumber nblocks, BufferHints *hints, bool *skip);
 
 /* vacuum.cpp */
 extern "C" IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,

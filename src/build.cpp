@@ -38,12 +38,19 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 	part->shared_extension = shared_extension;
 	part->tuple_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx build row",
 											ALLOCSET_DEFAULT_SIZES);
+	/* Each row's column hashes, for its segment's filters. */
+	if (part->state.filter_bits_per_key > 0)
+		part->rows.hashes = (uint64 *)
+			palloc_extended((Size) part->rows.capacity * part->state.ncolumns * sizeof(uint64),
+							MCXT_ALLOC_HUGE);
+	bloomidx_filter_group_init(&part->filters);
 }
 
 void
 bloomidx_build_part_end(BloomidxBuildPart *part)
 {
 	bloomidx_segment_rows_free(&part->rows);
+	bloomidx_filter_group_free(&part->filters);
 	MemoryContextDelete(part->tuple_cxt);
 }
 
@@ -135,6 +142,8 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 
 	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension, NULL,
 						   NULL, &taken, &part->entries[id - 1]);
+	bloomidx_filter_group_add(index, &part->filters, &part->state, &part->rows, part->entries,
+							  id - 1, part->shared_extension);
 	part->nentries++;
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
@@ -151,7 +160,9 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 	/* Made in place in the next slot (zeroed), beside its TID. */
 	bloomidx_form_signature(&part->state, values, isnull,
-							rows->signatures + (Size) rows->nrows * rows->signature_bytes);
+							rows->signatures + (Size) rows->nrows * rows->signature_bytes,
+							rows->hashes ? rows->hashes + (Size) rows->nrows * part->state.ncolumns
+							: NULL);
 	rows->tids[rows->nrows++] = *tid;
 
 	MemoryContextSwitchTo(old);
@@ -183,6 +194,7 @@ bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 void
 bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index)
 {
+	bloomidx_filter_group_flush(index, &part->filters, part->entries, part->shared_extension);
 	rows_to_pending_pages(index, part);
 	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
 		flush_page(index, part);

@@ -2,7 +2,8 @@
  * cost.cpp: what a bitmap scan of a bloomidx index costs the planner: the
  * pages it reads and the work on them (src/segments.md, "Reading").
  *
- * Per sealed segment a scan reads its header, its live page (charged
+ * The segment filters rule out the segments that hold no match (but for
+ * their rate); per sealed segment read a scan reads its header, its live page (charged
  * always: deletions are the rule), one slice per bit position its keys
  * test (an IN list's elements each their own), and the TID pages of its
  * candidates; these are scattered reads (random_page_cost).  The
@@ -50,6 +51,7 @@ typedef struct KeyShape
 	double		elements;		/* elements of the tested IN lists */
 	double		hashed;			/* elements hashed before the scan */
 	double		slices;			/* bit positions tested: slices per segment */
+	int			filter_keys;	/* keys the segment filters are asked (filter_scan.cpp) */
 } KeyShape;
 
 /*
@@ -127,7 +129,7 @@ in_list_fits(const bloomidx::MetaPageData *meta, int column, double n)
 static KeyShape
 key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta)
 {
-	KeyShape	shape = {0, 0, 1.0, 0.0, 0.0, 0.0};
+	KeyShape	shape = {0, 0, 1.0, 0.0, 0.0, 0.0, 0};
 	ListCell   *lc;
 
 	foreach(lc, path->indexclauses)
@@ -154,6 +156,8 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 				if (n > 1 &&
 					!bloomidx::in_list_worth_testing(n, bloomidx::false_positive_rate(*meta, column)))
 					continue;
+				if (n <= MAX_FILTER_HASHES)
+					shape.filter_keys++;
 				if (n > 1)
 				{
 					shape.alternatives *= n;
@@ -165,6 +169,8 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 			}
 			if (!(shape.base_columns & column))
 				shape.slices += meta->column_bits[iclause->indexcol];
+			if (!IsA(clause, ScalarArrayOpExpr))
+				shape.filter_keys++;
 			shape.columns |= column;
 			shape.base_columns |= column;
 		}
@@ -211,12 +217,26 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * Segments: header, live page, the slices tested (no more than there
 	 * are), and a TID page per candidate up to all of them.
 	 */
-	double		segments = dir.segments;
-	double		rows_per_segment = segments > 0 ? dir.segment_rows / segments : 0;
+	double		rows_per_segment = dir.segments > 0 ? dir.segment_rows / dir.segments : 0;
 	double		slices = Min(shape.slices, (double) meta.signature_bits);
 	double		tid_pages = std::ceil(rows_per_segment * kTidBytes / BLCKSZ);
 	double		candidates = rows_per_segment * selectivity;
-	double		segment_pages = segments * (2 + slices + Min(tid_pages, std::ceil(candidates)));
+
+	/*
+	 * Segment filters (filter_scan.cpp): a group's header and a region page
+	 * per key for every 15 segments, and of the segments only those that
+	 * hold a match (a segment of R rows holds one of the query's matches
+	 * with 1 - (1 - s)^R, s the selectivity of the quals, true matches
+	 * only) or that a filter lets through at its rate.
+	 */
+	double		filtered = shape.filter_keys > 0 ? dir.filtered_segments : 0;
+	double		groups = std::ceil(filtered / bloomidx::kGroupSlots);
+	double		filter_pages = groups * (1 + shape.filter_keys);
+	double		holding = 1.0 - std::pow(1.0 - costs.indexSelectivity, rows_per_segment);
+	double		passing = Min(1.0, holding + BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE);
+	double		segments = (dir.segments - filtered) + filtered * passing;
+	double		segment_pages = filter_pages +
+		segments * (2 + slices + Min(tid_pages, std::ceil(candidates)));
 
 	/*
 	 * Pending pages: every signature tested against the base mask, and

@@ -107,6 +107,15 @@ bloomidx_directory_generation(Relation index)
  * here: a damaged or replaced directory only skews an estimate, and the
  * scan that follows reports damage.
  */
+static void
+add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
+{
+	stats->segments++;
+	stats->filtered_segments += e->filter_block != 0;
+	stats->segment_rows += e->rows;
+	stats->live_rows += e->live_rows;
+}
+
 void
 bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 {
@@ -118,14 +127,12 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 	bloomidx::DirectoryPageList pages = *bloomidx::directory_page_list(page);
 	uint32		n = Min((uint32) d->nsegments, bloomidx::kInlineSegments);
 
-	stats->segments = n;
+	stats->segments = 0;
+	stats->filtered_segments = 0;
 	stats->segment_rows = 0;
 	stats->live_rows = 0;
 	for (uint32 i = 0; i < n; i++)
-	{
-		stats->segment_rows += bloomidx::directory_entries(page)[i].rows;
-		stats->live_rows += bloomidx::directory_entries(page)[i].live_rows;
-	}
+		add_entry_stats(stats, &bloomidx::directory_entries(page)[i]);
 	stats->pending_pages = d->pending_pages;
 	UnlockReleaseBuffer(buffer);
 
@@ -150,12 +157,8 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 		{
 			uint32		count = Min((uint32) op->count, bloomidx::kDirectoryPageEntries);
 
-			stats->segments += count;
 			for (uint32 i = 0; i < count; i++)
-			{
-				stats->segment_rows += bloomidx::directory_page_entries(dpage)[i].rows;
-				stats->live_rows += bloomidx::directory_page_entries(dpage)[i].live_rows;
-			}
+				add_entry_stats(stats, &bloomidx::directory_page_entries(dpage)[i]);
 		}
 		UnlockReleaseBuffer(dbuf);
 	}

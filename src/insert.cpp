@@ -209,7 +209,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	MemoryContext old = MemoryContextSwitchTo(cache->row_cxt);
 
 	memset(entry.signature, 0, state->geometry.signature_bytes);
-	bloomidx_form_signature(state, values, isnull, entry.signature);
+	bloomidx_form_signature(state, values, isnull, entry.signature, NULL);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cache->row_cxt);
 	entry.tid = *ht_ctid;

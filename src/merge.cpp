@@ -247,6 +247,8 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	MergeSource *src = (MergeSource *) palloc(sizeof(MergeSource));
 	bloomidx::SegmentHeader *headers = NULL;
 	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
+	bloomidx::SegmentEntry *removed_entries = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
 	bloomidx::FreeExtent *unlisted = (bloomidx::FreeExtent *)
 		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
 	uint32		k = 0;
@@ -277,6 +279,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 			{
 				headers[ngroup] = src->header;
 				removed[ngroup] = e->segment_id;
+				removed_entries[ngroup] = *e;
 				ngroup++;
 			}
 		}
@@ -308,12 +311,14 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 		for (uint32 i = 0; i < change.nunlisted; i++)
 			for (uint32 b = 0; b < unlisted[i].nblocks; b++)
 				bloomidx_free_page(index, unlisted[i].first + b, generation);
-		bloomidx_seal_step(SEAL_STEP_FREED);
-		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
-		rows.nrows = 0;
 		/* The free list and the next id changed: a fresh copy. */
 		nblocks = RelationGetNumberOfBlocks(index);
 		bloomidx_read_directory(index, &nblocks, dir);
+		/* The filter groups no segment names any more. */
+		bloomidx_free_unused_groups(index, dir, removed_entries, ngroup, nblocks, generation);
+		bloomidx_seal_step(SEAL_STEP_FREED);
+		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
+		rows.nrows = 0;
 	}
 	if (k > 0)
 		IndexFreeSpaceMapVacuum(index);

@@ -8,10 +8,11 @@
  */
 #include "bloomidx.h"
 
+#include "core/segment_filter.hpp"
 #include "core/sizing.hpp"
 
 static relopt_kind options_kind;
-static relopt_parse_elt options_table[INDEX_MAX_KEYS + 2];
+static relopt_parse_elt options_table[INDEX_MAX_KEYS + 3];
 
 /*
  * Options not given read as 0, below their lower bound, so they can be told
@@ -50,6 +51,28 @@ bloomidx_register_options(void)
 	options_table[INDEX_MAX_KEYS + 1].optname = "false_positive_rate";
 	options_table[INDEX_MAX_KEYS + 1].opttype = RELOPT_TYPE_REAL;
 	options_table[INDEX_MAX_KEYS + 1].offset = offsetof(BloomidxOptions, false_positive_rate);
+
+	add_real_reloption(options_kind, "segment_filter_rate",
+					   "Fraction of the segments holding no row with a value that its segment filter lets through (0: no filters)",
+					   BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE, 0, 0.5, AccessExclusiveLock);
+	options_table[INDEX_MAX_KEYS + 2].optname = "segment_filter_rate";
+	options_table[INDEX_MAX_KEYS + 2].opttype = RELOPT_TYPE_REAL;
+	options_table[INDEX_MAX_KEYS + 2].offset = offsetof(BloomidxOptions, segment_filter_rate);
+}
+
+/*
+ * Bits per value of the filters of segments written from now on (0: none):
+ * unlike the signature's sizing, read when a segment is written, so ALTER
+ * INDEX ... SET (segment_filter_rate = ...) applies to the segments sealed
+ * after it, and a REINDEX to all.
+ */
+double
+bloomidx_filter_bits_per_key(Relation index)
+{
+	const BloomidxOptions *opts = (const BloomidxOptions *) index->rd_options;
+	double		rate = opts ? opts->segment_filter_rate : BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE;
+
+	return rate > 0 ? bloomidx::filter_bits_per_key(rate) : 0;
 }
 
 /*

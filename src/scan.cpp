@@ -23,6 +23,7 @@ typedef struct ScanOpaque
 	int			nlists;
 	double		elements;		/* in those lists */
 	SliceQuery	slices;			/* the same query as bit positions, for segments */
+	FilterQuery filter;			/* and as column hashes, for segment filters */
 	uint16		matches[bloomidx::kMaxPageEntries];
 	Page		copy;			/* long IN lists: a page tested unlocked */
 	double		column_rate[INDEX_MAX_KEYS];	/* -1: not computed yet */
@@ -181,7 +182,8 @@ add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
 	so->slices.lists[so->nlists].count = (uint32) n;
 	so->slices.lists[so->nlists].per_element = bits;
 	so->slices.nlists = so->nlists + 1;
-	pfree(hashes);
+	/* The hashes stay, for the segment filters (freed with the query). */
+	bloomidx_filter_query_add(&so->filter, column, hashes, (uint32) n);
 	so->lists[so->nlists].masks = masks;
 	so->lists[so->nlists].count = (uint32) n;
 	so->lists[so->nlists].words = words;
@@ -199,6 +201,16 @@ column_false_positive_rate(ScanOpaque *so, int column)
 	if (so->column_rate[column] < 0)
 		so->column_rate[column] = bloomidx::false_positive_rate(so->state.meta, 1u << column);
 	return so->column_rate[column];
+}
+
+/* An equality's (or IS NULL's) hash, for the segment filters. */
+static void
+add_filter_hash(ScanOpaque *so, int column, uint64 hash)
+{
+	uint64	   *kept = (uint64 *) palloc(sizeof(uint64));
+
+	*kept = hash;
+	bloomidx_filter_query_add(&so->filter, column, kept, 1);
 }
 
 /*
@@ -221,6 +233,8 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	so->slices.lists = (SliceList *) palloc(Max(scan->numberOfKeys, 1) * sizeof(SliceList));
 	so->slices.nlists = 0;
 	so->slices.nbase = 0;
+	so->filter.keys = (FilterKey *) palloc(Max(scan->numberOfKeys, 1) * sizeof(FilterKey));
+	so->filter.nkeys = 0;
 	so->elements = 0;
 	so->copy = NULL;
 	memset(query, 0, sizeof(query));
@@ -240,7 +254,10 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 		if (key->sk_flags & SK_ISNULL)
 		{
 			if (key->sk_flags & SK_SEARCHNULL)
+			{
 				bloomidx::add_value(query, m, bits, bloomidx::null_hash(column));
+				add_filter_hash(so, column, bloomidx::null_hash(column));
+			}
 			else if (!(key->sk_flags & SK_SEARCHNOTNULL))
 				return false;	/* "col = NULL" is never true */
 			/* IS NOT NULL: no bits to test; the recheck decides */
@@ -263,7 +280,10 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			continue;
 		if (!(key->sk_flags & SK_SEARCHARRAY))
 		{
-			bloomidx::add_value(query, m, bits, bloomidx_hash_value(hasher, key->sk_argument));
+			uint64		hash = bloomidx_hash_value(hasher, key->sk_argument);
+
+			bloomidx::add_value(query, m, bits, hash);
+			add_filter_hash(so, column, hash);
 			continue;
 		}
 
@@ -287,7 +307,10 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 									 column + 1, RelationGetRelationName(index), (long long) n)));
 		}
 		else if (n == 1)
+		{
 			bloomidx::add_value(query, m, bits, hashes[0]);
+			bloomidx_filter_query_add(&so->filter, column, hashes, 1);
+		}
 		else
 			add_in_list(so, hashes, n, words, column);
 	}
@@ -484,15 +507,28 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
 
 	uint32		generation = so->dir.header.generation;
+	bool	   *skip = (bool *) palloc(Max(so->dir.header.nsegments, 1) * sizeof(bool));
 
+	if (!bloomidx_filter_segments(index, &so->filter, &so->dir, (uint32) so->state.ncolumns,
+								  nblocks, hints, skip))
+	{
+		pfree(skip);
+		return false;
+	}
 	for (uint32 i = 0; i < so->dir.header.nsegments; i++)
 	{
+		if (skip[i])
+			continue;
 		if (!bloomidx_scan_segment(index, &so->slices, so->work, &so->dir.entries[i],
 								   so->state.meta.signature_bits, generation, nblocks, hints,
 								   &so->sink))
+		{
+			pfree(skip);
 			return false;
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
+	pfree(skip);
 
 	/*
 	 * The pending pages, in list order.  The next page is pinned before

@@ -48,8 +48,8 @@ bloomidx_segment_scan_work(void)
 }
 
 /* How a page failed its check: reused since the directory was copied, or damaged. */
-static bool
-page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
+bool
+bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
 				  bloomidx::PageProblem problem)
 {
 	if (bloomidx_directory_generation(index) != generation)
@@ -128,7 +128,7 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 			UnlockReleaseBuffer(buffers[i]);
 		if (problem != bloomidx::PageProblem::None)
 		{
-			*recycled = page_was_recycled(index, bad, generation, problem);
+			*recycled = bloomidx_page_was_recycled(index, bad, generation, problem);
 			return false;
 		}
 	}
@@ -200,7 +200,7 @@ match_lists(Relation index, SegmentScanWork *work, const SliceQuery *query,
 		UnlockReleaseBuffer(work->list_buffers[i]);
 	if (problem != bloomidx::PageProblem::None)
 	{
-		*recycled = page_was_recycled(index, bad, generation, problem);
+		*recycled = bloomidx_page_was_recycled(index, bad, generation, problem);
 		return false;
 	}
 	return true;
@@ -252,7 +252,7 @@ copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
 	}
 	UnlockReleaseBuffer(buffer);
 	if (problem != bloomidx::PageProblem::None)
-		return !page_was_recycled(index, blkno, generation, problem);
+		return !bloomidx_page_was_recycled(index, blkno, generation, problem);
 	return true;
 }
 

@@ -36,6 +36,7 @@ bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 cap
 	rows->signatures = (uint8 *) palloc_extended((Size) rows->capacity * signature_bytes,
 												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	rows->tids = (ItemPointerData *) palloc((Size) rows->capacity * sizeof(ItemPointerData));
+	rows->hashes = NULL;
 	rows->scratch = NULL;
 }
 
@@ -44,6 +45,8 @@ bloomidx_segment_rows_free(SegmentRows *rows)
 {
 	pfree(rows->signatures);
 	pfree(rows->tids);
+	if (rows->hashes)
+		pfree(rows->hashes);
 	if (rows->scratch)
 		pfree(rows->scratch);
 }
@@ -62,8 +65,8 @@ typedef struct SegmentScratch
 } SegmentScratch;
 
 /* Writes `image` to the locked buffer, logs it whole and releases it. */
-static void
-write_page(Relation index, Buffer buffer, const char *image)
+void
+bloomidx_write_page(Relation index, Buffer buffer, const char *image)
 {
 	START_CRIT_SECTION();
 	memcpy(BufferGetPage(buffer), image, BLCKSZ);
@@ -81,8 +84,8 @@ write_page(Relation index, Buffer buffer, const char *image)
  * is published.  Beside other extenders (parallel build participants,
  * inserts), the extension lock keeps the run consecutive.
  */
-static BlockNumber
-extend_run(Relation index, uint32 n, bool shared_extension)
+BlockNumber
+bloomidx_extend_run(Relation index, uint32 n, bool shared_extension)
 {
 	BlockNumber first = InvalidBlockNumber;
 
@@ -151,7 +154,7 @@ write_block(Relation index, BlockNumber blkno, const char *image, const Director
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (listed != NULL)
 		check_reused_block(index, buffer, listed);
-	write_page(index, buffer, image);
+	bloomidx_write_page(index, buffer, image);
 }
 
 /*
@@ -200,7 +203,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 
 	*taken = first != 0 ? need : 0;
 	if (first == 0)
-		first = extend_run(index, need, shared_extension);
+		first = bloomidx_extend_run(index, need, shared_extension);
 	h->first_slice = first;
 	h->live_block = first + nslices;
 	for (uint32 p = 0; p < h->ntid_pages; p++)

@@ -398,6 +398,7 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 	state->meta = *bloomidx_cached_meta(index);
 	state->geometry = bloomidx::row_page_geometry(state->meta.signature_bytes);
 	state->ncolumns = state->meta.ncolumns;
+	state->filter_bits_per_key = bloomidx_filter_bits_per_key(index);
 
 	for (int i = 0; i < state->ncolumns; i++)
 	{
@@ -432,22 +433,25 @@ column_hash(const BloomidxState *state, int i, const Datum *values, const bool *
  */
 void
 bloomidx_form_signature(const BloomidxState *state, const Datum *values,
-						const bool *isnull, uint8 *signature)
+						const bool *isnull, uint8 *signature, uint64 *hashes)
 {
 	uint32		m = state->meta.signature_bits;
+	uint64		h[INDEX_MAX_KEYS];
 
+	for (int i = 0; i < state->ncolumns; i++)
+		h[i] = column_hash(state, i, values, isnull);
+	if (hashes != NULL)
+		memcpy(hashes, h, state->ncolumns * sizeof(uint64));
 	if (m <= bloomidx::kShortLength)
 	{
 		/* The whole row in four words: the columns' walks overlap. */
 		uint64		words[4] = {0, 0, 0, 0};
 
 		for (int i = 0; i < state->ncolumns; i++)
-			bloomidx::add_value_short(words, m, state->meta.column_bits[i],
-									  column_hash(state, i, values, isnull));
+			bloomidx::add_value_short(words, m, state->meta.column_bits[i], h[i]);
 		bloomidx::or_short_words(signature, words, m);
 		return;
 	}
 	for (int i = 0; i < state->ncolumns; i++)
-		bloomidx::add_value(signature, m, state->meta.column_bits[i],
-							column_hash(state, i, values, isnull));
+		bloomidx::add_value(signature, m, state->meta.column_bits[i], h[i]);
 }

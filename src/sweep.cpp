@@ -8,10 +8,11 @@
  * header, live and TID pages so.  They cost space, never rows.  Holding
  * the seal lock (no seal or merge writes meanwhile), VACUUM marks every
  * block something points at (the metapage, the directory pages, each listed
- * segment's header, live page, TID pages and slices, the free list, the
- * pending list), then
- * reads the others: a segment page or a page marked as being sealed there
- * is an orphan and is freed; free and new pages go back to the free space
+ * segment's header, live page, TID pages and slices and its filter group,
+ * the free list, the pending list), then
+ * reads the others: a segment or filter group page or a page marked as
+ * being sealed there is an orphan and is freed (a group whose segments a
+ * merge removed, too); free and new pages go back to the free space
  * map (which is not crash-safe).  Pending pages outside the list are left
  * alone: an insert may have linked one at the tail since the walk, and a
  * pending page is never orphaned (it is linked in the record that makes
@@ -52,6 +53,29 @@ is_used(const UsedBlocks *used, BlockNumber b)
  * damaged.
  */
 static bool
+mark_filter_group(Relation index, const bloomidx::SegmentEntry *e, UsedBlocks *used,
+				  BufferAccessStrategy strategy)
+{
+	if (e->filter_block == 0 || is_used(used, e->filter_block))
+		return true;			/* none, or marked for another of its segments */
+
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, e->filter_block, RBM_NORMAL,
+											strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		sound = bloomidx::check_filter_group_page(page, e->filter_group,
+														  (uint32) RelationGetNumberOfAttributes(index),
+														  e->filter_block, used->nblocks) ==
+		bloomidx::PageProblem::None;
+
+	if (sound)
+		mark_used(used, e->filter_block, 1 + bloomidx::filter_group_header(page)->region_pages);
+	UnlockReleaseBuffer(buffer);
+	return sound;
+}
+
+static bool
 mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, UsedBlocks *used,
 			 BufferAccessStrategy strategy)
 {
@@ -76,7 +100,7 @@ mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, Us
 			mark_used(used, h->tid_blocks[p], 1);
 	}
 	UnlockReleaseBuffer(buffer);
-	return sound;
+	return sound && mark_filter_group(index, e, used, strategy);
 }
 
 /*
@@ -324,7 +348,8 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 			(kind == bloomidx::kPageSealing || kind == bloomidx::kPageSegment ||
 			 kind == bloomidx::kPageSlice || kind == bloomidx::kPageTids ||
 			 kind == bloomidx::kPageLive || kind == bloomidx::kPageListed ||
-			 kind == bloomidx::kPageDirectory);
+			 kind == bloomidx::kPageDirectory || kind == bloomidx::kPageFilterGroup ||
+			 kind == bloomidx::kPageFilter);
 
 		UnlockReleaseBuffer(buffer);
 		if (orphan)

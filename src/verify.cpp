@@ -101,7 +101,31 @@ typedef struct VerifyState
 
 	PGAlignedBlock page;		/* copy of the page being checked */
 	uint8		expected[bloomidx::kMaxSignatureBytes];
+	uint64		hashes[INDEX_MAX_KEYS]; /* the row's column hashes */
+
+	/* Segment filters: each group's pages, and each segment's group and slot. */
+	struct VerifyGroup *groups;
+	uint32		ngroups;
+	uint32		max_groups;
+	struct SegmentFilterRef *filter_refs;	/* sorted by header block to look up */
+	uint32		nfilter_refs;
+	uint32		max_filter_refs;
 } VerifyState;
+
+typedef struct VerifyGroup
+{
+	BlockNumber block;			/* its header */
+	bloomidx::FilterGroupHeader header;
+	uint8	   *region;			/* its region pages, copied */
+} VerifyGroup;
+
+typedef struct SegmentFilterRef
+{
+	BlockNumber header_block;	/* the segment's header: an entry's index_block */
+	uint32		group;			/* in groups */
+	uint32		slot;
+	uint32		segment_id;
+} SegmentFilterRef;
 
 
 /* Copies block blkno into vs->page under a share lock. */
@@ -320,7 +344,9 @@ typedef struct SegmentCheckArg
 	const bloomidx::SegmentHeader *header;
 	uint32		nslices;
 	BlockNumber nblocks;
-	uint32		index;			/* TID page index, or slice */
+	uint32		index;			/* TID page index, slice, or filter region page */
+	Relation	index_rel;		/* filter pages: the index */
+	const bloomidx::FilterGroupHeader *group;	/* filter region pages: their group */
 } SegmentCheckArg;
 
 static PageProblem
@@ -422,6 +448,99 @@ live_counts_agree(VerifyState *vs, const DirectoryCopy *dir, uint32 slot,
 	return true;
 }
 
+static PageProblem
+check_group_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_filter_group_page(page, a->entry->filter_group,
+											 (uint32) RelationGetNumberOfAttributes(a->index_rel),
+											 a->entry->filter_block, a->nblocks);
+}
+
+static PageProblem
+check_filter_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_filter_page(page, *a->group, a->index);
+}
+
+/*
+ * Copies and checks the filter group of segment entry e (once per group)
+ * and notes the segment's slot in it, for check_row.  False: replaced
+ * meanwhile.
+ */
+static bool
+collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStrategy bas,
+			   uint32 generation, BlockNumber nblocks)
+{
+	if (e->filter_block == 0)
+		return true;
+
+	uint32		g = vs->ngroups;
+
+	for (uint32 i = vs->ngroups; i-- > 0;)	/* a group's segments come together */
+		if (vs->groups[i].block == e->filter_block)
+		{
+			g = i;
+			break;
+		}
+	if (g == vs->ngroups)
+	{
+		SegmentCheckArg arg = {e, NULL, 0, nblocks, 0, vs->index, NULL};
+
+		if (!copy_checked(vs, e->filter_block, bas, generation, check_group_arg, &arg))
+			return false;
+		if (vs->ngroups == vs->max_groups)
+		{
+			vs->max_groups = Max(16, vs->max_groups * 2);
+			vs->groups = vs->groups == NULL
+				? (VerifyGroup *) MemoryContextAlloc(vs->cxt, vs->max_groups * sizeof(VerifyGroup))
+				: (VerifyGroup *) repalloc(vs->groups, vs->max_groups * sizeof(VerifyGroup));
+		}
+		VerifyGroup *vg = &vs->groups[g];
+
+		vg->block = e->filter_block;
+		memcpy(&vg->header, bloomidx::filter_group_header((const uint8 *) vs->page.data),
+			   sizeof(vg->header));
+		vg->region = (uint8 *) MemoryContextAllocHuge(vs->cxt,
+													  (Size) Max(vg->header.region_pages, 1) * BLCKSZ);
+		arg.group = &vg->header;
+		for (uint32 p = 0; p < vg->header.region_pages; p++)
+		{
+			arg.index = p;
+			if (!copy_checked(vs, e->filter_block + 1 + p, bas, generation, check_filter_arg, &arg))
+				return false;
+			memcpy(vg->region + (Size) p * BLCKSZ, vs->page.data, BLCKSZ);
+			CHECK_FOR_INTERRUPTS();
+		}
+		vs->ngroups++;
+	}
+
+	const VerifyGroup *vg = &vs->groups[g];
+
+	if (e->filter_offset >= vg->header.slots_taken ||
+		vg->header.slot_segment[e->filter_offset] != e->segment_id)
+		bloomidx_report_corrupted_page(vs->index, e->filter_block,
+					psprintf("Slot %u of the filter group does not hold segment %u.",
+							 e->filter_offset, e->segment_id));
+	if (vs->nfilter_refs == vs->max_filter_refs)
+	{
+		vs->max_filter_refs = Max(64, vs->max_filter_refs * 2);
+		vs->filter_refs = vs->filter_refs == NULL
+			? (SegmentFilterRef *) MemoryContextAlloc(vs->cxt, vs->max_filter_refs * sizeof(SegmentFilterRef))
+			: (SegmentFilterRef *) repalloc(vs->filter_refs, vs->max_filter_refs * sizeof(SegmentFilterRef));
+	}
+	SegmentFilterRef *ref = &vs->filter_refs[vs->nfilter_refs++];
+
+	ref->header_block = e->header_block;
+	ref->group = g;
+	ref->slot = e->filter_offset;
+	ref->segment_id = e->segment_id;
+	return true;
+}
+
 /*
  * Checks every page of a segment and collects its live rows, their
  * signatures put back together from the slices.  False: the segment was
@@ -433,7 +552,7 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 {
 	const bloomidx::SegmentEntry *e = &dir->entries[entry];
 	uint32		generation = dir->header.generation;
-	SegmentCheckArg arg = {e, NULL, vs->meta.signature_bits, nblocks, 0};
+	SegmentCheckArg arg = {e, NULL, vs->meta.signature_bits, nblocks, 0, vs->index, NULL};
 	bloomidx::SegmentHeader *h = (bloomidx::SegmentHeader *)
 		MemoryContextAlloc(vs->cxt, sizeof(bloomidx::SegmentHeader));
 	uint64	   *live = (uint64 *) MemoryContextAlloc(vs->cxt, BLCKSZ);
@@ -447,6 +566,8 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		return false;
 	memcpy(h, bloomidx::segment_header((const uint8 *) vs->page.data), sizeof(*h));
 	arg.header = h;
+	if (!collect_filter(vs, e, bas, generation, nblocks))
+		return false;
 
 	if (!copy_checked(vs, h->live_block, bas, generation, check_live_arg, &arg))
 		return false;
@@ -616,6 +737,8 @@ check_data_pages(VerifyState *vs)
 		vs->nentries = 0;
 		vs->pending_pages = 0;
 		vs->sums_problem = PageProblem::None;
+		vs->ngroups = 0;		/* their copies stay in vs->cxt until the end */
+		vs->nfilter_refs = 0;
 	}
 	FreeAccessStrategy(bas);
 }
@@ -652,6 +775,50 @@ lower_bound(const VerifyState *vs, uint64 tid)
  * table_index_build_scan's callback: tid is a row the snapshot sees (the
  * root of its HOT chain), values are what the index is built from.
  */
+static int
+compare_filter_refs(const void *a, const void *b)
+{
+	BlockNumber x = ((const SegmentFilterRef *) a)->header_block;
+	BlockNumber y = ((const SegmentFilterRef *) b)->header_block;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The row's entry k (found, its bits right) is in a segment: its filter
+ * must hold every column's value, or a scan would skip the row.
+ */
+static void
+check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, OffsetNumber offset)
+{
+	SegmentFilterRef probe;
+
+	probe.header_block = k->index_block;
+	const SegmentFilterRef *ref = (const SegmentFilterRef *)
+		bsearch(&probe, vs->filter_refs, vs->nfilter_refs, sizeof(SegmentFilterRef),
+				compare_filter_refs);
+
+	if (ref == NULL)
+		return;					/* a pending page's entry, or a segment without filters */
+
+	const VerifyGroup *vg = &vs->groups[ref->group];
+
+	for (int c = 0; c < vs->state.ncolumns; c++)
+	{
+		uint32		page,
+					at;
+
+		if (!bloomidx::group_row_of(vg->header, (uint32) c, vs->hashes[c], &page, &at))
+			continue;
+		if (!(bloomidx::group_row_probe(vg->region + (Size) page * BLCKSZ + at,
+										vg->header.columns[c].probes, vg->header.slots_taken,
+										vs->hashes[c]) & (1u << ref->slot)))
+			bloomidx_report_corrupted_page(vs->index, vg->block + 1 + page,
+						psprintf("The filter of segment %u lacks the value of column %d of heap tuple (%u,%u).",
+								 ref->segment_id, c + 1, heap_block, offset));
+	}
+}
+
 static void
 check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		  bool tupleIsAlive, void *arg)
@@ -661,7 +828,7 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MemoryContext old = MemoryContextSwitchTo(vs->tuple_cxt);
 
 	memset(vs->expected, 0, nbytes);
-	bloomidx_form_signature(&vs->state, values, isnull, vs->expected);
+	bloomidx_form_signature(&vs->state, values, isnull, vs->expected, vs->hashes);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(vs->tuple_cxt);
 	vs->heap_rows++;
@@ -682,7 +849,10 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			if ((sig[b] & vs->expected[b]) != vs->expected[b])
 				break;
 		if (b == nbytes)
+		{
+			check_row_filter(vs, &vs->keys[i], heap_block, offset);
 			return;
+		}
 	}
 
 	if (i == first)
@@ -722,6 +892,8 @@ static void
 check_every_row(VerifyState *vs, Snapshot snapshot)
 {
 	pg_qsort(vs->keys, vs->nentries, sizeof(EntryKey), compare_keys);
+	if (vs->nfilter_refs > 0)
+		pg_qsort(vs->filter_refs, vs->nfilter_refs, sizeof(SegmentFilterRef), compare_filter_refs);
 
 	IndexInfo  *indexInfo = BuildIndexInfo(vs->index);
 

@@ -15,11 +15,9 @@
 
 #include "core/page_delta.hpp"
 
-/* Room for an append's delta: its ranges, the longest signature among them. */
-static constexpr uint32 APPEND_DELTA_ROOM =
-	bloomidx::page_delta_size(bloomidx::kAppendRanges,
-							  2 * sizeof(uint16) + bloomidx::kMaxSignatureBits / 8 +
-							  bloomidx::kTidSize + sizeof(bloomidx::PageOpaque));
+/* Room for an append's delta, with the longest signature. */
+#define APPEND_DELTA_ROOM \
+	bloomidx::append_delta_size(bloomidx::signature_bytes(bloomidx::kMaxSignatureBits))
 
 /*
  * Appends one entry to the pending page in `buffer` (exclusively locked,
@@ -33,29 +31,29 @@ bloomidx_append_logged(Relation index, Buffer buffer, const bloomidx::RowPageGeo
 	bloomidx::PageRange ranges[bloomidx::kAppendRanges];
 	uint8		delta[APPEND_DELTA_ROOM];
 	bool		needs_wal = RelationNeedsWAL(index);
+	uint32		len;
+	XLogRecPtr	lsn;
 
+	Assert(bloomidx::append_delta_size(g->signature_bytes) <= sizeof(delta));
 	bloomidx::row_page_append_ranges(*g, bloomidx::page_opaque(page)->count, ranges);
-	if (bloomidx::page_delta_size(bloomidx::kAppendRanges,
-								  g->signature_bytes + 2 * sizeof(uint16) + bloomidx::kTidSize +
-								  sizeof(bloomidx::PageOpaque)) > sizeof delta)
-		elog(ERROR, "bloomidx: signatures of %u bytes are longer than an append's WAL record allows",
-			 g->signature_bytes);
 
 	START_CRIT_SECTION();
 	bloomidx::row_page_append(page, *g, signature, tid);
 	MarkBufferDirty(buffer);
 	if (needs_wal)
 	{
-		uint32		len PG_USED_FOR_ASSERTS_ONLY = bloomidx::write_page_delta(page, ranges, bloomidx::kAppendRanges,
-													 delta, sizeof delta);
-
-		Assert(len > 0);
+		len = bloomidx::write_page_delta(page, ranges, bloomidx::kAppendRanges, delta,
+										 sizeof(delta));
+		/* An empty delta would lose the row on replay, silently. */
+		if (len == 0)
+			elog(PANIC, "bloomidx: the WAL record of an append to index \"%s\" does not fit",
+				 RelationGetRelationName(index));
 		XLogBeginInsert();
 		XLogRegisterBuffer(0, buffer, REGBUF_STANDARD);
 		XLogRegisterBufData(0, (char *) delta, len);
-		XLogRecPtr	lsn = XLogInsert(RM_GENERIC_ID, 0);
-
-		PageSetLSN((Page) page, lsn);	/* a macro that reads its argument twice */
+		lsn = XLogInsert(RM_GENERIC_ID, 0);
+		/* Not PageSetLSN(page, XLogInsert(...)): in PostgreSQL 15 a macro that reads it twice. */
+		PageSetLSN((Page) page, lsn);
 	}
 	END_CRIT_SECTION();
 }

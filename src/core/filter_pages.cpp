@@ -14,8 +14,12 @@ using namespace page_internal;
 namespace {
 
 constexpr uint32_t kGroupHeaderLower = kPageHeaderSize + sizeof(FilterGroupHeader);
-constexpr uint32_t kFilterPageBytes = kGroupRowsPerPage * kGroupRowBytes;
-static_assert(kPageHeaderSize + kFilterPageBytes <= kSpecialOffset, "rows fit a page");
+
+// The bytes of rows a region page holds.
+uint32_t page_row_bytes(const FilterGroupHeader &h) noexcept
+{
+    return group_rows_per_page(h) * group_row_bytes(h);
+}
 
 // The first block row of column c's region.
 uint32_t region_start(const FilterGroupHeader &h, uint32_t column) noexcept
@@ -33,6 +37,18 @@ uint32_t filter_group_check(const FilterGroupHeader &h) noexcept
     return check_of(h, kMetaMagic ^ 0xF1);
 }
 
+uint32_t group_row_bytes(const FilterGroupHeader &h) noexcept
+{
+    uint32_t capacity = h.slot_capacity >= 1 && h.slot_capacity <= kGroupSlots ? h.slot_capacity
+                                                                              : kGroupSlots;
+    return capacity * kFilterBlockBytes;
+}
+
+uint32_t group_rows_per_page(const FilterGroupHeader &h) noexcept
+{
+    return kPayloadBytes / group_row_bytes(h);
+}
+
 uint32_t group_region_rows(const FilterGroupHeader &h) noexcept
 {
     return region_start(h, h.ncolumns <= kMaxColumns ? h.ncolumns : kMaxColumns);
@@ -40,14 +56,16 @@ uint32_t group_region_rows(const FilterGroupHeader &h) noexcept
 
 uint32_t group_region_pages(const FilterGroupHeader &h) noexcept
 {
-    return (group_region_rows(h) + kGroupRowsPerPage - 1) / kGroupRowsPerPage;
+    return (group_region_rows(h) + group_rows_per_page(h) - 1) / group_rows_per_page(h);
 }
 
 void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
-                       const uint32_t *distinct, double bits_per_key) noexcept
+                       const uint32_t *distinct, double bits_per_key, uint32_t capacity) noexcept
 {
     std::memset(h, 0, sizeof *h);
     h->group_id = group_id;
+    h->slot_capacity = static_cast<uint16_t>(capacity >= 1 && capacity <= kGroupSlots ? capacity
+                                                                                     : kGroupSlots);
     h->ncolumns = static_cast<uint16_t>(ncolumns);
     uint32_t probes = bits_per_key > 0 ? filter_probes(bits_per_key) : 0;
     for (uint32_t c = 0; c < ncolumns && c < kMaxColumns && probes > 0; c++) {
@@ -65,8 +83,8 @@ bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint64_t hash,
     if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0)
         return false;
     uint32_t row = region_start(h, column) + filter_block_of(hash, h.columns[column].blocks);
-    *region_page = row / kGroupRowsPerPage;
-    *offset = kPageHeaderSize + (row % kGroupRowsPerPage) * kGroupRowBytes;
+    *region_page = row / group_rows_per_page(h);
+    *offset = kPageHeaderSize + (row % group_rows_per_page(h)) * group_row_bytes(h);
     return true;
 }
 
@@ -84,11 +102,26 @@ void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column
                      uint32_t slot, uint64_t hash) noexcept
 {
     if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0 ||
-        slot >= kGroupSlots)
+        slot >= h.slot_capacity)
         return;
     uint32_t row = region_start(h, column) + filter_block_of(hash, h.columns[column].blocks);
-    filter_block_add(image + size_t{row} * kGroupRowBytes + slot * kFilterBlockBytes,
+    filter_block_add(image + size_t{row} * group_row_bytes(h) + slot * kFilterBlockBytes,
                      h.columns[column].probes, hash);
+}
+
+void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept
+{
+    uint32_t from = group_row_bytes(*h);
+    uint32_t slots = h->slots_taken >= 1 ? h->slots_taken : 1;
+    if (slots >= h->slot_capacity)
+        return;
+    uint32_t to = slots * kFilterBlockBytes;
+    uint32_t rows = group_region_rows(*h);
+    // Rows move down (to < from): in ascending order nothing is overwritten before it moves.
+    for (uint32_t r = 0; r < rows; r++)
+        std::memmove(image + size_t{r} * to, image + size_t{r} * from, to);
+    h->slot_capacity = static_cast<uint16_t>(slots);
+    h->region_pages = group_region_pages(*h);
 }
 
 void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h) noexcept
@@ -104,20 +137,21 @@ void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h) noexcept
     set_segment_id(op, copy.group_id);
 }
 
-void filter_page_fill(uint8_t *page, const uint8_t *rows, uint32_t nrows, uint32_t region_page,
-                      uint32_t group_id) noexcept
+void filter_page_fill(uint8_t *page, const FilterGroupHeader &h, const uint8_t *rows,
+                      uint32_t nrows, uint32_t region_page) noexcept
 {
-    if (nrows > kGroupRowsPerPage)
-        nrows = kGroupRowsPerPage;
-    std::memcpy(page + kPageHeaderSize, rows, size_t{nrows} * kGroupRowBytes);
-    std::memset(page + kPageHeaderSize + nrows * kGroupRowBytes, 0,
-                kFilterPageBytes - nrows * kGroupRowBytes);
-    set_page(page, kPageFilter, kPageHeaderSize + kFilterPageBytes);
+    const uint32_t bytes = page_row_bytes(h);
+    if (nrows > group_rows_per_page(h))
+        nrows = group_rows_per_page(h);
+    std::memcpy(page + kPageHeaderSize, rows, size_t{nrows} * group_row_bytes(h));
+    std::memset(page + kPageHeaderSize + nrows * group_row_bytes(h), 0,
+                bytes - nrows * group_row_bytes(h));
+    set_page(page, kPageFilter, kPageHeaderSize + bytes);
     PageOpaque *op = page_opaque(page);
     op->count = 0;
-    op->signature_sum = page_sum(page + kPageHeaderSize, kFilterPageBytes);
+    op->signature_sum = page_sum(page + kPageHeaderSize, bytes);
     op->tid_sum = static_cast<uint16_t>(region_page);
-    set_segment_id(op, group_id);
+    set_segment_id(op, h.group_id);
 }
 
 PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
@@ -133,8 +167,9 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
         return PageProblem::BadFilter;
     if (h.check != filter_group_check(h))
         return PageProblem::BadFilter;
-    if (h.ncolumns != ncolumns || h.slots_taken > kGroupSlots ||
-        page_opaque(page)->count != h.slots_taken || h.reserved != 0)
+    if (h.ncolumns != ncolumns || h.slot_capacity < 1 || h.slot_capacity > kGroupSlots ||
+        h.slots_taken > h.slot_capacity || page_opaque(page)->count != h.slots_taken ||
+        h.reserved != 0)
         return PageProblem::BadFilter;
     for (uint32_t c = 0; c < kMaxColumns; c++) {
         const FilterColumn &fc = h.columns[c];
@@ -154,17 +189,18 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
     return PageProblem::None;
 }
 
-PageProblem check_filter_page(const uint8_t *page, uint32_t group_id, uint32_t region_page,
-                              Sums sums) noexcept
+PageProblem check_filter_page(const uint8_t *page, const FilterGroupHeader &h,
+                              uint32_t region_page, Sums sums) noexcept
 {
     PageProblem p = check_fixed(page, kPageFilter, kFormatSliced);
     if (p != PageProblem::None)
         return p;
     const PageOpaque *op = page_opaque(page);
-    if (read_u16(page + kPdLowerOffset) != kPageHeaderSize + kFilterPageBytes || op->count != 0 ||
-        op->tid_sum != region_page || page_segment_id(page) != group_id)
+    const uint32_t bytes = page_row_bytes(h);
+    if (read_u16(page + kPdLowerOffset) != kPageHeaderSize + bytes || op->count != 0 ||
+        op->tid_sum != region_page || page_segment_id(page) != h.group_id)
         return PageProblem::BadFilter;
-    if (sums == Sums::Verify && page_sum(page + kPageHeaderSize, kFilterPageBytes) != op->signature_sum)
+    if (sums == Sums::Verify && page_sum(page + kPageHeaderSize, bytes) != op->signature_sum)
         return PageProblem::BadFilterBits;
     return PageProblem::None;
 }

@@ -11,8 +11,10 @@
 // The format (generic_xlog.c, the same from PostgreSQL 9.6 to 18): for each
 // changed range, its offset and length as 16-bit numbers in the machine's
 // order, then its bytes.  Replay copies each range, then zeroes the hole
-// between pd_lower and pd_upper, so a range in the hole is pointless and
-// the page must have a zero hole before the record, as ours do.
+// between pd_lower and pd_upper, so a range in the hole is pointless; a
+// hole left non-zero on the primary (GenericXLogFinish zeroes it, this
+// record does not) is harmless: nothing reads it, full-page images leave
+// it out, and wal_consistency_checking masks it.
 #pragma once
 
 #include <cstdint>

@@ -64,14 +64,16 @@ uint32_t segment_entry_check(const SegmentEntry &e) noexcept
 bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks) noexcept
 {
     return e.check == segment_entry_check(e) && e.segment_id != 0 && e.rows >= 1 &&
-           e.rows <= kSegmentRows && e.live_rows <= e.rows && e.flags == 0 && e.reserved == 0 &&
+           e.rows <= kSegmentRows && e.live_rows <= e.rows && e.flags == 0 &&
            e.header_block != kMetaBlock && e.header_block < nblocks &&
            e.first_slice != kMetaBlock && e.first_slice < nblocks &&
            nslices <= nblocks - e.first_slice &&
            // One extent: slices, live page, 1..kMaxTidPages TID pages, header.
            e.header_block >= static_cast<uint64_t>(e.first_slice) + nslices + 2 &&
            e.header_block <= static_cast<uint64_t>(e.first_slice) + nslices + 1 + kMaxTidPages &&
-           (e.filter_block == 0 || e.filter_block < nblocks);
+           (e.filter_block == 0 ? e.filter_offset == 0 && e.filter_group == 0
+                                : e.filter_block != kMetaBlock && e.filter_block < nblocks &&
+                                      e.filter_offset < kGroupSlots && e.filter_group != 0);
 }
 
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,

@@ -106,12 +106,13 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 10;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 11;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
                                             // page sums, listed pages; 10: directory
-                                            // pages past 224 inline entries)
+                                            // pages past 224 inline entries; 11: segment
+                                            // filter groups)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -270,6 +271,13 @@ void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *sig
 constexpr uint32_t kAppendRanges = 4;
 void row_page_append_ranges(const RowPageGeometry &g, uint32_t count,
                             PageRange out[kAppendRanges]) noexcept;
+// The bytes of those ranges' delta (page_delta.hpp) for signatures of
+// signature_bytes bytes.
+constexpr uint32_t append_delta_size(uint32_t signature_bytes)
+{
+    return page_delta_size(kAppendRanges,
+                           2 * sizeof(uint16_t) + signature_bytes + kTidSize + sizeof(PageOpaque));
+}
 
 // Moves entry `from` to slot `to` (to < from), as vacuum compacts a page.
 void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint32_t to) noexcept;
@@ -288,10 +296,10 @@ struct SegmentEntry {
     uint32_t first_slice;   // slice j at block first_slice + j
     uint16_t rows;          // 1..kSegmentRows
     uint16_t live_rows;     // rows VACUUM has not cleared
-    uint32_t filter_block;  // issue 12: where the segment's filters are (0: none)
-    uint16_t filter_offset; // ... and at which byte
+    uint32_t filter_block;  // the header block of its filter group (0: no filters)
+    uint16_t filter_offset; // ... its slot there (0..kGroupSlots - 1)
     uint16_t flags;         // 0 so far
-    uint32_t reserved;      // 0
+    uint32_t filter_group;  // ... and the group's id (0 without filters)
     uint32_t check;         // segment_entry_check of the fields above
 };
 static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
@@ -635,25 +643,24 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
                         HeapTid *out) noexcept;
 
 // Filter group pages (src/segments.md, *Segment filters*).  A group holds
-// the filters of up to kGroupSlots segments, for each column a blocked
-// Bloom filter (core/segment_filter.hpp) of the same block count in every
-// slot.  Its header page, at the group's first block, is
+// the filters of up to slot_capacity (at most kGroupSlots) segments, for
+// each column a blocked Bloom filter (core/segment_filter.hpp) of the same
+// block count in every slot.  Its header page, at the group's first block,
+// is
 //
-//   FilterGroupHeader: id, slots taken, per column the block count and
-//   probes, the segment each slot was taken for, a check
+//   FilterGroupHeader: id, slot capacity, slots taken, per column the
+//   block count and probes, the segment each slot was taken for, a check
 //
 // and in the special space count = slots taken, reserved = the group id.
 // Region pages follow (region page i at header block + 1 + i): block rows
-// of kGroupRowBytes, block b of slot s at s * 64 in the row; column c's
-// rows start after the rows of the columns before it; kGroupRowsPerPage
-// rows a page from the page header on.  In the special space
-// signature_sum = page_sum of the rows, tid_sum = i, reserved = the group
-// id.  The group id is the id of the segment that took slot 0 (segment ids
-// are never reused), so a stale reader tells a recycled page as it does
-// for segments.
+// of group_row_bytes (block b of slot s at s * 64 in the row), as many a
+// page as fit from the page header on; column c's rows start after the
+// rows of the columns before it.  In the special space signature_sum =
+// page_sum of the rows, tid_sum = i, reserved = the group id.  The group
+// id is the id of the segment that took slot 0 (segment ids are never
+// reused), so a stale reader tells a recycled page as it does for
+// segments.  A full group (15 slots) has 960-byte rows, 8 a page.
 constexpr uint32_t kGroupSlots = 15;
-constexpr uint32_t kGroupRowBytes = kGroupSlots * kFilterBlockBytes; // 960
-constexpr uint32_t kGroupRowsPerPage = 8;                              // 7,680 bytes
 // A column's blocks at most: a segment's rows at 32 bits a value.
 constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 4,064
 
@@ -665,10 +672,11 @@ struct FilterColumn {
 
 struct FilterGroupHeader {
     uint32_t group_id;
-    uint16_t ncolumns;     // the index's columns
-    uint16_t slots_taken;  // 0..kGroupSlots: slots written or being written
-    uint32_t region_pages; // group_region_pages(*this)
-    uint32_t reserved;     // 0
+    uint16_t ncolumns;      // the index's columns
+    uint16_t slots_taken;   // 0..slot_capacity: slots written or being written
+    uint32_t region_pages;  // group_region_pages(*this)
+    uint16_t slot_capacity; // 1..kGroupSlots
+    uint16_t reserved;      // 0
     FilterColumn columns[kMaxColumns];
     uint32_t slot_segment[kGroupSlots]; // the segment each slot was taken for
     uint32_t check;                     // filter_group_check of the fields above
@@ -678,14 +686,18 @@ static_assert(sizeof(FilterGroupHeader) == 16 + 4 * kMaxColumns + 4 * kGroupSlot
 
 uint32_t filter_group_check(const FilterGroupHeader &h) noexcept;
 
-// Block rows and region pages of a group.
+// A group's block rows: their bytes, how many a region page holds, how
+// many in all, and its region pages.
+uint32_t group_row_bytes(const FilterGroupHeader &h) noexcept;
+uint32_t group_rows_per_page(const FilterGroupHeader &h) noexcept;
 uint32_t group_region_rows(const FilterGroupHeader &h) noexcept;
 uint32_t group_region_pages(const FilterGroupHeader &h) noexcept;
 
-// A new group's header for a first segment whose column c has distinct[c]
-// distinct values, at bits_per_key (0: no filters).
+// A new group's header of `capacity` slots for a first segment whose
+// column c has distinct[c] distinct values, at bits_per_key (0: no
+// filters).
 void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
-                       const uint32_t *distinct, double bits_per_key) noexcept;
+                       const uint32_t *distinct, double bits_per_key, uint32_t capacity) noexcept;
 
 // Where the block row of `hash` in column c's region is: region page and
 // byte offset on the page.  False when the column has no filter.
@@ -697,16 +709,22 @@ uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
                          uint64_t hash) noexcept;
 
 // Adds `hash` of column c to slot s of a group's rows, `image` holding all
-// its region pages' rows back to back (group_region_rows(h) rows).
+// its region rows back to back (group_region_rows(h) * group_row_bytes(h)
+// bytes).
 void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
                      uint32_t slot, uint64_t hash) noexcept;
 
-// Writes the header (its check set) and region page i (its rows from
-// `rows`, kGroupRowsPerPage of them, fewer on the last page) onto
+// Lays an image out again for a capacity of h->slots_taken slots (a group
+// that will take no more: the build's last), in place, and sets the
+// header's capacity and region pages.
+void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept;
+
+// Writes the header (its check set), and region page i (its rows from
+// `rows`, group_rows_per_page of them, fewer on the last page), onto
 // initialised pages.
 void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h) noexcept;
-void filter_page_fill(uint8_t *page, const uint8_t *rows, uint32_t nrows, uint32_t region_page,
-                      uint32_t group_id) noexcept;
+void filter_page_fill(uint8_t *page, const FilterGroupHeader &h, const uint8_t *rows,
+                      uint32_t nrows, uint32_t region_page) noexcept;
 
 // The header of a page that check_filter_group_page passed.
 inline const FilterGroupHeader *filter_group_header(const uint8_t *page) noexcept
@@ -780,9 +798,9 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
 // when the header is at `header_block`.
 PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
                                     uint32_t header_block, uint32_t nblocks) noexcept;
-// Checks region page `region_page` of group `group_id`.
-PageProblem check_filter_page(const uint8_t *page, uint32_t group_id, uint32_t region_page,
-                              Sums sums = Sums::Verify) noexcept;
+// Checks region page `region_page` of the group whose header (checked) is h.
+PageProblem check_filter_page(const uint8_t *page, const FilterGroupHeader &h,
+                              uint32_t region_page, Sums sums = Sums::Verify) noexcept;
 // A free page (nothing points at it).
 PageProblem check_free_page(const uint8_t *page) noexcept;
 // The segment a page belongs to if it is a bloomidx slice, header, live or

@@ -366,7 +366,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 4) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 10\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 11\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 4: a query through the index fails');
 		like($err, $old_format, 'format version 4: the query says to REINDEX');
@@ -546,6 +546,34 @@ with_segment_damage(
 		check_segment_damage('directory entry', 0,
 			'Segment directory entry 0 is damaged.',
 			'Segment directory entry 0 is damaged.');
+	});
+
+# Segment filters (src/segments.md, *Segment filters*): the segments'
+# group, named in each directory entry (its header block at byte 16 of the
+# entry), a header then region pages.  Damage to either is XX002, never a
+# segment skipped on a damaged filter.
+my $group = unpack('V', substr($orig, 184 + 16, 4));
+ok($group > 0, "segments: the first segment has a filter group (block $group)");
+with_segment_damage(
+	'filter bits',
+	sub {
+		my $b = shift;
+		my $pages = unpack('V', substr($$b, $group * $BLCKSZ + 24 + 8, 4));
+		for my $p (1 .. $pages)
+		{
+			substr($$b, ($group + $p) * $BLCKSZ + 24 + 64 * ($p % 3), 1) ^= "\x04";
+		}
+	},
+	sub {
+		check_segment_damage('filter bits', $group + 1,
+			'segment filter bits damaged.', 'segment filter bits damaged.');
+	});
+with_segment_damage(
+	'filter group header',
+	sub { my $b = shift; substr($$b, $group * $BLCKSZ + 24 + 20, 1) ^= "\x01"; },
+	sub {
+		check_segment_damage('filter group header', $group,
+			'filter group page out of place.', 'filter group page out of place.');
 	});
 
 # ------------------------------------------------------------------------

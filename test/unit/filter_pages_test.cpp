@@ -37,11 +37,11 @@ struct Group {
 // A group of `slots` segments over ncols columns; keys[s][c] the column
 // hashes of slot s.
 Group make_group(uint32_t ncols, const std::vector<std::vector<std::vector<uint64_t>>> &keys,
-                 const uint32_t *distinct, double bpk, uint32_t group_id)
+                 const uint32_t *distinct, double bpk, uint32_t group_id, bool shrink = false)
 {
     Group g;
-    filter_group_init(&g.header, group_id, ncols, distinct, bpk);
-    std::vector<uint8_t> image(size_t{group_region_rows(g.header)} * kGroupRowBytes);
+    filter_group_init(&g.header, group_id, ncols, distinct, bpk, kGroupSlots);
+    std::vector<uint8_t> image(size_t{group_region_rows(g.header)} * group_row_bytes(g.header));
     for (uint32_t s = 0; s < keys.size(); s++) {
         for (uint32_t c = 0; c < ncols; c++)
             for (uint64_t h : keys[s][c])
@@ -49,15 +49,19 @@ Group make_group(uint32_t ncols, const std::vector<std::vector<std::vector<uint6
         g.header.slot_segment[s] = s == 0 ? group_id : group_id + 100 + s;
         g.header.slots_taken = static_cast<uint16_t>(s + 1);
     }
+    if (shrink)
+        group_image_shrink(image.data(), &g.header);
     g.pages.resize(1 + g.header.region_pages);
     init(g.pages[0].b);
     filter_group_page_fill(g.pages[0].b, g.header);
     uint32_t rows = group_region_rows(g.header);
     for (uint32_t i = 0; i < g.header.region_pages; i++) {
         init(g.pages[1 + i].b);
-        uint32_t n = rows - i * kGroupRowsPerPage;
-        filter_page_fill(g.pages[1 + i].b, image.data() + size_t{i} * kGroupRowsPerPage * kGroupRowBytes,
-                         n < kGroupRowsPerPage ? n : kGroupRowsPerPage, i, group_id);
+        const uint32_t per_page = group_rows_per_page(g.header);
+        uint32_t n = rows - i * per_page;
+        filter_page_fill(g.pages[1 + i].b, g.header,
+                         image.data() + size_t{i} * per_page * group_row_bytes(g.header),
+                         n < per_page ? n : per_page, i);
     }
     return g;
 }
@@ -100,7 +104,7 @@ TEST(FilterPages, EveryValueFindsItsSlots)
     ASSERT_EQ(check_filter_group_page(g.pages[0].b, 77, ncols, 10, 11 + h->region_pages),
               PageProblem::None);
     for (uint32_t i = 0; i < h->region_pages; i++)
-        ASSERT_EQ(check_filter_page(g.pages[1 + i].b, 77, i), PageProblem::None);
+        ASSERT_EQ(check_filter_page(g.pages[1 + i].b, *h, i), PageProblem::None);
     EXPECT_EQ(h->columns[2].blocks, 1u);
     EXPECT_GT(h->columns[0].blocks, 90u);
     EXPECT_EQ(h->region_pages, group_region_pages(*h));
@@ -148,13 +152,17 @@ TEST(FilterPages, ChecksCatchDamage)
         EXPECT_NE(check_filter_group_page(p.b, 5, 2, 1, nblocks), PageProblem::None) << off;
     }
     // Region pages: a flipped bit, another group, another place.
+    const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
+    FilterGroupHeader other = *h;
+    other.group_id = 4;
     for (uint32_t i = 0; i < pages; i++) {
         Page p = g.pages[1 + i];
-        p.b[kPageHeaderSize + (rng() % (kGroupRowsPerPage * kGroupRowBytes))] ^= 1u << (rng() % 8);
-        EXPECT_EQ(check_filter_page(p.b, 5, i), PageProblem::BadFilterBits);
-        EXPECT_EQ(check_filter_page(p.b, 5, i, Sums::Trust), PageProblem::None);
-        EXPECT_EQ(check_filter_page(g.pages[1 + i].b, 4, i), PageProblem::BadFilter);
-        EXPECT_EQ(check_filter_page(g.pages[1 + i].b, 5, i + 1), PageProblem::BadFilter);
+        p.b[kPageHeaderSize + (rng() % (group_rows_per_page(*h) * group_row_bytes(*h)))] ^=
+            static_cast<uint8_t>(1u << (rng() % 8));
+        EXPECT_EQ(check_filter_page(p.b, *h, i), PageProblem::BadFilterBits);
+        EXPECT_EQ(check_filter_page(p.b, *h, i, Sums::Trust), PageProblem::None);
+        EXPECT_EQ(check_filter_page(g.pages[1 + i].b, other, i), PageProblem::BadFilter);
+        EXPECT_EQ(check_filter_page(g.pages[1 + i].b, *h, i + 1), PageProblem::BadFilter);
     }
 }
 
@@ -162,9 +170,42 @@ TEST(FilterPages, NoFiltersMeansEverySlotPasses)
 {
     const uint32_t distinct[2] = {10, 10};
     FilterGroupHeader h;
-    filter_group_init(&h, 9, 2, distinct, 0);
+    filter_group_init(&h, 9, 2, distinct, 0, kGroupSlots);
     EXPECT_EQ(group_region_rows(h), 0u);
     uint32_t page, offset;
     EXPECT_FALSE(group_row_of(h, 0, 123, &page, &offset));
     EXPECT_FALSE(group_row_of(h, 5, 123, &page, &offset));
+}
+
+TEST(FilterPages, AShrunkGroupKeepsEveryValue)
+{
+    // A build's last group, of fewer segments than a group holds, is laid
+    // out again for them alone: 4 slots, 256-byte rows, 31 a page.
+    std::mt19937_64 rng(23);
+    const uint32_t distinct[2] = {4000, 50};
+    std::vector<uint64_t> few(50);
+    for (auto &v : few)
+        v = rng();
+    std::vector<std::vector<std::vector<uint64_t>>> keys(4, std::vector<std::vector<uint64_t>>(2));
+    for (auto &slot : keys)
+        for (int r = 0; r < 4000; r++) {
+            slot[0].push_back(rng());
+            slot[1].push_back(few[rng() % few.size()]);
+        }
+    Group full = make_group(2, keys, distinct, 10, 31);
+    Group g = make_group(2, keys, distinct, 10, 31, true);
+    const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
+    EXPECT_EQ(h->slot_capacity, 4u);
+    EXPECT_EQ(group_row_bytes(*h), 256u);
+    EXPECT_EQ(group_rows_per_page(*h), 31u);
+    EXPECT_LT(h->region_pages * 3, filter_group_header(full.pages[0].b)->region_pages);
+    ASSERT_EQ(check_filter_group_page(g.pages[0].b, 31, 2, 1, 2 + h->region_pages), PageProblem::None);
+    for (uint32_t i = 0; i < h->region_pages; i++)
+        ASSERT_EQ(check_filter_page(g.pages[1 + i].b, *h, i), PageProblem::None);
+    for (uint32_t s = 0; s < 4; s++)
+        for (uint32_t c = 0; c < 2; c++)
+            for (uint64_t v : keys[s][c]) {
+                ASSERT_TRUE(probe(g, c, v) & (1u << s)) << "slot " << s << " column " << c;
+                ASSERT_EQ(probe(g, c, v), probe(full, c, v));
+            }
 }

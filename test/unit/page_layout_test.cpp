@@ -183,7 +183,14 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 10) << "10: segments, the pending list, the directory and its pages, the free list, weighted page sums";
+    EXPECT_EQ(kMetaVersion, 11) << "11: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups";
+    EXPECT_EQ(kPageFilterGroup, 11);
+    EXPECT_EQ(kPageFilter, 12);
+    EXPECT_EQ(kGroupSlots, 15u);
+    FilterGroupHeader full{};
+    full.slot_capacity = kGroupSlots;
+    EXPECT_EQ(group_row_bytes(full), 960u);
+    EXPECT_EQ(group_rows_per_page(full), 8u);
     EXPECT_EQ(kPageSlice, 3);
     EXPECT_EQ(kPageSegment, 4);
     EXPECT_EQ(kPageTids, 5);
@@ -1033,7 +1040,13 @@ TEST(SegmentEntry, LayoutCheckAndDamage)
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 103; })); // run past the end
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 1000; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.flags = 1; }));
-    EXPECT_TRUE(bad([](SegmentEntry &d) { d.reserved = 1; }));
+    // Filters: a group named in full or not at all.
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_group = 1; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_offset = 1; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 500; }));
+    EXPECT_FALSE(bad([](SegmentEntry &d) { d.filter_block = 500; d.filter_group = 7; d.filter_offset = kGroupSlots - 1; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 500; d.filter_group = 7; d.filter_offset = kGroupSlots; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 0; d.filter_group = 7; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 10 + 104 + 1; })); // no room for a TID page
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 10 + 104 + 2 + kMaxTidPages; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 5; }));            // before its slices

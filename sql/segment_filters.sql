@@ -1,0 +1,68 @@
+-- Segment filters (src/segments.md, *Segment filters*): CREATE INDEX
+-- writes, per group of up to 15 segments, a filter per column; a scan asks
+-- them first and reads the slices of the segments that pass only.  Every
+-- answer equals a sequential scan's, for equalities, IN lists (short, and
+-- longer than the 64 elements filters are asked for), IS NULL and mixes,
+-- on columns of every cardinality; and the filters cut the index pages a
+-- selective query reads.
+CREATE TABLE sf (id int, u int, k int, s text, n int);
+-- u unique, k 1,000 values, s 6 values, n NULL in 1 row of 50.
+INSERT INTO sf
+SELECT i, i * 7 + 3, (i * 7919) % 1000, (ARRAY['new','paid','sent','done','lost','back'])[1 + i % 6],
+       CASE WHEN i % 50 = 0 THEN NULL ELSE i % 300 END
+FROM generate_series(1, 40000) i;
+CREATE TABLE sf_off AS SELECT * FROM sf;
+-- 500-row segments: 80 of them, 6 groups (the last of 5 segments).
+SET bloomidx.segment_rows = 500;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX sf_bl ON sf USING bloomidx (u, k, s, n);
+CREATE INDEX sf_off_bl ON sf_off USING bloomidx (u, k, s, n) WITH (segment_filter_rate = 0);
+RESET bloomidx.segment_rows;
+RESET max_parallel_maintenance_workers;
+SELECT segments, pending_rows FROM bloomidx_index_info('sf_bl');
+-- The filters' pages: about a third more than without.
+SELECT pg_relation_size('sf_bl') > pg_relation_size('sf_off_bl') AS larger,
+       pg_relation_size('sf_bl') < 1.6 * pg_relation_size('sf_off_bl') AS not_much;
+
+-- Answers: hits and misses on each column and combinations.
+SELECT q, index_vs_seqscan('SELECT id FROM sf WHERE ' || q)
+FROM (VALUES ('u = 703'), ('u = 704'), ('u = 280003'), ('k = 17'), ('k = 1000'),
+             ('s = ''paid'''), ('s = ''gone'''), ('n IS NULL'), ('n = 299'), ('n = 300'),
+             ('u = 703 AND k = 100'), ('u = 703 AND k = 800'), ('k = 5 AND s = ''sent'''),
+             ('u IN (10, 703, 7003, 70003)'), ('k IN (1, 2, 1001)'), ('s IN (''x'', ''y'')'),
+             ('u = ANY (ARRAY(SELECT i * 7 + 3 FROM generate_series(1, 200) i))'),
+             ('u IS NULL'), ('n IS NULL AND k = 0')) AS t(q);
+-- Randomized: 300 queries of one to three keys, values hit or miss.
+SELECT setseed(0.12);
+SELECT count(*) AS queries, count(*) FILTER (WHERE r NOT LIKE 'same%') AS differences
+FROM (SELECT index_vs_seqscan('SELECT id FROM sf WHERE ' || string_agg(cond, ' AND ')) AS r
+      FROM (SELECT g, CASE (random() * 4)::int
+                        WHEN 0 THEN format('u = %s', (random() * 300000)::int)
+                        WHEN 1 THEN format('k = %s', (random() * 1100)::int)
+                        WHEN 2 THEN format('s = %L', (ARRAY['new','paid','x'])[1 + (random() * 2)::int])
+                        WHEN 3 THEN format('n = %s', (random() * 320)::int)
+                        ELSE format('u IN (%s, %s)', (random() * 300000)::int, (random() * 300000)::int) END AS cond
+            FROM generate_series(1, 300) g, generate_series(1, 1 + (random() * 2)::int) c) q
+      GROUP BY g) r;
+
+-- A miss on the unique column reads a few filter pages and the pending
+-- ones, where the index without filters reads every segment's slices.
+SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 5
+       < (o->>'Shared Hit Blocks')::int + (o->>'Shared Read Blocks')::int AS far_fewer_buffers
+FROM bitmap_index_node('SELECT * FROM sf WHERE u = 280003') f,
+     bitmap_index_node('SELECT * FROM sf_off WHERE u = 280003') o;
+
+-- Inserts, deletes, seals and VACUUM's merges: sealed and merged segments
+-- have no filters yet (always read), and every answer stays right.
+INSERT INTO sf SELECT i, i * 7 + 3, i % 1000, 'new', i % 300 FROM generate_series(40001, 41000) i;
+DELETE FROM sf WHERE id % 3 = 0 AND id < 20000;
+VACUUM sf;
+SELECT bloomidx_verify('sf_bl');
+SELECT q, index_vs_seqscan('SELECT id FROM sf WHERE ' || q)
+FROM (VALUES ('u = 703'), ('u = 280010'), ('k = 17'), ('s = ''paid'''), ('n IS NULL'),
+             ('u IN (10, 703, 7003, 280010)')) AS t(q);
+
+-- Bad input: the rate is checked.
+CREATE INDEX ON sf USING bloomidx (u) WITH (segment_filter_rate = 0.6);
+CREATE INDEX ON sf USING bloomidx (u) WITH (segment_filter_rate = -0.1);
+DROP TABLE sf, sf_off;

@@ -1,0 +1,213 @@
+/*
+ * filter_scan.cpp: asking the segments' filters (src/segments.md,
+ * *Segment filters*) which segments may hold rows the query wants.
+ *
+ * The directory's entries are taken group by group.  For each group: its
+ * header (the columns' block counts), then per query key the block row of
+ * each of the key's hashes, one region page each, which answers for every
+ * segment of the group at once.  A segment passes when every key has a
+ * hash its filter may hold.  A group page that belongs elsewhere was
+ * recycled since the directory was copied (the caller starts again) or is
+ * damaged (XX002): a segment is never skipped on a page that cannot be
+ * trusted.
+ */
+#include "bloomidx.h"
+
+void
+bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes, uint32 nhashes)
+{
+	if (nhashes == 0 || nhashes > MAX_FILTER_HASHES)
+		return;
+	FilterKey  *k = &query->keys[query->nkeys++];
+
+	k->column = column;
+	k->nhashes = nhashes;
+	k->hashes = hashes;
+}
+
+/* Entries in group order (by header block), ties by slot. */
+typedef struct GroupedEntry
+{
+	BlockNumber block;
+	uint32		index;
+} GroupedEntry;
+
+static int
+grouped_entry_cmp(const void *a, const void *b)
+{
+	const GroupedEntry *x = (const GroupedEntry *) a;
+	const GroupedEntry *y = (const GroupedEntry *) b;
+
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return x->index < y->index ? -1 : (x->index > y->index ? 1 : 0);
+}
+
+/*
+ * Reads and checks group page blkno (its header when region_page < 0) into
+ * *copy (whole page).  False when it turned out recycled.
+ */
+static bool
+read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
+				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
+				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
+{
+	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
+	bloomidx::PageProblem problem;
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(buffer);
+
+	if (region_page < 0)
+		problem = bloomidx::check_filter_group_page((const uint8 *) page, e->filter_group,
+													ncolumns, e->filter_block, nblocks);
+	else
+	{
+		bool		known = bloomidx_sums_known(hints, blkno, page);
+
+		problem = bloomidx::check_filter_page((const uint8 *) page, *h, (uint32) region_page,
+											  known ? bloomidx::Sums::Trust
+											  : bloomidx::Sums::Verify);
+		if (problem == bloomidx::PageProblem::None && !known)
+			bloomidx_sums_passed(hints, blkno, page);
+	}
+	if (problem == bloomidx::PageProblem::None)
+		memcpy(copy, page, BLCKSZ);
+	UnlockReleaseBuffer(buffer);
+	if (problem != bloomidx::PageProblem::None)
+	{
+		/* Recycled since the directory copy, or an ERROR. */
+		(void) bloomidx_page_was_recycled(index, blkno, generation, problem);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The slots of group `h` (header block `header`) that may hold rows the
+ * query wants, among `wanted`.  False when a page was recycled.
+ */
+static bool
+probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEntry *e,
+			const bloomidx::FilterGroupHeader *h, uint32 wanted, uint32 ncolumns,
+			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
+			uint32 *passed)
+{
+	uint32		mask = wanted;
+
+	for (int k = 0; k < query->nkeys && mask != 0; k++)
+	{
+		const FilterKey *key = &query->keys[k];
+		const bloomidx::FilterColumn *fc = &h->columns[key->column];
+		uint32		key_mask = 0;
+		int64		loaded = -1;	/* the region page in copy */
+
+		if (fc->blocks == 0)
+			continue;			/* no filter for the column: every slot passes */
+		for (uint32 i = 0; i < key->nhashes && (mask & ~key_mask) != 0; i++)
+		{
+			uint32		region_page,
+						offset;
+
+			if (!bloomidx::group_row_of(*h, (uint32) key->column, key->hashes[i], &region_page,
+										&offset))
+				continue;
+			if (loaded != (int64) region_page)
+			{
+				if (!read_group_page(index, e->filter_block + 1 + region_page, e, h, region_page,
+									 ncolumns, nblocks, generation, hints, copy))
+					return false;
+				loaded = region_page;
+			}
+			key_mask |= bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
+												  h->slots_taken, key->hashes[i]);
+		}
+		mask &= key_mask;
+	}
+	*passed = mask;
+	return true;
+}
+
+/*
+ * Sets skip[i] for each segment of the directory copy whose filters rule
+ * the query out.  False when a group page was recycled since the copy
+ * (the caller starts again).
+ */
+bool
+bloomidx_filter_segments(Relation index, const FilterQuery *query, const DirectoryCopy *dir,
+						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, bool *skip)
+{
+	uint32		n = dir->header.nsegments;
+	uint32		generation = dir->header.generation;
+	uint32		ngrouped = 0;
+
+	memset(skip, 0, n * sizeof(bool));
+	if (query->nkeys == 0 || n == 0)
+		return true;
+
+	GroupedEntry *order = (GroupedEntry *) palloc(n * sizeof(GroupedEntry));
+	char	   *header_copy = (char *) palloc(BLCKSZ);
+	char	   *copy = (char *) palloc(BLCKSZ);
+	bool		ok = true;
+
+	for (uint32 i = 0; i < n; i++)
+		if (dir->entries[i].filter_block != 0)
+		{
+			order[ngrouped].block = dir->entries[i].filter_block;
+			order[ngrouped++].index = i;
+		}
+	qsort(order, ngrouped, sizeof(GroupedEntry), grouped_entry_cmp);
+
+	for (uint32 first = 0, last; ok && first < ngrouped; first = last)
+	{
+		const bloomidx::SegmentEntry *e = &dir->entries[order[first].index];
+		uint32		wanted = 0;
+
+		for (last = first; last < ngrouped && order[last].block == order[first].block; last++)
+			wanted |= 1u << dir->entries[order[last].index].filter_offset;
+		if (!read_group_page(index, e->filter_block, e, NULL, -1, ncolumns, nblocks,
+							 generation, hints, header_copy))
+		{
+			ok = false;
+			break;
+		}
+
+		const bloomidx::FilterGroupHeader *h =
+			bloomidx::filter_group_header((const uint8 *) header_copy);
+
+		/* Each segment in the slot its entry names, taken for it. */
+		for (uint32 j = first; j < last; j++)
+		{
+			const bloomidx::SegmentEntry *se = &dir->entries[order[j].index];
+
+			if (se->filter_group != e->filter_group || se->filter_offset >= h->slots_taken ||
+				h->slot_segment[se->filter_offset] != se->segment_id)
+			{
+				if (bloomidx_directory_generation(index) != generation)
+				{
+					ok = false;
+					break;
+				}
+				bloomidx_report_corrupted_page(index, e->filter_block,
+											   psprintf("Slot %u of the filter group does not hold segment %u.",
+														se->filter_offset, se->segment_id));
+			}
+		}
+
+		uint32		passed = 0;
+
+		if (ok && !probe_group(index, query, e, h, wanted, ncolumns, nblocks, generation,
+							   hints, copy, &passed))
+			ok = false;
+		for (uint32 j = first; ok && j < last; j++)
+			skip[order[j].index] =
+				!(passed & (1u << dir->entries[order[j].index].filter_offset));
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(order);
+	pfree(header_copy);
+	pfree(copy);
+	if (!ok)
+		memset(skip, 0, n * sizeof(bool));
+	return ok;
+}
