@@ -7,8 +7,8 @@
 #   SCALE=0.1 bash test/bench/run.sh
 #
 # In one throwaway cluster, on identical copies of each data set's table,
-# one copy per index kind (bloomidx with its defaults, bloomidx at
-# contrib/bloom's length 80 and 2 bits per column, contrib/bloom with its
+# one copy per index kind (bloomidx with its defaults, bloomidx without
+# segment filters (segment_filter_rate = 0), contrib/bloom with its
 # defaults, one btree on all columns, one btree per column, one GIN index
 # through btree_gin on all columns):
 #   - data set A (data_a.sql): 10,000,000 * SCALE rows of six int4 columns,
@@ -26,7 +26,7 @@
 #     (median): a new backend page-faults on each shared buffer it touches
 #     for the first time;
 #   - pgbench, 2 clients, 2-column equality lookups of values drawn from
-#     10,000 rows of the table for LOOKUP_SECONDS (sequential scans off);
+#     up to 10,000 rows of the table for LOOKUP_SECONDS (sequential scans off);
 #   - WRITE_ROUNDS rounds, each kind in turn (the order rotates): INSERT of
 #     INSERT_ROWS rows (time and WAL), then pgbench, 2 clients inserting one
 #     row per transaction for PGBENCH_SECONDS; medians of the rounds.
@@ -217,7 +217,7 @@ MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
 		connections (median), after the measured runs: the index is in shared buffers, but a new backend
 		page-faults on each buffer it touches for the first time.
 		*Lookups under load*: pgbench, 2 clients, each transaction an equality lookup on two columns with
-		values drawn from 10,000 rows of the table (sequential scans off).
+		values drawn from up to 10,000 rows of the table (sequential scans off).
 		Ratios: bloomidx / contrib/bloom and bloomidx / GIN, lower is better except for rows and
 		transactions per second.
 		The machine is shared: timings vary by several per cent from run to run, more under a millisecond.
