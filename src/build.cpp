@@ -2,7 +2,8 @@
  * build.cpp: CREATE INDEX and the init fork of an index on an UNLOGGED
  * table.  The heap scan gathers rows in memory; every segment's worth
  * becomes a segment (segment_write.cpp), and what is left at the end, less
- * than a segment, becomes pending pages (src/segments.md).  Every page is
+ * than a segment, becomes one more if it would take more pending pages than
+ * a segment has slices, else pending pages (src/segments.md).  Every page is
  * written whole and WAL-logged whole as it is written.  A build runs in one
  * process, or split over parallel workers (parallel_build.cpp): each
  * participant runs bloomidx_build_part_scan over its share of the table,
@@ -10,6 +11,20 @@
  * pending pages into one list and publishes all in the metapage.
  */
 #include "bloomidx.h"
+
+/*
+ * The rows from which a build's last ones become a segment rather than
+ * pending pages: as many as would fill more pending pages than a segment
+ * has slices.  Every query reads every pending page row by row, and only a
+ * segment's tested slices (or nothing, where its filters rule it out), so
+ * such a segment is both smaller and cheaper to query.
+ */
+uint32
+bloomidx_tail_segment_rows(const BloomidxState *state)
+{
+	return Min((uint64) state->meta.signature_bits * state->geometry.capacity,
+			   (uint64) bloomidx_segment_capacity(state->geometry.capacity));
+}
 
 void
 bloomidx_build_ids_init(BuildSegmentIds *ids)
@@ -194,6 +209,9 @@ bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 void
 bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index)
 {
+	/* Rows that would take more pending pages than a segment has slices: a segment. */
+	if (part->rows.nrows > 0 && part->rows.nrows >= bloomidx_tail_segment_rows(&part->state))
+		flush_segment(index, part);
 	bloomidx_filter_group_flush(index, &part->filters, part->entries, part->shared_extension);
 	rows_to_pending_pages(index, part);
 	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
@@ -324,10 +342,13 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/*
 	 * Each parallel participant left up to a segment's worth pending: what
-	 * makes whole segments is sealed now (no one else sees the index yet).
+	 * makes whole segments, or would take more pages than a segment's
+	 * slices, is sealed now (no one else sees the index yet; such segments
+	 * have no filters).
 	 */
 	if (nworkers > 0)
-		bloomidx_seal_all(index, bloomidx_seal_threshold(part->state.geometry.capacity));
+		bloomidx_seal_all(index, Min(bloomidx_seal_threshold(part->state.geometry.capacity),
+									 bloomidx_tail_segment_rows(&part->state)));
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 

@@ -7,7 +7,7 @@
  * the relation extension lock (which PostgreSQL does not share within a
  * parallel group).  Segment ids and directory slots come from one counter
  * in shared memory.  Each participant writes its last rows, less than a
- * segment, as pending pages of its own; each worker leaves the list of
+ * segment, as a segment or pending pages of its own (build.cpp); each worker leaves the list of
  * them in shared memory, every participant its segments' directory
  * entries in one shared array (segment id i at i - 1), and the leader
  * joins the lists and publishes everything.  Whoever writes a page
