@@ -90,7 +90,9 @@ typedef struct BloomidxState
 	bloomidx::MetaPageData meta;	/* options frozen at build */
 	bloomidx::RowPageGeometry geometry;
 	int			ncolumns;
-	double		filter_bits_per_key;	/* of new segments' filters; 0: none */
+	double		filter_bits_per_key;	/* of the filters a build writes; 0: none
+										 * (set by the build alone: sizing them
+										 * takes milliseconds) */
 	ValueHasher hasher[INDEX_MAX_KEYS];
 } BloomidxState;
 

@@ -39,6 +39,7 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 						 BuildSegmentIds *ids, bloomidx::SegmentEntry *entries)
 {
 	bloomidx_init_state(&part->state, index);
+	part->state.filter_bits_per_key = bloomidx_filter_bits_per_key(index);
 	bloomidx_segment_rows_init(&part->rows, part->state.meta.signature_bytes,
 							   (uint32) bloomidx_segment_rows);
 	part->ids = ids;

@@ -69,10 +69,24 @@ bloomidx_register_options(void)
 double
 bloomidx_filter_bits_per_key(Relation index)
 {
+	/*
+	 * The sizing search evaluates the rate formula a few thousand times
+	 * (milliseconds): every scan and INSERT statement asks, so the last
+	 * answer is kept.
+	 */
+	static double last_rate = -1;
+	static double last_bits = 0;
 	const BloomidxOptions *opts = (const BloomidxOptions *) index->rd_options;
 	double		rate = opts ? opts->segment_filter_rate : BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE;
 
-	return rate > 0 ? bloomidx::filter_bits_per_key(rate) : 0;
+	if (rate <= 0)
+		return 0;
+	if (rate != last_rate)
+	{
+		last_bits = bloomidx::filter_bits_per_key(rate);
+		last_rate = rate;
+	}
+	return last_bits;
 }
 
 /*

@@ -398,7 +398,7 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 	state->meta = *bloomidx_cached_meta(index);
 	state->geometry = bloomidx::row_page_geometry(state->meta.signature_bytes);
 	state->ncolumns = state->meta.ncolumns;
-	state->filter_bits_per_key = bloomidx_filter_bits_per_key(index);
+	state->filter_bits_per_key = 0;	/* only what writes segments asks (build.cpp) */
 
 	for (int i = 0; i < state->ncolumns; i++)
 	{
