@@ -14,8 +14,8 @@
 
 /*
  * The rows from which a build's last ones become a segment rather than
- * pending pages: as many as would fill more pending pages than a segment
- * has slices.  Every query reads every pending page row by row, and only a
+ * pending pages: as many as fill as many pending pages as a segment has
+ * slices.  Every query reads every pending page row by row, and only a
  * segment's tested slices (or nothing, where its filters rule it out), so
  * such a segment is both smaller and cheaper to query.
  */

@@ -197,6 +197,10 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	DirectoryStats dir;
 
 	bloomidx_directory_stats(rel, &dir);
+
+	const BloomidxOptions *opts = (const BloomidxOptions *) rel->rd_options;
+	double		filter_rate = opts ? opts->segment_filter_rate : BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE;
+
 	index_close(rel, NoLock);
 
 	KeyShape	shape = key_shape(root, path, &meta);
@@ -227,13 +231,13 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * per key for every 15 segments, and of the segments only those that
 	 * hold a match (a segment of R rows holds one of the query's matches
 	 * with 1 - (1 - s)^R, s the selectivity of the quals, true matches
-	 * only) or that a filter lets through at its rate.
+	 * only) or that every key's filter lets through at the index's rate.
 	 */
 	double		filtered = shape.filter_keys > 0 ? dir.filtered_segments : 0;
 	double		groups = std::ceil(filtered / bloomidx::kGroupSlots);
 	double		filter_pages = groups * (1 + shape.filter_keys);
-	double		holding = 1.0 - std::pow(1.0 - costs.indexSelectivity, rows_per_segment);
-	double		passing = Min(1.0, holding + BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE);
+	double		holding = -std::expm1(rows_per_segment * std::log1p(-Min(costs.indexSelectivity, 0.999999)));
+	double		passing = Min(1.0, holding + std::pow(filter_rate, shape.filter_keys));
 	double		segments = (dir.segments - filtered) + filtered * passing;
 	double		segment_pages = filter_pages +
 		segments * (2 + slices + Min(tid_pages, std::ceil(candidates)));

@@ -99,14 +99,7 @@ bloomidx_directory_generation(Relation index)
 	return generation;
 }
 
-/*
- * What the planner needs of the directory (cost.cpp): segments, their
- * rows and live rows, and pending pages, read under a short share lock
- * of the metapage, as GIN's cost estimate reads its metapage, then from
- * the directory pages (one share lock at a time).  Little is checked
- * here: a damaged or replaced directory only skews an estimate, and the
- * scan that follows reports damage.
- */
+/* One directory entry's share of DirectoryStats. */
 static void
 add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
 {
@@ -116,6 +109,14 @@ add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
 	stats->live_rows += e->live_rows;
 }
 
+/*
+ * What the planner needs of the directory (cost.cpp): segments (and those
+ * with filters), their rows and live rows, and pending pages, read under a
+ * short share lock of the metapage, as GIN's cost estimate reads its
+ * metapage, then from the directory pages (one share lock at a time).
+ * Little is checked here: a damaged or replaced directory only skews an
+ * estimate, and the scan that follows reports damage.
+ */
 void
 bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 {

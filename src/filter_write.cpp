@@ -42,7 +42,7 @@ open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *r
 	bloomidx::filter_group_init(&g->header, group_id, (uint32) state->ncolumns, distinct,
 								state->filter_bits_per_key, bloomidx::kGroupSlots);
 	g->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(g->header) *
-										 bloomidx::group_row_bytes(g->header) + 1,
+										 bloomidx::group_row_bytes(g->header),
 										 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	g->open = true;
 }
@@ -65,10 +65,9 @@ bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxSta
 	uint32		slot = g->header.slots_taken;
 	uint32		ncolumns = (uint32) state->ncolumns;
 
-	for (uint32 r = 0; r < rows->nrows; r++)
-		for (uint32 c = 0; c < ncolumns; c++)
-			bloomidx::group_image_add(g->image, g->header, c, slot,
-									  rows->hashes[(Size) r * ncolumns + c]);
+	for (uint32 c = 0; c < ncolumns; c++)
+		bloomidx::group_image_add_column(g->image, g->header, c, slot, rows->hashes + c,
+										 rows->nrows, ncolumns);
 	g->header.slot_segment[slot] = entries[entry_index].segment_id;
 	g->header.slots_taken++;
 	g->entry_index[slot] = entry_index;

@@ -61,10 +61,9 @@ bloomidx_register_options(void)
 }
 
 /*
- * Bits per value of the filters of segments written from now on (0: none):
- * unlike the signature's sizing, read when a segment is written, so ALTER
- * INDEX ... SET (segment_filter_rate = ...) applies to the segments sealed
- * after it, and a REINDEX to all.
+ * Bits per value of the segment filters a build writes (0: none).  Like
+ * the other options, ALTER INDEX ... SET (segment_filter_rate = ...) takes
+ * effect at the next REINDEX (seals and merges write no filters yet).
  */
 double
 bloomidx_filter_bits_per_key(Relation index)

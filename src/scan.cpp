@@ -145,7 +145,7 @@ signature_positions(const uint8 *sig, uint32 length, uint16 *positions)
 
 /*
  * Adds an IN list of more than one distinct element to the scan's lists:
- * its masks, built from the hashes (which it frees) in slices, checking for
+ * its masks, built from the hashes in slices, checking for
  * interrupts.
  */
 static void
@@ -182,8 +182,11 @@ add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
 	so->slices.lists[so->nlists].count = (uint32) n;
 	so->slices.lists[so->nlists].per_element = bits;
 	so->slices.nlists = so->nlists + 1;
-	/* The hashes stay, for the segment filters (freed with the query). */
-	bloomidx_filter_query_add(&so->filter, column, hashes, (uint32) n);
+	/* The hashes stay for the segment filters (freed with the query), if they ask them. */
+	if (n <= MAX_FILTER_HASHES)
+		bloomidx_filter_query_add(&so->filter, column, hashes, (uint32) n);
+	else
+		pfree(hashes);
 	so->lists[so->nlists].masks = masks;
 	so->lists[so->nlists].count = (uint32) n;
 	so->lists[so->nlists].words = words;

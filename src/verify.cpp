@@ -771,10 +771,7 @@ lower_bound(const VerifyState *vs, uint64 tid)
 	return lo;
 }
 
-/*
- * table_index_build_scan's callback: tid is a row the snapshot sees (the
- * root of its HOT chain), values are what the index is built from.
- */
+/* Filter refs in header block order, to look them up. */
 static int
 compare_filter_refs(const void *a, const void *b)
 {
@@ -819,6 +816,10 @@ check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, Off
 	}
 }
 
+/*
+ * table_index_build_scan's callback: tid is a row the snapshot sees (the
+ * root of its HOT chain), values are what the index is built from.
+ */
 static void
 check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		  bool tupleIsAlive, void *arg)

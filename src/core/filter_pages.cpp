@@ -109,6 +109,19 @@ void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column
                      h.columns[column].probes, hash);
 }
 
+void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
+                            uint32_t slot, const uint64_t *hashes, uint32_t n,
+                            uint32_t stride) noexcept
+{
+    if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0 ||
+        slot >= h.slot_capacity)
+        return;
+    filter_add_many(image + size_t{region_start(h, column)} * group_row_bytes(h) +
+                        slot * kFilterBlockBytes,
+                    group_row_bytes(h), h.columns[column].blocks, h.columns[column].probes,
+                    hashes, n, stride);
+}
+
 void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept
 {
     uint32_t from = group_row_bytes(*h);

@@ -23,6 +23,23 @@ inline uint64_t remix(uint64_t h) noexcept
 
 constexpr uint32_t kProbeStep = 0x9E3779B9u; // 2^32 / golden ratio, odd
 
+// Sets the probe bits of a hash whose remix is r.
+inline void add_remixed(uint8_t *block, uint32_t probes, uint64_t r) noexcept
+{
+    uint32_t a = static_cast<uint32_t>(r);
+    for (uint32_t i = 0; i < probes; i++) {
+        uint32_t bit = a >> 23; // 0..511
+        block[bit >> 3] = static_cast<uint8_t>(block[bit >> 3] | (1u << (bit & 7)));
+        a *= kProbeStep;
+    }
+}
+
+inline uint32_t block_of_remixed(uint64_t r, uint32_t nblocks) noexcept
+{
+    return static_cast<uint32_t>(((r >> 32) * nblocks) >> 32);
+}
+
+
 } // namespace
 
 uint32_t filter_blocks(uint64_t keys, double bits_per_key, uint32_t max_blocks) noexcept
@@ -81,16 +98,21 @@ double filter_bits_per_key(double rate) noexcept
 
 uint32_t filter_block_of(uint64_t hash, uint32_t nblocks) noexcept
 {
-    return static_cast<uint32_t>(((remix(hash) >> 32) * nblocks) >> 32);
+    return block_of_remixed(remix(hash), nblocks);
 }
+
 
 void filter_block_add(uint8_t *block, uint32_t probes, uint64_t hash) noexcept
 {
-    uint32_t a = static_cast<uint32_t>(remix(hash));
-    for (uint32_t i = 0; i < probes; i++) {
-        uint32_t bit = a >> 23; // 0..511
-        block[bit >> 3] = static_cast<uint8_t>(block[bit >> 3] | (1u << (bit & 7)));
-        a *= kProbeStep;
+    add_remixed(block, probes, remix(hash));
+}
+
+void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint32_t probes,
+                     const uint64_t *hashes, uint32_t n, uint32_t hash_stride) noexcept
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t r = remix(hashes[size_t{i} * hash_stride]);
+        add_remixed(base + block_of_remixed(r, nblocks) * block_stride, probes, r);
     }
 }
 

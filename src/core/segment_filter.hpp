@@ -24,6 +24,7 @@
 // memory; no allocation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace bloomidx {
@@ -55,6 +56,13 @@ uint32_t filter_block_of(uint64_t hash, uint32_t nblocks) noexcept;
 // Sets, or tests, hash's probe bits in its block (kFilterBlockBytes).
 void filter_block_add(uint8_t *block, uint32_t probes, uint64_t hash) noexcept;
 bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint64_t hash) noexcept;
+
+// Adds n hashes (hashes[i * hash_stride]) to a filter whose block b is at
+// base + b * block_stride: a slot of a filter group, whose blocks are a
+// row apart.  The loop a build runs per row and column, with the remix
+// done once per hash.
+void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint32_t probes,
+                     const uint64_t *hashes, uint32_t n, uint32_t hash_stride) noexcept;
 
 // The whole filter: nblocks blocks back to back.
 void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint64_t hash) noexcept;

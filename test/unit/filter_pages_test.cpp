@@ -209,3 +209,24 @@ TEST(FilterPages, AShrunkGroupKeepsEveryValue)
                 ASSERT_EQ(probe(g, c, v), probe(full, c, v));
             }
 }
+
+TEST(FilterPages, AddingAColumnAtOnceIsAddingEachValue)
+{
+    std::mt19937_64 rng(24);
+    const uint32_t distinct[3] = {3000, 200, 5};
+    FilterGroupHeader h;
+    filter_group_init(&h, 3, 3, distinct, 9, kGroupSlots);
+    const size_t bytes = size_t{group_region_rows(h)} * group_row_bytes(h);
+    std::vector<uint8_t> one(bytes), many(bytes);
+    std::vector<uint64_t> rows(3000 * 3);
+    for (auto &v : rows)
+        v = rng();
+    for (uint32_t slot : {0u, 7u, 14u}) {
+        for (uint32_t r = 0; r < 3000; r++)
+            for (uint32_t c = 0; c < 3; c++)
+                group_image_add(one.data(), h, c, slot, rows[r * 3 + c]);
+        for (uint32_t c = 0; c < 3; c++)
+            group_image_add_column(many.data(), h, c, slot, rows.data() + c, 3000, 3);
+    }
+    EXPECT_EQ(one, many);
+}
