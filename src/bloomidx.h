@@ -165,10 +165,27 @@ uint32		bloomidx_segment_capacity(uint32 page_capacity);
 void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
 void		bloomidx_segment_rows_free(SegmentRows *rows);
 typedef struct DirectoryCopy DirectoryCopy;
+
+/*
+ * block_write.cpp: how a segment's or filter group's new pages reach the
+ * index: straight to its file (CREATE INDEX) or through shared buffers.
+ */
+typedef struct BlockWriter
+{
+	bool		shared_extension;	/* other processes extend the index too */
+	bool		direct;			/* past shared buffers: the index is being built */
+	XLogRecPtr	start_redo;		/* direct: the redo point when writes began */
+} BlockWriter;
+void		bloomidx_block_writer_init(BlockWriter *writer, Relation index,
+									   bool shared_extension, bool direct);
 void		bloomidx_write_page(Relation index, Buffer buffer, const char *image);
-BlockNumber bloomidx_extend_run(Relation index, uint32 n, bool shared_extension);
+BlockNumber bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer);
+void		bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
+									 const BlockWriter *writer);
+void		bloomidx_block_writer_finish(const BlockWriter *writer, Relation index);
+
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-								   uint32 segment_id, bool shared_extension,
+								   uint32 segment_id, const BlockWriter *writer,
 								   bloomidx::FreeList *list, const DirectoryCopy *dir,
 								   uint32 *taken, bloomidx::SegmentEntry *entry);
 
@@ -301,14 +318,16 @@ typedef struct FilterGroupBuild
 	uint8	   *image;			/* its region rows */
 	uint32		entry_index[bloomidx::kGroupSlots]; /* each slot's entry */
 	uint64	   *scratch;		/* kDistinctWords words, for distinct_estimate */
+	uint8	   *slot_scratch;	/* kFilterScratchBytes: a slot's filter being made */
 } FilterGroupBuild;
 void		bloomidx_filter_group_init(FilterGroupBuild *g);
 void		bloomidx_filter_group_add(Relation index, FilterGroupBuild *g,
 									  const BloomidxState *state, const SegmentRows *rows,
 									  bloomidx::SegmentEntry *entries, uint32 entry_index,
-									  bool shared_extension);
+									  const BlockWriter *writer);
 void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g,
-										bloomidx::SegmentEntry *entries, bool shared_extension);
+										bloomidx::SegmentEntry *entries,
+										const BlockWriter *writer);
 void		bloomidx_filter_group_free(FilterGroupBuild *g);
 void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 										const bloomidx::SegmentEntry *removed, uint32 nremoved,
@@ -329,6 +348,7 @@ typedef struct BloomidxBuildPart
 	double		heap_tuples;
 	double		index_tuples;
 	bool		shared_extension;	/* other participants extend the index too */
+	BlockWriter writer;			/* segments and groups: straight to the file */
 	MemoryContext tuple_cxt;	/* reset after every row */
 	FilterGroupBuild filters;	/* this part's group being filled */
 } BloomidxBuildPart;

@@ -52,6 +52,7 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 	part->heap_tuples = 0;
 	part->index_tuples = 0;
 	part->shared_extension = shared_extension;
+	bloomidx_block_writer_init(&part->writer, index, shared_extension, true);
 	part->tuple_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx build row",
 											ALLOCSET_DEFAULT_SIZES);
 	/* Each row's column hashes, for its segment's filters. */
@@ -156,10 +157,10 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 	}
 	uint32		taken;
 
-	bloomidx_write_segment(index, &part->state, &part->rows, id, part->shared_extension, NULL,
-						   NULL, &taken, &part->entries[id - 1]);
+	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, &taken,
+						   &part->entries[id - 1]);
 	bloomidx_filter_group_add(index, &part->filters, &part->state, &part->rows, part->entries,
-							  id - 1, part->shared_extension);
+							  id - 1, &part->writer);
 	part->nentries++;
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
@@ -213,7 +214,7 @@ bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index)
 	/* Rows that would take more pending pages than a segment has slices: a segment. */
 	if (part->rows.nrows > 0 && part->rows.nrows >= bloomidx_tail_segment_rows(&part->state))
 		flush_segment(index, part);
-	bloomidx_filter_group_flush(index, &part->filters, part->entries, part->shared_extension);
+	bloomidx_filter_group_flush(index, &part->filters, part->entries, &part->writer);
 	rows_to_pending_pages(index, part);
 	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
 		flush_page(index, part);
@@ -327,6 +328,8 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		bloomidx_build_part_finish(part, index);
 	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) part->index_tuples);
+	/* Every participant's segments are on disk: made durable before they are published. */
+	bloomidx_block_writer_finish(&part->writer, index);
 	publish_build(index, part);
 
 	/*

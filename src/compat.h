@@ -25,6 +25,16 @@
 #define BLOOMIDX_REL_LOCATOR(rel)	((rel)->rd_node)
 #endif
 
+/*
+ * A page buffer aligned for I/O, which direct I/O (16 on) needs of what
+ * goes to smgrwrite and smgrextend.
+ */
+#if PG_VERSION_NUM >= 160000
+typedef PGIOAlignedBlock BloomidxIOBlock;
+#else
+typedef PGAlignedBlock BloomidxIOBlock;
+#endif
+
 /* The length of an array expression (17 takes the planner, for statistics). */
 static inline double
 bloomidx_estimate_array_length(PlannerInfo *root, Node *array)

@@ -24,6 +24,8 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
 		pfree(g->image);
 	if (g->scratch)
 		pfree(g->scratch);
+	if (g->slot_scratch)
+		pfree(g->slot_scratch);
 	bloomidx_filter_group_init(g);
 }
 
@@ -36,6 +38,8 @@ open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *r
 
 	if (g->scratch == NULL)
 		g->scratch = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
+	if (g->slot_scratch == NULL)
+		g->slot_scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
 	for (int c = 0; c < state->ncolumns; c++)
 		distinct[c] = bloomidx::distinct_estimate(rows->hashes + c, rows->nrows,
 												  (uint32) state->ncolumns, g->scratch);
@@ -55,7 +59,7 @@ open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *r
 void
 bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxState *state,
 						  const SegmentRows *rows, bloomidx::SegmentEntry *entries,
-						  uint32 entry_index, bool shared_extension)
+						  uint32 entry_index, const BlockWriter *writer)
 {
 	if (rows->hashes == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
 		return;
@@ -67,12 +71,12 @@ bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxSta
 
 	for (uint32 c = 0; c < ncolumns; c++)
 		bloomidx::group_image_add_column(g->image, g->header, c, slot, rows->hashes + c,
-										 rows->nrows, ncolumns);
+										 rows->nrows, ncolumns, g->slot_scratch);
 	g->header.slot_segment[slot] = entries[entry_index].segment_id;
 	g->header.slots_taken++;
 	g->entry_index[slot] = entry_index;
 	if (g->header.slots_taken == g->header.slot_capacity)
-		bloomidx_filter_group_flush(index, g, entries, shared_extension);
+		bloomidx_filter_group_flush(index, g, entries, writer);
 }
 
 /*
@@ -81,7 +85,7 @@ bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxSta
  */
 void
 bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, bloomidx::SegmentEntry *entries,
-							bool shared_extension)
+							const BlockWriter *writer)
 {
 	if (!g->open)
 		return;
@@ -93,30 +97,25 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, bloomidx::Segme
 
 	uint32		rows_total = bloomidx::group_region_rows(*h);
 	uint32		per_page = bloomidx::group_rows_per_page(*h);
-	BlockNumber first = bloomidx_extend_run(index, 1 + h->region_pages, shared_extension);
-	PGAlignedBlock page;
+	BlockNumber first = bloomidx_extend_run(index, 1 + h->region_pages, writer);
+	BloomidxIOBlock page;
 
 	h->check = bloomidx::filter_group_check(*h);
 	for (uint32 i = 0; i < h->region_pages; i++)
 	{
 		uint32		n = Min(per_page, rows_total - i * per_page);
-		Buffer		buffer = ReadBuffer(index, first + 1 + i);
 
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		PageInit((Page) page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 		bloomidx::filter_page_fill((uint8 *) page.data, *h,
 								   g->image + (Size) i * per_page * bloomidx::group_row_bytes(*h),
 								   n, i);
-		bloomidx_write_page(index, buffer, page.data);
+		bloomidx_write_run_block(index, first + 1 + i, page.data, writer);
 		CHECK_FOR_INTERRUPTS();
 	}
 	/* The header, which names the others, last. */
-	Buffer		buffer = ReadBuffer(index, first);
-
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	PageInit((Page) page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 	bloomidx::filter_group_page_fill((uint8 *) page.data, *h);
-	bloomidx_write_page(index, buffer, page.data);
+	bloomidx_write_run_block(index, first, page.data, writer);
 
 	for (uint32 s = 0; s < h->slots_taken; s++)
 	{

@@ -61,52 +61,8 @@ typedef struct SegmentScratch
 	uint32		page_start[bloomidx::kMaxTidPages];
 	uint16		page_used[bloomidx::kMaxTidPages];
 	bloomidx::SegmentHeader header;
-	PGAlignedBlock page;
+	BloomidxIOBlock page;
 } SegmentScratch;
-
-/* Writes `image` to the locked buffer, logs it whole and releases it. */
-void
-bloomidx_write_page(Relation index, Buffer buffer, const char *image)
-{
-	START_CRIT_SECTION();
-	memcpy(BufferGetPage(buffer), image, BLCKSZ);
-	MarkBufferDirty(buffer);
-	if (RelationNeedsWAL(index))
-		log_newpage_buffer(buffer, true);
-	END_CRIT_SECTION();
-	UnlockReleaseBuffer(buffer);
-}
-
-/*
- * Extends the index by n blocks in one run, returning the first; the
- * blocks are left new (zero) until written, and nothing points at them
- * (nor does the free space map, which never knew them) until the segment
- * is published.  Beside other extenders (parallel build participants,
- * inserts), the extension lock keeps the run consecutive.
- */
-BlockNumber
-bloomidx_extend_run(Relation index, uint32 n, bool shared_extension)
-{
-	BlockNumber first = InvalidBlockNumber;
-
-	if (shared_extension)
-		LockRelationForExtension(index, ExclusiveLock);
-	for (uint32 i = 0; i < n; i++)
-	{
-		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-		BlockNumber blkno = BufferGetBlockNumber(buffer);
-
-		ReleaseBuffer(buffer);
-		if (i == 0)
-			first = blkno;
-		else if (blkno != first + i)
-			elog(ERROR, "bloomidx: index \"%s\" grew by other means while a segment's blocks were added",
-				 RelationGetRelationName(index));
-	}
-	if (shared_extension)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return first;
-}
 
 /*
  * A block taken off the free list, about to be overwritten, must hold what
@@ -145,15 +101,23 @@ check_reused_block(Relation index, Buffer buffer, const DirectoryCopy *dir)
 								   "An extent of the metapage's free list includes a page in use.");
 }
 
-/* Writes `image` to block blkno, checked first if the free list gave it. */
+/*
+ * Writes `image` to block blkno of the segment's extent: checked first if
+ * the free list gave it (`listed`: the directory it came with).
+ */
 static void
-write_block(Relation index, BlockNumber blkno, const char *image, const DirectoryCopy *listed)
+write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *writer,
+			const DirectoryCopy *listed)
 {
+	if (listed == NULL)
+	{
+		bloomidx_write_run_block(index, blkno, image, writer);
+		return;
+	}
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (listed != NULL)
-		check_reused_block(index, buffer, listed);
+	check_reused_block(index, buffer, listed);
 	bloomidx_write_page(index, buffer, image);
 }
 
@@ -168,7 +132,7 @@ write_block(Relation index, BlockNumber blkno, const char *image, const Director
  */
 void
 bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-					   uint32 segment_id, bool shared_extension, bloomidx::FreeList *list,
+					   uint32 segment_id, const BlockWriter *writer, bloomidx::FreeList *list,
 					   const DirectoryCopy *dir, uint32 *taken, bloomidx::SegmentEntry *entry)
 {
 	const uint32 nrows = rows->nrows;
@@ -176,6 +140,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	const uint32 sig_bytes = state->meta.signature_bytes;
 
 	Assert(nrows >= 1 && nrows <= bloomidx::kSegmentRows);
+	Assert(!writer->direct || list == NULL);	/* a build's index has no free list */
 	if (rows->scratch == NULL)
 		rows->scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(SegmentScratch));
 	SegmentScratch *s = (SegmentScratch *) rows->scratch;
@@ -203,7 +168,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 
 	*taken = first != 0 ? need : 0;
 	if (first == 0)
-		first = bloomidx_extend_run(index, need, shared_extension);
+		first = bloomidx_extend_run(index, need, writer);
 	h->first_slice = first;
 	h->live_block = first + nslices;
 	for (uint32 p = 0; p < h->ntid_pages; p++)
@@ -225,7 +190,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 			PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 			bloomidx::slice_page_fill((uint8 *) s->page.data, s->slices[j], (uint16) nrows,
 									  (uint16) (at + j), segment_id);
-			write_block(index, first + at + j, s->page.data, listed);
+			write_block(index, first + at + j, s->page.data, writer, listed);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -235,7 +200,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 		s->live[r / 64] |= UINT64CONST(1) << (r % 64);
 	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 	bloomidx::live_page_fill((uint8 *) s->page.data, s->live, (uint16) nrows, segment_id);
-	write_block(index, h->live_block, s->page.data, listed);
+	write_block(index, h->live_block, s->page.data, writer, listed);
 
 	for (uint32 p = 0; p < h->ntid_pages; p++)
 	{
@@ -246,7 +211,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 		PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 		bloomidx::tid_page_fill((uint8 *) s->page.data, s->tid_bytes + s->page_start[p],
 								s->page_used[p], groups, (uint16) p, segment_id);
-		write_block(index, h->tid_blocks[p], s->page.data, listed);
+		write_block(index, h->tid_blocks[p], s->page.data, writer, listed);
 	}
 
 	/* The header, which names the others, last. */
@@ -254,7 +219,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	entry->header_block = first + need - 1;
 	PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
 	bloomidx::segment_header_fill((uint8 *) s->page.data, *h);
-	write_block(index, entry->header_block, s->page.data, listed);
+	write_block(index, entry->header_block, s->page.data, writer, listed);
 
 	entry->segment_id = segment_id;
 	entry->first_slice = h->first_slice;
@@ -282,7 +247,10 @@ bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentR
 			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
 													i));
-	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id,
-						   !RELATION_IS_LOCAL(index), &list, dir, &change->taken_blocks, entry);
+	BlockWriter writer;
+
+	bloomidx_block_writer_init(&writer, index, !RELATION_IS_LOCAL(index), false);
+	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id, &writer, &list, dir,
+						   &change->taken_blocks, entry);
 	change->added = entry;
 }

@@ -111,15 +111,23 @@ void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column
 
 void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
                             uint32_t slot, const uint64_t *hashes, uint32_t n,
-                            uint32_t stride) noexcept
+                            uint32_t stride, uint8_t *scratch) noexcept
 {
     if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0 ||
-        slot >= h.slot_capacity)
+        slot >= h.slot_capacity || h.columns[column].blocks > kMaxFilterBlocks)
         return;
-    filter_add_many(image + size_t{region_start(h, column)} * group_row_bytes(h) +
-                        slot * kFilterBlockBytes,
-                    group_row_bytes(h), h.columns[column].blocks, h.columns[column].probes,
-                    hashes, n, stride);
+    const uint32_t blocks = h.columns[column].blocks;
+    const size_t row_bytes = group_row_bytes(h);
+    uint8_t *first = image + size_t{region_start(h, column)} * row_bytes + slot * kFilterBlockBytes;
+
+    std::memset(scratch, 0, size_t{blocks} * kFilterBlockBytes);
+    filter_add_many(scratch, kFilterBlockBytes, blocks, h.columns[column].probes, hashes, n, stride);
+    for (uint32_t b = 0; b < blocks; b++) {
+        uint8_t *to = first + b * row_bytes;
+        const uint8_t *from = scratch + size_t{b} * kFilterBlockBytes;
+        for (uint32_t i = 0; i < kFilterBlockBytes; i++)
+            to[i] = static_cast<uint8_t>(to[i] | from[i]);
+    }
 }
 
 void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept

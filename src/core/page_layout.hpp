@@ -710,12 +710,16 @@ uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
 
 // Adds `hash` of column c to slot s of a group's rows, `image` holding all
 // its region rows back to back (group_region_rows(h) * group_row_bytes(h)
-// bytes); group_image_add_column adds n of them (hashes[i * stride]).
+// bytes); group_image_add_column adds n of them (hashes[i * stride]),
+// building the slot's filter in `scratch` (kFilterScratchBytes) first: in
+// the image a slot's blocks lie a row apart, up to 4 MB for one column,
+// and adding to them in place missed the cache at every hash.
+constexpr uint32_t kFilterScratchBytes = kMaxFilterBlocks * kFilterBlockBytes;
 void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
                      uint32_t slot, uint64_t hash) noexcept;
 void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
                             uint32_t slot, const uint64_t *hashes, uint32_t n,
-                            uint32_t stride) noexcept;
+                            uint32_t stride, uint8_t *scratch) noexcept;
 
 // Lays an image out again for a capacity of h->slots_taken slots (a group
 // that will take no more: the build's last), in place, and sets the

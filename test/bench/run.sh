@@ -40,6 +40,7 @@
 #   INSERT_ROWS     rows of the INSERT test (default 200,000, times SCALE below 1, at least 10,000)
 #   PGBENCH_SECONDS seconds of pgbench inserts per kind and round (default 10; 5 when SCALE < 0.5)
 #   WRITE_ROUNDS    rounds of the write tests (default 3)
+#   BUILD_ROUNDS    parallel builds of each Bloom kind, the median kept (default 3)
 #   LOOKUP_SECONDS  seconds of pgbench lookups per kind (default 30; 5 when SCALE < 0.5)
 #   FIRSTS          new connections per query for the first-query time (default 3)
 #   BLOOMIDX_BENCH_PORT     port of the cluster (default 5496)
@@ -59,6 +60,7 @@ ROWS_B="$(scaled 5000000 1000)"
 INSERT_ROWS="${INSERT_ROWS:-$(awk -v s="$SCALE" 'BEGIN { x = int(200000 * (s < 1 ? s : 1)); print (x < 10000 ? 10000 : x) }')}"
 PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 10) }')}"
 WRITE_ROUNDS="${WRITE_ROUNDS:-3}"
+BUILD_ROUNDS="${BUILD_ROUNDS:-3}"
 LOOKUP_SECONDS="${LOOKUP_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 30) }')}"
 FIRSTS="${FIRSTS:-3}"
 RUNS="${RUNS:-5}"
@@ -127,7 +129,7 @@ bench_dataset() {
 	for k in "${KINDS[@]}"; do
 		log "bench $ds: $k: CREATE INDEX, then queries"
 		# bloomidx says the length and bits it chose at debug1.
-		q -c "SET client_min_messages = debug1" -c "SELECT build('$ds', '$k')" \
+		q -c "SET client_min_messages = debug1" -c "SELECT build('$ds', '$k', $BUILD_ROUNDS)" \
 			>/dev/null 2>"$TMP/build.err" || { cat "$TMP/build.err"; die "build of $k failed"; }
 		msg="$(sed -n 's/.*bloomidx index "[^"]*": length \([0-9]*\), bits per column \([0-9, ]*\),.*/\1 \2/p' "$TMP/build.err" | head -n 1)"
 		if [[ -n "$msg" ]]; then
@@ -201,7 +203,7 @@ MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
 		$BUILT at commit $COMMIT; the whole run took $MINUTES minutes.
 		Cluster: data checksums on, shared_buffers 4GB, work_mem 256MB, maintenance_work_mem 1GB, jit off, no parallel query,
 		index builds with PostgreSQL's default max_parallel_maintenance_workers (2; contrib/bloom cannot use
-		them, btree and bloomidx can) and once more serially, autovacuum off, fsync off, synchronous_commit
+		them, btree and bloomidx can; the median of $BUILD_ROUNDS builds for the Bloom kinds) and once more serially, autovacuum off, fsync off, synchronous_commit
 		off, full_page_writes on, a CHECKPOINT before each build and each insert test. Each kind has its own
 		identical copy of the table (VACUUM FREEZE, ANALYZE).
 

@@ -218,6 +218,8 @@ TEST(FilterPages, AddingAColumnAtOnceIsAddingEachValue)
     filter_group_init(&h, 3, 3, distinct, 9, kGroupSlots);
     const size_t bytes = size_t{group_region_rows(h)} * group_row_bytes(h);
     std::vector<uint8_t> one(bytes), many(bytes);
+    // Scratch left dirty by an earlier column: each slot starts from zero.
+    std::vector<uint8_t> scratch(kFilterScratchBytes, 0xff);
     std::vector<uint64_t> rows(3000 * 3);
     for (auto &v : rows)
         v = rng();
@@ -226,7 +228,8 @@ TEST(FilterPages, AddingAColumnAtOnceIsAddingEachValue)
             for (uint32_t c = 0; c < 3; c++)
                 group_image_add(one.data(), h, c, slot, rows[r * 3 + c]);
         for (uint32_t c = 0; c < 3; c++)
-            group_image_add_column(many.data(), h, c, slot, rows.data() + c, 3000, 3);
+            group_image_add_column(many.data(), h, c, slot, rows.data() + c, 3000, 3,
+                                   scratch.data());
     }
     EXPECT_EQ(one, many);
 }

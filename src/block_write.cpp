@@ -1,0 +1,131 @@
+/*
+ * block_write.cpp: how the new pages of a segment or filter group reach
+ * the index.
+ *
+ * A seal or merge works beside readers, so its pages go through shared
+ * buffers.  CREATE INDEX owns an index no one else can see yet, so, as
+ * core AMs' builds do, it writes them straight to the index's file: one
+ * write each instead of a zeroed extension, a buffer taken and dirtied,
+ * and a second write when the buffer leaves.  On 10 M rows that was a
+ * fifth of a build's time.  No buffer holds these blocks: they are past
+ * the end of the index until the run that adds them, and only the build
+ * reads the index before it ends (a superuser's page inspection during
+ * CREATE INDEX CONCURRENTLY could see a run's blocks still zero, as it
+ * could btree's zero-filled gaps).
+ *
+ * Durability follows PostgreSQL's bulk writes (bulk_write.c, 17): each
+ * write asks the checkpointer to fsync the file; a checkpoint that began
+ * during the build may have passed our WAL with its redo point before the
+ * requests reached it, so then the file is fsynced at the end, here.
+ * Without WAL (wal_level minimal, unlogged or temporary indexes) there is
+ * nothing to ask: commit syncs a new relation, and the others do not
+ * survive a crash.
+ */
+#include "bloomidx.h"
+
+#include "storage/smgr.h"
+
+void
+bloomidx_block_writer_init(BlockWriter *writer, Relation index, bool shared_extension,
+						   bool direct)
+{
+	writer->shared_extension = shared_extension;
+	writer->direct = direct;
+	writer->start_redo = direct ? GetRedoRecPtr() : InvalidXLogRecPtr;
+}
+
+/* Writes `image` to the locked buffer, logs it whole and releases it. */
+void
+bloomidx_write_page(Relation index, Buffer buffer, const char *image)
+{
+	START_CRIT_SECTION();
+	memcpy(BufferGetPage(buffer), image, BLCKSZ);
+	MarkBufferDirty(buffer);
+	if (RelationNeedsWAL(index))
+		log_newpage_buffer(buffer, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buffer);
+}
+
+/*
+ * Extends the index by n blocks in one run, returning the first; the
+ * blocks are left new (zero) until written, and nothing points at them
+ * (nor does the free space map, which never knew them) until the segment
+ * is published.  Beside other extenders (parallel build participants,
+ * inserts), the extension lock keeps the run consecutive.  Written
+ * directly, the run is made by writing its last block: the file system
+ * fills the blocks before it with zeros (as hash indexes' bucket runs).
+ */
+BlockNumber
+bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer)
+{
+	BlockNumber first = InvalidBlockNumber;
+
+	Assert(n >= 1);
+	if (writer->shared_extension)
+		LockRelationForExtension(index, ExclusiveLock);
+	if (writer->direct)
+	{
+		BloomidxIOBlock zero;
+		SMgrRelation smgr = RelationGetSmgr(index);
+
+		first = smgrnblocks(smgr, MAIN_FORKNUM);
+		if ((uint64) first + n > MaxBlockNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("cannot extend index \"%s\" beyond %u blocks",
+							RelationGetRelationName(index), MaxBlockNumber)));
+		memset(zero.data, 0, BLCKSZ);
+		smgrextend(smgr, MAIN_FORKNUM, first + n - 1, zero.data, !RelationNeedsWAL(index));
+	}
+	else
+		for (uint32 i = 0; i < n; i++)
+		{
+			Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+			BlockNumber blkno = BufferGetBlockNumber(buffer);
+
+			ReleaseBuffer(buffer);
+			if (i == 0)
+				first = blkno;
+			else if (blkno != first + i)
+				elog(ERROR, "bloomidx: index \"%s\" grew by other means while a segment's blocks were added",
+					 RelationGetRelationName(index));
+		}
+	if (writer->shared_extension)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return first;
+}
+
+/*
+ * Writes `image` (a whole page, which gets its LSN and checksum here) to
+ * block blkno of a run bloomidx_extend_run added, and logs it whole.
+ */
+void
+bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
+						 const BlockWriter *writer)
+{
+	if (!writer->direct)
+	{
+		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		bloomidx_write_page(index, buffer, image);
+		return;
+	}
+	if (RelationNeedsWAL(index))
+		log_newpage(&BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, (Page) image, true);
+	PageSetChecksumInplace((Page) image, blkno);
+	smgrwrite(RelationGetSmgr(index), MAIN_FORKNUM, blkno, image, !RelationNeedsWAL(index));
+}
+
+/*
+ * Ends a build's direct writes (every participant's: the leader, after the
+ * workers are done): fsyncs the file if a checkpoint began since they
+ * started.
+ */
+void
+bloomidx_block_writer_finish(const BlockWriter *writer, Relation index)
+{
+	if (writer->direct && RelationNeedsWAL(index) && GetRedoRecPtr() != writer->start_redo)
+		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+}
