@@ -9,21 +9,22 @@
  * and a second write when the buffer leaves.  On 10 M rows that was a
  * fifth of a build's time.  No buffer holds these blocks: they are past
  * the end of the index until the run that adds them, and only the build
- * reads the index before it ends (a superuser's page inspection during
- * CREATE INDEX CONCURRENTLY could see a run's blocks still zero, as it
- * could btree's zero-filled gaps).
+ * reads the index before it ends.  (A superuser's page inspection during
+ * CREATE INDEX CONCURRENTLY could read a run's blocks while still zero and
+ * leave that stale image in a buffer, as it could btree's zero-filled
+ * gaps; bloomidx_verify refuses an index that is not ready.)  A serial
+ * build extends the index without the extension lock: no one else can
+ * extend it then (inserts skip an index that is not ready, VACUUM waits
+ * for the table's lock, and a seal finds nothing pending before publish).
  *
- * Durability follows PostgreSQL's bulk writes (bulk_write.c, 17): each
- * write asks the checkpointer to fsync the file; a checkpoint that began
- * during the build may have passed our WAL with its redo point before the
- * requests reached it, so then the file is fsynced at the end, here.
- * Without WAL (wal_level minimal, unlogged or temporary indexes) there is
- * nothing to ask: commit syncs a new relation, and the others do not
- * survive a crash.
+ * Durability: each write asks the checkpointer to fsync the file (an
+ * unlogged index must survive a clean shutdown too; mdwrite asks nothing
+ * for a temporary one).  A checkpoint that began during the build may have
+ * moved its redo point past our WAL before our requests reached it, so
+ * then the file is fsynced at the end, here, as PostgreSQL 17's bulk
+ * writes do.  With wal_level minimal, commit syncs or logs the new file.
  */
 #include "bloomidx.h"
-
-#include "storage/smgr.h"
 
 void
 bloomidx_block_writer_init(BlockWriter *writer, Relation index, bool shared_extension,
@@ -76,7 +77,7 @@ bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer)
 					 errmsg("cannot extend index \"%s\" beyond %u blocks",
 							RelationGetRelationName(index), MaxBlockNumber)));
 		memset(zero.data, 0, BLCKSZ);
-		smgrextend(smgr, MAIN_FORKNUM, first + n - 1, zero.data, !RelationNeedsWAL(index));
+		smgrextend(smgr, MAIN_FORKNUM, first + n - 1, zero.data, false);
 	}
 	else
 		for (uint32 i = 0; i < n; i++)
@@ -115,7 +116,7 @@ bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
 	if (RelationNeedsWAL(index))
 		log_newpage(&BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, (Page) image, true);
 	PageSetChecksumInplace((Page) image, blkno);
-	smgrwrite(RelationGetSmgr(index), MAIN_FORKNUM, blkno, image, !RelationNeedsWAL(index));
+	smgrwrite(RelationGetSmgr(index), MAIN_FORKNUM, blkno, image, false);
 }
 
 /*
@@ -127,5 +128,9 @@ void
 bloomidx_block_writer_finish(const BlockWriter *writer, Relation index)
 {
 	if (writer->direct && RelationNeedsWAL(index) && GetRedoRecPtr() != writer->start_redo)
+	{
+		elog(DEBUG1, "bloomidx: index \"%s\" fsynced: a checkpoint began while it was built",
+			 RelationGetRelationName(index));
 		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+	}
 }

@@ -35,6 +35,17 @@ typedef PGIOAlignedBlock BloomidxIOBlock;
 typedef PGAlignedBlock BloomidxIOBlock;
 #endif
 
+/* Memory (up to 1 GB or more) aligned as BloomidxIOBlock needs. */
+static inline void *
+bloomidx_alloc_io_aligned(Size size)
+{
+#if PG_VERSION_NUM >= 160000
+	return palloc_aligned(size, PG_IO_ALIGN_SIZE, MCXT_ALLOC_HUGE);
+#else
+	return MemoryContextAllocHuge(CurrentMemoryContext, size);
+#endif
+}
+
 /* The length of an array expression (17 takes the planner, for statistics). */
 static inline double
 bloomidx_estimate_array_length(PlannerInfo *root, Node *array)

@@ -51,6 +51,7 @@ extern "C" {
 #include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/smgr.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"

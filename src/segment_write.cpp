@@ -142,7 +142,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	Assert(nrows >= 1 && nrows <= bloomidx::kSegmentRows);
 	Assert(!writer->direct || list == NULL);	/* a build's index has no free list */
 	if (rows->scratch == NULL)
-		rows->scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(SegmentScratch));
+		rows->scratch = bloomidx_alloc_io_aligned(sizeof(SegmentScratch));
 	SegmentScratch *s = (SegmentScratch *) rows->scratch;
 	bloomidx::SegmentHeader *h = &s->header;
 

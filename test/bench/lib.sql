@@ -103,48 +103,50 @@ BEGIN
     END;
 END $$;
 
--- Builds one kind's index(es): serially (max_parallel_maintenance_workers
--- = 0; then dropped), then with the cluster's setting
--- (PostgreSQL's default, up to 2 workers), each after a checkpoint, all
--- but the last dropped again: bloom_rounds times for the Bloom kinds
--- (bloomidx and contrib/bloom, compared most closely), once for the others
--- (GIN takes minutes).  Records the serial time, the median of the rounds'
--- times (a build's time varied by a quarter from run to run on this
--- machine), and the size and WAL of the last.
-CREATE FUNCTION build(d text, k text, bloom_rounds int) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE stmt text; t record; ms float8; serial_ms float8 := 0; wal float8; idx regclass;
-        times float8[] := '{}';
-        rounds int := CASE WHEN k LIKE 'bloom%' THEN bloom_rounds ELSE 1 END;
-        workers text := current_setting('max_parallel_maintenance_workers');
+-- A kind's builds, each in a connection of its own (as a CREATE INDEX
+-- usually runs: a backend that has not touched the table's buffers yet
+-- pays for mapping them, and a parallel build's workers always do), after
+-- a checkpoint: build_one serially once, max_parallel_maintenance_workers =
+-- 0, then in parallel (`rounds` times; GIN once) with the cluster's setting
+-- (PostgreSQL's default, up to 2 workers), each dropping the index(es)
+-- before it; build_summary records the serial time, the median of the
+-- parallel ones (a build's time varied by a quarter from one to the next
+-- on this machine), and the size and WAL of the last.
+CREATE TABLE build_time (ds text, kind text, parallel bool, ms float8, wal float8,
+                         at timestamptz DEFAULT clock_timestamp());
+
+CREATE FUNCTION build_one(d text, k text, parallel bool) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE stmt text; t record; ms float8 := 0; wal float8 := 0; idx regclass;
 BEGIN
-    PERFORM set_config('max_parallel_maintenance_workers', '0', true);
+    FOR idx IN SELECT indexrelid::regclass FROM pg_index WHERE indrelid = (d || '_' || k)::regclass LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
+    IF NOT parallel THEN
+        PERFORM set_config('max_parallel_maintenance_workers', '0', true);
+    END IF;
     CHECKPOINT;
     FOREACH stmt IN ARRAY index_ddl(d, k) LOOP
-        serial_ms := serial_ms + (timed(stmt)).ms;
+        t := timed(stmt);
+        ms := ms + t.ms;
+        wal := wal + t.wal;
     END LOOP;
-    PERFORM set_config('max_parallel_maintenance_workers', workers, true);
-    FOR r IN 1 .. rounds LOOP
-        FOR idx IN SELECT indexrelid::regclass FROM pg_index WHERE indrelid = (d || '_' || k)::regclass LOOP
-            EXECUTE format('DROP INDEX %s', idx);
-        END LOOP;
-        CHECKPOINT;
-        ms := 0;
-        wal := 0;
-        FOREACH stmt IN ARRAY index_ddl(d, k) LOOP
-            t := timed(stmt);
-            ms := ms + t.ms;
-            wal := wal + t.wal;
-        END LOOP;
-        times := times || ms;
-    END LOOP;
-    ms := (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(times) x);
+    INSERT INTO build_time (ds, kind, parallel, ms, wal) VALUES (d, k, parallel, ms, wal);
+END $$;
+
+CREATE FUNCTION build_summary(d text, k text, rounds int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     PERFORM put(d, 0, '**Build**', NULL, NULL);
-    PERFORM put(d, 1, format('CREATE INDEX (ms), max_parallel_maintenance_workers = %s (PostgreSQL''s default); median of %s builds for the Bloom kinds, 1 for the others', workers, bloom_rounds), k, ms);
-    PERFORM put(d, 2, '... serially, max_parallel_maintenance_workers = 0 (ms)', k, serial_ms);
+    PERFORM put(d, 1, format('CREATE INDEX (ms), max_parallel_maintenance_workers = %s (PostgreSQL''s default), median of %s builds (GIN: 1)',
+                             current_setting('max_parallel_maintenance_workers'), rounds), k,
+                (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM build_time
+                 WHERE ds = d AND kind = k AND parallel));
+    PERFORM put(d, 2, '... serially, max_parallel_maintenance_workers = 0 (ms)', k,
+                (SELECT ms FROM build_time WHERE ds = d AND kind = k AND NOT parallel));
     PERFORM put(d, 3, 'index size (MB)', k,
                 (SELECT sum(pg_relation_size(indexrelid)) / 1048576.0 FROM pg_index
                  WHERE indrelid = (d || '_' || k)::regclass));
-    PERFORM put(d, 4, 'WAL written by CREATE INDEX (MB)', k, wal / 1048576.0);
+    PERFORM put(d, 4, 'WAL written by CREATE INDEX (MB)', k,
+                (SELECT wal FROM build_time WHERE ds = d AND kind = k AND parallel ORDER BY at DESC LIMIT 1) / 1048576.0);
 END $$;
 
 -- EXPLAIN (ANALYZE, FORMAT JSON) of SELECT * FROM kind k's table of data

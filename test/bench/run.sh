@@ -40,7 +40,7 @@
 #   INSERT_ROWS     rows of the INSERT test (default 200,000, times SCALE below 1, at least 10,000)
 #   PGBENCH_SECONDS seconds of pgbench inserts per kind and round (default 10; 5 when SCALE < 0.5)
 #   WRITE_ROUNDS    rounds of the write tests (default 3)
-#   BUILD_ROUNDS    parallel builds of each Bloom kind, the median kept (default 3)
+#   BUILD_ROUNDS    parallel builds of each kind but GIN (1), each in a new connection, the median kept (default 3)
 #   LOOKUP_SECONDS  seconds of pgbench lookups per kind (default 30; 5 when SCALE < 0.5)
 #   FIRSTS          new connections per query for the first-query time (default 3)
 #   BLOOMIDX_BENCH_PORT     port of the cluster (default 5496)
@@ -61,6 +61,7 @@ INSERT_ROWS="${INSERT_ROWS:-$(awk -v s="$SCALE" 'BEGIN { x = int(200000 * (s < 1
 PGBENCH_SECONDS="${PGBENCH_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 10) }')}"
 WRITE_ROUNDS="${WRITE_ROUNDS:-3}"
 BUILD_ROUNDS="${BUILD_ROUNDS:-3}"
+[[ "$BUILD_ROUNDS" =~ ^[0-9]*[13579]$ ]] || { echo "BUILD_ROUNDS must be odd (a median of builds)" >&2; exit 2; }
 LOOKUP_SECONDS="${LOOKUP_SECONDS:-$(awk -v s="$SCALE" 'BEGIN { print (s < 0.5 ? 5 : 30) }')}"
 FIRSTS="${FIRSTS:-3}"
 RUNS="${RUNS:-5}"
@@ -113,7 +114,7 @@ mapfile -t KINDS < <(q -c "SELECT key FROM kind ORDER BY ord")
 # bench_dataset DS ROWS: load, build, query, insert, pgbench; results into
 # the table result; then drop the data set's tables.
 bench_dataset() {
-	local ds="$1" rows="$2" nkeys k msg lsn tps tx wal qord len ncols bits cols p c1 c2
+	local ds="$1" rows="$2" nkeys k msg lsn tps tx wal qord len ncols bits cols p c1 c2 rounds
 	log "bench $ds: $rows rows, a copy per kind (${KINDS[*]})"
 	q -v rows="$rows" -f "$BENCH/data_$ds.sql" >/dev/null
 	for k in "${KINDS[@]:1}"; do
@@ -129,8 +130,15 @@ bench_dataset() {
 	for k in "${KINDS[@]}"; do
 		log "bench $ds: $k: CREATE INDEX, then queries"
 		# bloomidx says the length and bits it chose at debug1.
-		q -c "SET client_min_messages = debug1" -c "SELECT build('$ds', '$k', $BUILD_ROUNDS)" \
+		q -c "SET client_min_messages = debug1" -c "SELECT build_one('$ds', '$k', false)" \
 			>/dev/null 2>"$TMP/build.err" || { cat "$TMP/build.err"; die "build of $k failed"; }
+		# GIN's build takes minutes: once.
+		rounds=$BUILD_ROUNDS
+		[[ "$k" == gin ]] && rounds=1
+		for _ in $(seq "$rounds"); do
+			q -c "SELECT build_one('$ds', '$k', true)" >/dev/null
+		done
+		q -c "SELECT build_summary('$ds', '$k', $BUILD_ROUNDS)" >/dev/null
 		msg="$(sed -n 's/.*bloomidx index "[^"]*": length \([0-9]*\), bits per column \([0-9, ]*\),.*/\1 \2/p' "$TMP/build.err" | head -n 1)"
 		if [[ -n "$msg" ]]; then
 			q -c "INSERT INTO settings VALUES ('$ds', '$k', ${msg%% *}, '$(tr -d ' ' <<<"${msg#* }")')"
@@ -203,7 +211,7 @@ MINUTES="$(awk -v s=$((SECONDS - START)) 'BEGIN { printf "%.1f", s / 60 }')"
 		$BUILT at commit $COMMIT; the whole run took $MINUTES minutes.
 		Cluster: data checksums on, shared_buffers 4GB, work_mem 256MB, maintenance_work_mem 1GB, jit off, no parallel query,
 		index builds with PostgreSQL's default max_parallel_maintenance_workers (2; contrib/bloom cannot use
-		them, btree and bloomidx can; the median of $BUILD_ROUNDS builds for the Bloom kinds) and once more serially, autovacuum off, fsync off, synchronous_commit
+		them, btree and bloomidx can; the median of $BUILD_ROUNDS builds (GIN: 1), each in a new connection) and once serially before them, autovacuum off, fsync off, synchronous_commit
 		off, full_page_writes on, a CHECKPOINT before each build and each insert test. Each kind has its own
 		identical copy of the table (VACUUM FREEZE, ANALYZE).
 
