@@ -347,8 +347,8 @@ typedef struct BloomidxBuildPart
 	uint32		pending_pages;
 	double		heap_tuples;
 	double		index_tuples;
-	bool		shared_extension;	/* other participants extend the index too */
-	BlockWriter writer;			/* segments and groups: straight to the file */
+	BlockWriter writer;			/* segments and groups straight to the file; and
+								 * whether other participants extend the index too */
 	MemoryContext tuple_cxt;	/* reset after every row */
 	FilterGroupBuild filters;	/* this part's group being filled */
 } BloomidxBuildPart;

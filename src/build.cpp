@@ -51,7 +51,6 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 	part->pending_pages = 0;
 	part->heap_tuples = 0;
 	part->index_tuples = 0;
-	part->shared_extension = shared_extension;
 	bloomidx_block_writer_init(&part->writer, index, shared_extension, true);
 	part->tuple_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx build row",
 											ALLOCSET_DEFAULT_SIZES);
@@ -88,11 +87,11 @@ flush_page(Relation index, BloomidxBuildPart *part)
 	 * other participants, extending it needs the extension lock, which
 	 * PostgreSQL does not share within a parallel group.
 	 */
-	if (part->shared_extension)
+	if (part->writer.shared_extension)
 		LockRelationForExtension(index, ExclusiveLock);
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 
-	if (part->shared_extension)
+	if (part->writer.shared_extension)
 		UnlockRelationForExtension(index, ExclusiveLock);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
