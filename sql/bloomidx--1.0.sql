@@ -211,14 +211,15 @@ LANGUAGE C STABLE;
 
 -- bloomidx_index_info(index): what the metapage tells of the index: its
 -- on-disk format version, its sealed segments (how many, their rows, those
--- VACUUM has not cleared), its pending pages and their rows, and how many
--- times its directory changed (src/info.cpp).  Sizes only, so no privilege
--- is needed, as for pg_relation_size.
+-- VACUUM has not cleared), its pending pages and their rows, how many
+-- times its directory changed, and how many segments have filters, which
+-- a query asks before their slices (src/info.cpp).  Sizes only, so no
+-- privilege is needed, as for pg_relation_size.
 CREATE FUNCTION bloomidx_index_info(index pg_catalog.regclass,
     OUT format_version pg_catalog.int4, OUT segments pg_catalog.int4,
     OUT segment_rows pg_catalog.int8, OUT live_rows pg_catalog.int8,
     OUT pending_pages pg_catalog.int4, OUT pending_rows pg_catalog.int8,
-    OUT generation pg_catalog.int8)
+    OUT generation pg_catalog.int8, OUT filtered_segments pg_catalog.int4)
 AS 'MODULE_PATHNAME', 'bloomidx_index_info'
 LANGUAGE C STRICT;
 

@@ -4,8 +4,8 @@
 -- index right.
 --
 CREATE TABLE tm (id int4, a int4, b text) WITH (autovacuum_enabled = off);
+CREATE INDEX tm_bl ON tm USING bloomidx (a, b);	-- its rows pending, as inserted
 INSERT INTO tm SELECT i, i % 100, 'b' || (i % 77) FROM generate_series(1, 20000) i;
-CREATE INDEX tm_bl ON tm USING bloomidx (a, b);
 SELECT pg_relation_size('tm_bl') / current_setting('block_size')::int AS blocks_before \gset
 
 -- Delete half, vacuum, insert as many again: the freed space is reused.

@@ -3,11 +3,13 @@
 -- element's signature tested on its own; NULL elements and empty arrays
 -- behave as in SQL.
 --
+-- (The index is made first: its rows, fewer than a segment's worth, stay
+-- pending, as inserted.)
 CREATE TABLE ts (id int4, a int4, b text, c int8);
+CREATE INDEX ts_bl ON ts USING bloomidx (a, b, c);
 INSERT INTO ts
 SELECT i, CASE WHEN i % 10 = 0 THEN NULL ELSE i % 100 END, 'v' || (i % 37), i % 1000
 FROM generate_series(1, 30000) i;
-CREATE INDEX ts_bl ON ts USING bloomidx (a, b, c);
 ANALYZE ts;
 
 SET enable_seqscan = off;

@@ -1,6 +1,8 @@
 -- Segment filters (src/segments.md, *Segment filters*): CREATE INDEX
--- writes, per group of up to 15 segments, a filter per column; a scan asks
--- them first and reads the slices of the segments that pass only.  Every
+-- writes, per group of up to 15 segments, a filter per column; a seal, a
+-- group of one segment from the filter keys its pending rows kept; a
+-- merge, a group of the merged segment from its sources' filters.  A scan
+-- asks them first and reads the slices of the segments that pass only.  Every
 -- answer equals a sequential scan's, for equalities, IN lists (short, and
 -- longer than the 64 elements filters are asked for), IS NULL and mixes,
 -- on columns of every cardinality; and the filters cut the index pages a
@@ -59,13 +61,13 @@ SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 5
 FROM bitmap_index_node('SELECT * FROM sf WHERE u = 280003') f,
      bitmap_index_node('SELECT * FROM sf_off WHERE u = 280003') o;
 
--- Inserts, deletes, seals and VACUUM's merges: sealed and merged segments
--- have no filters yet (always read), and every answer stays right.  Two
--- thirds of the first 40 segments' rows deleted: VACUUM merges segments
--- (at the default segment size every one of these 500-row segments is
--- small enough to merge), and the groups whose segments are all gone are
--- freed (counted on the pages: the special space's kind, 11 for a group's
--- header).
+-- Inserts, deletes, seals and VACUUM's merges, and every answer stays
+-- right.  Two thirds of the first 40 segments' rows deleted: VACUUM merges
+-- segments (at the default segment size every one of these 500-row
+-- segments is small enough to merge: all into one), the build's groups
+-- whose segments are all gone are freed (counted on the pages: the special
+-- space's kind, 11 for a group's header), and the merged segment, made of
+-- more than 4 segments, gets no filters (filter_merge.cpp says why).
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b
@@ -77,11 +79,98 @@ SELECT filter_groups('sf_bl') AS groups_before;
 INSERT INTO sf SELECT i, i * 7 + 3, i % 1000, 'new', i % 300 FROM generate_series(40001, 41000) i;
 DELETE FROM sf WHERE id % 3 <> 0 AND id <= 20000;
 VACUUM sf;
-SELECT filter_groups('sf_bl') AS groups_after;
+SELECT filter_groups('sf_bl') AS groups_after, segments, filtered_segments
+FROM bloomidx_index_info('sf_bl');
 SELECT bloomidx_verify('sf_bl');
 SELECT q, index_vs_seqscan('SELECT id FROM sf WHERE ' || q)
 FROM (VALUES ('u = 703'), ('u = 280010'), ('k = 17'), ('s = ''paid'''), ('n IS NULL'),
              ('u IN (10, 703, 7003, 280010)')) AS t(q);
+
+-- Seals: each sealed segment gets a group of its own, made from the filter
+-- keys its pending rows kept (4 bytes a column).  Small segments here, so
+-- that inserts seal many.
+CREATE TABLE sfs (id int, u int, k int, s text);
+CREATE TABLE sfs_off (LIKE sfs);
+CREATE INDEX sfs_bl ON sfs USING bloomidx (u, k, s);
+CREATE INDEX sfs_off_bl ON sfs_off USING bloomidx (u, k, s) WITH (segment_filter_rate = 0);
+SET bloomidx.segment_rows = 1000;
+INSERT INTO sfs
+SELECT i, i * 7 + 3, (i * 7919) % 1000, (ARRAY['new','paid','sent','done','lost','back'])[1 + i % 6]
+FROM generate_series(1, 24000) i;
+INSERT INTO sfs_off SELECT * FROM sfs;
+SELECT bloomidx_seal('sfs_bl') AS sealed_rows, bloomidx_seal('sfs_off_bl') AS sealed_rows_off;
+SELECT segments > 10 AS many_segments, filtered_segments = segments AS every_one_filtered
+FROM bloomidx_index_info('sfs_bl');
+SELECT filtered_segments AS filtered_without FROM bloomidx_index_info('sfs_off_bl');
+SELECT bloomidx_verify('sfs_bl');
+-- A miss on the unique column reads each segment's filter pages (two: its
+-- group's header and one region page), not its slices and header.
+SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 3
+       < (o->>'Shared Hit Blocks')::int + (o->>'Shared Read Blocks')::int AS far_fewer_buffers
+FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
+     bitmap_index_node('SELECT * FROM sfs_off WHERE u = 280003') o;
+CREATE FUNCTION sfs_random(n int) RETURNS TABLE (queries bigint, differences bigint)
+LANGUAGE sql AS $$
+SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
+FROM (SELECT index_vs_seqscan('SELECT id FROM sfs WHERE ' || string_agg(cond, ' AND ' ORDER BY c)) AS r
+      FROM (SELECT g, c, CASE c
+                           WHEN 0 THEN CASE WHEN random() < 0.7
+                                            THEN format('u = %s', (random() * 200000)::int)
+                                            ELSE format('u IN (%s, %s)', (random() * 200000)::int,
+                                                        (random() * 200000)::int) END
+                           WHEN 1 THEN format('k = %s', (random() * 1100)::int)
+                           ELSE format('s = %L', (ARRAY['new','paid','x'])[1 + (random() * 2)::int]) END AS cond
+            FROM generate_series(1, n) g, generate_series(0, 2) c
+            WHERE c = g % 3 OR random() < 0.4) q
+      GROUP BY g) r
+$$;
+SELECT setseed(0.21);
+SELECT * FROM sfs_random(150);
+
+-- Merges: two thirds deleted; VACUUM merges the sealed segments, and each
+-- merged one has filters made from those of its sources (no row is read
+-- back from the table), which still rule out a miss.
+DELETE FROM sfs WHERE id % 3 <> 0;
+DELETE FROM sfs_off WHERE id % 3 <> 0;
+SELECT segments AS segments_before FROM bloomidx_index_info('sfs_bl') \gset
+VACUUM sfs;
+VACUUM sfs_off;
+SELECT segments < :segments_before AS merged, filtered_segments = segments AS every_one_filtered
+FROM bloomidx_index_info('sfs_bl');
+SELECT bloomidx_verify('sfs_bl');
+SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 2
+       < (o->>'Shared Hit Blocks')::int + (o->>'Shared Read Blocks')::int AS fewer_buffers
+FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
+     bitmap_index_node('SELECT * FROM sfs_off WHERE u = 280003') o;
+SELECT setseed(0.22);
+SELECT * FROM sfs_random(150);
+
+-- Without a rate, later seals write no filters; an index built without
+-- filters keeps no filter keys, so a rate set later takes effect at
+-- REINDEX, as the other options do.
+ALTER INDEX sfs_bl SET (segment_filter_rate = 0);
+ALTER INDEX sfs_off_bl SET (segment_filter_rate = 0.01);
+INSERT INTO sfs SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(24001, 30000) i;
+INSERT INTO sfs_off SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(24001, 30000) i;
+SELECT bloomidx_seal('sfs_bl') > 0 AS sealed, bloomidx_seal('sfs_off_bl') > 0 AS sealed_off;
+SELECT segments > filtered_segments AS some_unfiltered FROM bloomidx_index_info('sfs_bl');
+SELECT filtered_segments AS filtered_off FROM bloomidx_index_info('sfs_off_bl');
+-- Merging a segment without filters with filtered ones: the merged one has none.
+SELECT segments AS segments_before, filtered_segments AS filtered_before
+FROM bloomidx_index_info('sfs_bl') \gset
+DELETE FROM sfs WHERE id % 3 = 0 AND id <= 27000;
+VACUUM sfs;
+SELECT segments < :segments_before AS merged, filtered_segments < :filtered_before AS fewer_filtered,
+       segments > filtered_segments AS some_unfiltered
+FROM bloomidx_index_info('sfs_bl');
+SELECT bloomidx_verify('sfs_bl');
+SELECT setseed(0.23);
+SELECT * FROM sfs_random(100);
+REINDEX INDEX sfs_off_bl;
+SELECT filtered_segments = segments AS every_one_filtered FROM bloomidx_index_info('sfs_off_bl');
+RESET bloomidx.segment_rows;
+DROP TABLE sfs, sfs_off;
+DROP FUNCTION sfs_random(int);
 
 -- The last rows of a build become a segment, with filters, when they
 -- would fill as many pending pages as a segment has slices (16 here):

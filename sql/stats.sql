@@ -7,8 +7,8 @@
 -- negative).
 --
 CREATE TABLE tstat (a int4, b int4) WITH (autovacuum_enabled = off);
+CREATE INDEX tstat_bl ON tstat USING bloomidx (a, b);	-- its rows pending, as inserted
 INSERT INTO tstat SELECT i, i % 10 FROM generate_series(1, 20000) i;
-CREATE INDEX tstat_bl ON tstat USING bloomidx (a, b);
 
 CREATE FUNCTION tstat_counters(OUT scans bigint, OUT tuples bigint, OUT blks_read bigint,
                                OUT blks_hit bigint)

@@ -134,3 +134,47 @@ bloomidx_block_writer_finish(const BlockWriter *writer, Relation index)
 		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
 	}
 }
+
+/*
+ * A free page from the free space map, else a new one at the index's end,
+ * exclusively locked, for a page written whole (a directory page, a
+ * seal's or merge's filter group page).  Only wholly free pages are asked
+ * for (free pages are recorded so, pending pages with room below:
+ * MaxHeapTupleSize is the map's top category), and a page is marked used
+ * in the map only once it is taken; one taken meanwhile (an insert links
+ * free pages as pending ones) is left to what its taker recorded.  The
+ * caller holds no buffer lock, so waiting for this one cannot deadlock.
+ */
+Buffer
+bloomidx_free_or_new_buffer(Relation index)
+{
+	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
+	{
+		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
+		{
+			RecordPageWithFreeSpace(index, blkno, 0);	/* a stale entry */
+			continue;
+		}
+
+		Buffer		buffer = ReadBuffer(index, blkno);
+
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+		if (PageIsNew((Page) page) ||
+			bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+		{
+			RecordUsedIndexPage(index, blkno);
+			return buffer;
+		}
+		UnlockReleaseBuffer(buffer);
+		/* Not free any more, and not recorded so by its taker: a stale entry. */
+		if (GetRecordedFreeSpace(index, blkno) >= MaxHeapTupleSize)
+			RecordPageWithFreeSpace(index, blkno, 0);
+	}
+	return bloomidx_extend_buffer(index);
+}

@@ -90,9 +90,9 @@ typedef struct BloomidxState
 	bloomidx::MetaPageData meta;	/* options frozen at build */
 	bloomidx::RowPageGeometry geometry;
 	int			ncolumns;
-	double		filter_bits_per_key;	/* of the filters a build writes; 0: none
-										 * (set by the build alone: sizing them
-										 * takes milliseconds) */
+	double		filter_bits_per_key;	/* of the filters a build, seal or merge
+										 * writes; 0: none (set by those alone:
+										 * bloomidx_state_filters) */
 	ValueHasher hasher[INDEX_MAX_KEYS];
 } BloomidxState;
 
@@ -140,13 +140,14 @@ void		bloomidx_check_data_page_tids(Relation index, BlockNumber blkno, Page page
 
 /* state.cpp */
 void		bloomidx_init_state(BloomidxState *state, Relation index);
+void		bloomidx_state_filters(BloomidxState *state, Relation index);
 uint8		bloomidx_column_hashing(Relation index, int column);
 const ValueHasher *bloomidx_key_hasher(Relation index, const BloomidxState *state,
 									   int column, Oid key_type, ValueHasher *scratch);
 uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
-/* hashes (may be NULL): each column's value hash, for segment filters. */
+/* keys (may be NULL): each column's filter key (bloomidx::filter_key). */
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
-									const bool *isnull, uint8 *signature, uint64 *hashes);
+									const bool *isnull, uint8 *signature, uint32 *keys);
 
 /* segment_write.cpp: rows gathered in memory, written as one segment */
 typedef struct SegmentRows
@@ -156,7 +157,7 @@ typedef struct SegmentRows
 	uint32		signature_bytes;
 	uint8	   *signatures;		/* capacity signatures, back to back */
 	ItemPointerData *tids;		/* capacity heap TIDs */
-	uint64	   *hashes;			/* for filters: ncolumns column hashes a row; or NULL */
+	uint32	   *keys;			/* for filters: ncolumns filter keys a row; or NULL */
 	void	   *scratch;		/* segment_write.cpp's, made on first use */
 } SegmentRows;
 
@@ -164,6 +165,9 @@ extern int	bloomidx_segment_rows;
 uint32		bloomidx_segment_capacity(uint32 page_capacity);
 void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
 void		bloomidx_segment_rows_free(SegmentRows *rows);
+void		bloomidx_segment_rows_keep_keys(SegmentRows *rows, uint32 ncolumns);
+void		bloomidx_segment_rows_tail(const SegmentRows *rows, uint32 r,
+									   const bloomidx::RowPageGeometry *g, uint8 *tail);
 typedef struct DirectoryCopy DirectoryCopy;
 
 /*
@@ -183,11 +187,23 @@ BlockNumber bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *wri
 void		bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
 									 const BlockWriter *writer);
 void		bloomidx_block_writer_finish(const BlockWriter *writer, Relation index);
+Buffer		bloomidx_free_or_new_buffer(Relation index);
+
+/*
+ * A seal's or merge's segment's own filter group (filter_write.cpp,
+ * filter_merge.cpp), made in memory and written with the segment.
+ */
+typedef struct SegmentFilters
+{
+	bloomidx::FilterGroupHeader header;	/* group id and slots set by the writer */
+	uint8	   *image;			/* its region rows, back to back */
+} SegmentFilters;
 
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 								   uint32 segment_id, const BlockWriter *writer,
 								   bloomidx::FreeList *list, const DirectoryCopy *dir,
-								   uint32 *taken, bloomidx::SegmentEntry *entry);
+								   SegmentFilters *filters, uint32 *taken,
+								   bloomidx::SegmentEntry *entry);
 
 /*
  * directory.cpp: the metapage's segment directory and pending list.  A
@@ -226,6 +242,9 @@ typedef struct DirectoryStats
 {
 	uint32		segments;
 	uint32		filtered_segments;	/* of them, with segment filters */
+	uint32		filter_groups;	/* their groups: the segments in a group's
+								 * first slot (one a group, unless a merge
+								 * removed it) */
 	double		segment_rows;
 	double		live_rows;
 	uint32		pending_pages;
@@ -272,6 +291,9 @@ typedef struct DirectoryChange
 								 * first slice on (0: the index grew) */
 	const uint32 *removed;		/* ids of segments removed */
 	const bloomidx::SegmentHeader *removed_headers;	/* and their headers */
+	const uint32 *removed_group_blocks; /* and the blocks of the filter group
+										 * each has right after its header
+										 * (bloomidx_own_group_blocks), or 0 */
 	uint32		nremoved;
 	bloomidx::FreeExtent *unlisted; /* out: removed segments' blocks the free
 									 * list had no room for (the caller frees
@@ -293,8 +315,15 @@ uint32		bloomidx_publish(Relation index, DirectoryChange *change);
 void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
 void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
 										SegmentRows *rows, const DirectoryCopy *dir,
-										BlockNumber nblocks, bloomidx::SegmentEntry *entry,
+										BlockNumber nblocks, SegmentFilters *filters,
+										bloomidx::SegmentEntry *entry,
 										DirectoryChange *change);	/* segment_write.cpp */
+bool		bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows,
+								  SegmentFilters *filters);	/* filter_write.cpp */
+bool		bloomidx_merge_filters(Relation index, const BloomidxState *state,
+								   const bloomidx::SegmentEntry *sources, uint32 nsources,
+								   BlockNumber nblocks, BufferAccessStrategy strategy,
+								   SegmentFilters *filters);	/* filter_merge.cpp */
 
 /*
  * build.cpp: CREATE INDEX; one participant's part of it.  Segment ids and
@@ -330,8 +359,11 @@ void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g,
 										const BlockWriter *writer);
 void		bloomidx_filter_group_free(FilterGroupBuild *g);
 void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
-										const bloomidx::SegmentEntry *removed, uint32 nremoved,
+										const bloomidx::SegmentEntry *removed,
+										const uint32 *own_blocks, uint32 nremoved,
 										BlockNumber nblocks, uint32 generation);
+uint32		bloomidx_own_group_blocks(Relation index, const bloomidx::SegmentEntry *e,
+									  BlockNumber nblocks, BufferAccessStrategy strategy);
 
 typedef struct BloomidxBuildPart
 {
@@ -386,7 +418,7 @@ Buffer		bloomidx_extend_buffer(Relation index);
 /* wal.cpp */
 void		bloomidx_append_logged(Relation index, Buffer buffer,
 								   const bloomidx::RowPageGeometry *g, const uint8 *signature,
-								   const uint8 *tid);
+								   const uint8 *tail);
 
 /* scan.cpp */
 extern "C" IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);

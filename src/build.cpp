@@ -39,7 +39,7 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 						 BuildSegmentIds *ids, bloomidx::SegmentEntry *entries)
 {
 	bloomidx_init_state(&part->state, index);
-	part->state.filter_bits_per_key = bloomidx_filter_bits_per_key(index);
+	bloomidx_state_filters(&part->state, index);
 	bloomidx_segment_rows_init(&part->rows, part->state.meta.signature_bytes,
 							   (uint32) bloomidx_segment_rows);
 	part->ids = ids;
@@ -54,11 +54,9 @@ bloomidx_build_part_init(BloomidxBuildPart *part, Relation index, bool shared_ex
 	bloomidx_block_writer_init(&part->writer, index, shared_extension, true);
 	part->tuple_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx build row",
 											ALLOCSET_DEFAULT_SIZES);
-	/* Each row's column hashes, for its segment's filters. */
-	if (part->state.filter_bits_per_key > 0)
-		part->rows.hashes = (uint64 *)
-			palloc_extended((Size) part->rows.capacity * part->state.ncolumns * sizeof(uint64),
-							MCXT_ALLOC_HUGE);
+	/* Each row's filter keys, for its segment's filters and pending pages. */
+	if (part->state.meta.filter_keys)
+		bloomidx_segment_rows_keep_keys(&part->rows, (uint32) part->state.ncolumns);
 	bloomidx_filter_group_init(&part->filters);
 }
 
@@ -126,8 +124,11 @@ rows_to_pending_pages(Relation index, BloomidxBuildPart *part)
 
 	for (uint32 r = 0; r < rows->nrows; r++)
 	{
+		uint8		tail[bloomidx::kMaxRowTailBytes];
+
+		bloomidx_segment_rows_tail(rows, r, g, tail);
 		bloomidx::row_page_append(page, *g, rows->signatures + (Size) r * g->signature_bytes,
-								  (const uint8 *) &rows->tids[r]);
+								  tail);
 		if (bloomidx::page_opaque(page)->count == g->capacity)
 			flush_page(index, part);
 	}
@@ -156,8 +157,8 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 	}
 	uint32		taken;
 
-	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, &taken,
-						   &part->entries[id - 1]);
+	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, NULL,
+						   &taken, &part->entries[id - 1]);
 	bloomidx_filter_group_add(index, &part->filters, &part->state, &part->rows, part->entries,
 							  id - 1, &part->writer);
 	part->nentries++;
@@ -177,7 +178,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	/* Made in place in the next slot (zeroed), beside its TID. */
 	bloomidx_form_signature(&part->state, values, isnull,
 							rows->signatures + (Size) rows->nrows * rows->signature_bytes,
-							rows->hashes ? rows->hashes + (Size) rows->nrows * part->state.ncolumns
+							rows->keys ? rows->keys + (Size) rows->nrows * part->state.ncolumns
 							: NULL);
 	rows->tids[rows->nrows++] = *tid;
 

@@ -228,13 +228,14 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	/*
 	 * Segment filters (filter_scan.cpp): a group's header and a region page
-	 * per key for every 15 segments, and of the segments only those that
+	 * per key for every group (up to 15 segments a build wrote, or one a
+	 * seal or merge wrote), and of the segments only those that
 	 * hold a match (a segment of R rows holds one of the query's matches
 	 * with 1 - (1 - s)^R, s the selectivity of the quals, true matches
 	 * only) or that every key's filter lets through at the index's rate.
 	 */
 	double		filtered = shape.filter_keys > 0 ? dir.filtered_segments : 0;
-	double		groups = std::ceil(filtered / bloomidx::kGroupSlots);
+	double		groups = shape.filter_keys > 0 ? dir.filter_groups : 0;
 	double		filter_pages = groups * (1 + shape.filter_keys);
 	double		holding = -std::expm1(rows_per_segment * std::log1p(-Min(costs.indexSelectivity, 0.999999)));
 	double		passing = Min(1.0, holding + std::pow(filter_rate, shape.filter_keys));

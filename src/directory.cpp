@@ -105,6 +105,7 @@ add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
 {
 	stats->segments++;
 	stats->filtered_segments += e->filter_block != 0;
+	stats->filter_groups += e->filter_block != 0 && e->filter_offset == 0;
 	stats->segment_rows += e->rows;
 	stats->live_rows += e->live_rows;
 }
@@ -130,6 +131,7 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 
 	stats->segments = 0;
 	stats->filtered_segments = 0;
+	stats->filter_groups = 0;
 	stats->segment_rows = 0;
 	stats->live_rows = 0;
 	for (uint32 i = 0; i < n; i++)
@@ -318,7 +320,7 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		if (k == change->nremoved)
 			continue;
 		uint32		nx = bloomidx::segment_extents(change->removed_headers[k], e->header_block,
-												   extents);
+												   change->removed_group_blocks[k], extents);
 
 		if (nx == 0)
 			bloomidx_report_corrupted_page(index, e->header_block,

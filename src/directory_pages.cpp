@@ -113,49 +113,6 @@ bloomidx_read_directory_pages(Relation index, BlockNumber *nblocks, DirectoryCop
 }
 
 /*
- * A free page from the free space map, else a new one at the index's end,
- * exclusively locked.  Only wholly free pages are asked for (free pages
- * are recorded so, pending pages with room below: MaxHeapTupleSize is the
- * map's top category), and a page is marked used in the map only once it
- * is taken; one taken meanwhile (an insert links free pages as pending
- * ones) is left to what its taker recorded.  The caller holds no buffer
- * lock, so waiting for this one cannot deadlock.
- */
-static Buffer
-free_or_new_buffer(Relation index)
-{
-	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
-	{
-		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
-
-		if (blkno == InvalidBlockNumber)
-			break;
-		if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
-		{
-			RecordPageWithFreeSpace(index, blkno, 0);	/* a stale entry */
-			continue;
-		}
-
-		Buffer		buffer = ReadBuffer(index, blkno);
-
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-
-		if (PageIsNew((Page) page) ||
-			bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
-		{
-			RecordUsedIndexPage(index, blkno);
-			return buffer;
-		}
-		UnlockReleaseBuffer(buffer);
-		/* Not free any more, and not recorded so by its taker: a stale entry. */
-		if (GetRecordedFreeSpace(index, blkno) >= MaxHeapTupleSize)
-			RecordPageWithFreeSpace(index, blkno, 0);
-	}
-	return bloomidx_extend_buffer(index);
-}
-
-/*
  * Writes directory page `place` of `count` entries to a free or new block,
  * stamped with the generation that will list it.
  */
@@ -163,7 +120,7 @@ static BlockNumber
 write_directory_page(Relation index, const bloomidx::SegmentEntry *entries, uint32 count,
 					 uint32 place, uint32 generation)
 {
-	Buffer		buffer = free_or_new_buffer(index);
+	Buffer		buffer = bloomidx_free_or_new_buffer(index);
 	BlockNumber blkno = BufferGetBlockNumber(buffer);
 	Page		page = BufferGetPage(buffer);
 

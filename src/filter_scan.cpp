@@ -6,7 +6,8 @@
  * header (the columns' block counts), then per query key the block row of
  * each of the key's hashes, one region page each, which answers for every
  * segment of the group at once.  A segment passes when every key has a
- * hash its filter may hold.  A group page that belongs elsewhere was
+ * hash its filter may hold: any of its slots' filters (a merged segment
+ * has one slot per source, filter_merge.cpp).  A group page that belongs elsewhere was
  * recycled since the directory was copied (the caller starts again) or is
  * damaged (XX002): a segment is never skipped on a page that cannot be
  * trusted.
@@ -84,15 +85,17 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 }
 
 /*
- * The slots of group `h` (header block `header`) that may hold rows the
- * query wants, among `wanted`.  False when a page was recycled.
+ * The slots of the group whose header page is header_copy (segment e's)
+ * that may hold rows the query wants, among `wanted`.  False when a page
+ * was recycled.
  */
 static bool
 probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEntry *e,
-			const bloomidx::FilterGroupHeader *h, uint32 wanted, uint32 ncolumns,
+			const char *header_copy, uint32 wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
 			uint32 *passed)
 {
+	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
 	uint32		mask = wanted;
 
 	for (int k = 0; k < query->nkeys && mask != 0; k++)
@@ -106,21 +109,23 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
 			continue;			/* no filter for the column: every slot passes */
 		for (uint32 i = 0; i < key->nhashes && (mask & ~key_mask) != 0; i++)
 		{
+			uint32		fkey = bloomidx::filter_key(key->hashes[i]);
 			uint32		region_page,
 						offset;
 
-			if (!bloomidx::group_row_of(*h, (uint32) key->column, key->hashes[i], &region_page,
-										&offset))
+			if (!bloomidx::group_row_of(*h, (uint32) key->column, fkey, &region_page, &offset))
 				continue;
 			if (loaded != (int64) region_page)
 			{
-				if (!read_group_page(index, e->filter_block + 1 + region_page, e, h, region_page,
-									 ncolumns, nblocks, generation, hints, copy))
+				if (!read_group_page(index,
+									 bloomidx::group_region_block((const uint8 *) header_copy,
+																  e->filter_block, region_page),
+									 e, h, region_page, ncolumns, nblocks, generation, hints, copy))
 					return false;
 				loaded = region_page;
 			}
 			key_mask |= bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
-												  h->slots_taken, key->hashes[i]);
+												  h->slots_taken, fkey);
 		}
 		mask &= key_mask;
 	}
@@ -146,6 +151,7 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 		return true;
 
 	GroupedEntry *order = (GroupedEntry *) palloc(n * sizeof(GroupedEntry));
+	uint32	   *slot_mask = (uint32 *) palloc(n * sizeof(uint32));	/* of a group's segments */
 	char	   *header_copy = (char *) palloc(BLCKSZ);
 	char	   *copy = (char *) palloc(BLCKSZ);
 	bool		ok = true;
@@ -163,8 +169,9 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 		const bloomidx::SegmentEntry *e = &dir->entries[order[first].index];
 		uint32		wanted = 0;
 
-		for (last = first; last < ngrouped && order[last].block == order[first].block; last++)
-			wanted |= 1u << dir->entries[order[last].index].filter_offset;
+		last = first;
+		while (last < ngrouped && order[last].block == order[first].block)
+			last++;
 		if (!read_group_page(index, e->filter_block, e, NULL, -1, ncolumns, nblocks,
 							 generation, hints, header_copy))
 		{
@@ -175,13 +182,15 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 		const bloomidx::FilterGroupHeader *h =
 			bloomidx::filter_group_header((const uint8 *) header_copy);
 
-		/* Each segment in the slot its entry names, taken for it. */
+		/* Each segment in the slot its entry names, taken for it, and any others taken for it. */
 		for (uint32 j = first; j < last; j++)
 		{
 			const bloomidx::SegmentEntry *se = &dir->entries[order[j].index];
 
+			slot_mask[j - first] = bloomidx::group_segment_slots(*h, se->segment_id);
+			wanted |= slot_mask[j - first];
 			if (se->filter_group != e->filter_group || se->filter_offset >= h->slots_taken ||
-				h->slot_segment[se->filter_offset] != se->segment_id)
+				!(slot_mask[j - first] & (1u << se->filter_offset)))
 			{
 				if (bloomidx_directory_generation(index) != generation)
 				{
@@ -196,15 +205,15 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 
 		uint32		passed = 0;
 
-		if (ok && !probe_group(index, query, e, h, wanted, ncolumns, nblocks, generation,
+		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
 							   hints, copy, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
-			skip[order[j].index] =
-				!(passed & (1u << dir->entries[order[j].index].filter_offset));
+			skip[order[j].index] = !(passed & slot_mask[j - first]);
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(order);
+	pfree(slot_mask);
 	pfree(header_copy);
 	pfree(copy);
 	if (!ok)

@@ -3,11 +3,15 @@
  * *Segment filters*; the page format is in core/page_layout.hpp).
  *
  * A build fills a group slot by slot as it writes segments, from the
- * column hashes of each segment's rows, in backend memory, and writes the
+ * filter keys of each segment's rows, in backend memory, and writes the
  * group whole once its slots are all taken or the build ends: a header
  * page and its region pages in one run of new blocks, each logged whole.
  * Only then are the filters named in the segments' directory entries,
  * which the leader publishes with the rest of the build.
+ *
+ * A seal gives its segment a group of its own, of one slot, made from the
+ * filter keys the pending rows keep (bloomidx_seal_filters) and written
+ * with the segment (segment_write.cpp).
  */
 #include "bloomidx.h"
 
@@ -41,7 +45,7 @@ open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *r
 	if (g->slot_scratch == NULL)
 		g->slot_scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
 	for (int c = 0; c < state->ncolumns; c++)
-		distinct[c] = bloomidx::distinct_estimate(rows->hashes + c, rows->nrows,
+		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows,
 												  (uint32) state->ncolumns, g->scratch);
 	bloomidx::filter_group_init(&g->header, group_id, (uint32) state->ncolumns, distinct,
 								state->filter_bits_per_key, bloomidx::kGroupSlots);
@@ -54,14 +58,14 @@ open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *r
 /*
  * Adds the segment of `rows` (written: entries[entry_index] is its entry)
  * to the part's group, and writes the group when it is full.  Nothing
- * without filters (segment_filter_rate = 0) or column hashes.
+ * without filters (segment_filter_rate = 0) or filter keys.
  */
 void
 bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxState *state,
 						  const SegmentRows *rows, bloomidx::SegmentEntry *entries,
 						  uint32 entry_index, const BlockWriter *writer)
 {
-	if (rows->hashes == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
+	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
 		return;
 	if (!g->open)
 		open_group(g, state, rows, entries[entry_index].segment_id);
@@ -70,7 +74,7 @@ bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxSta
 	uint32		ncolumns = (uint32) state->ncolumns;
 
 	for (uint32 c = 0; c < ncolumns; c++)
-		bloomidx::group_image_add_column(g->image, g->header, c, slot, rows->hashes + c,
+		bloomidx::group_image_add_column(g->image, g->header, c, slot, rows->keys + c,
 										 rows->nrows, ncolumns, g->slot_scratch);
 	g->header.slot_segment[slot] = entries[entry_index].segment_id;
 	g->header.slots_taken++;
@@ -133,22 +137,64 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, bloomidx::Segme
 }
 
 /*
+ * The blocks of the filter group segment e has right after its header (a
+ * seal's or merge's, every slot its own, its pages one run), which its
+ * removal gives back with its extent; 0 if it has none there, or if the
+ * group's header is not sound (then its pages are left to VACUUM's sweep).
+ */
+uint32
+bloomidx_own_group_blocks(Relation index, const bloomidx::SegmentEntry *e, BlockNumber nblocks,
+						  BufferAccessStrategy strategy)
+{
+	if (e->filter_block == 0 || e->filter_block != e->header_block + 1 ||
+		e->filter_group != e->segment_id)
+		return 0;
+
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, e->filter_block, RBM_NORMAL,
+											strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	uint32		blocks = 0;
+
+	if (bloomidx::check_filter_group_page(page, e->filter_group,
+										  (uint32) RelationGetNumberOfAttributes(index),
+										  e->filter_block, nblocks) == bloomidx::PageProblem::None)
+	{
+		const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header(page);
+		bool		run = bloomidx::group_segment_slots(*h, e->segment_id) ==
+			(1u << h->slots_taken) - 1;
+
+		for (uint32 i = 0; run && i < h->region_pages; i++)
+			run = bloomidx::group_region_block(page, e->filter_block, i) == e->filter_block + 1 + i;
+		if (run)
+			blocks = 1 + h->region_pages;
+	}
+	UnlockReleaseBuffer(buffer);
+	return blocks;
+}
+
+/*
  * Frees the filter groups of the `removed` segments (just published away)
  * that no segment of `dir` (the directory after that publish) names any
  * more, page by page, stamped with the publish's generation; a stale
- * reader that meets one knows it was recycled.  A group whose header is
- * not sound is left to VACUUM's sweep and bloomidx_verify.  A crash before
- * this leaves the pages for the sweep too.  Under the seal lock.
+ * reader that meets one knows it was recycled.  Groups right after their
+ * segment's header (own_blocks[r] > 0) went with its extent.  A group
+ * whose header is not sound is left to VACUUM's sweep and bloomidx_verify.
+ * A crash before this leaves the pages for the sweep too.  Under the seal
+ * lock.
  */
 void
 bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
-							const bloomidx::SegmentEntry *removed, uint32 nremoved,
-							BlockNumber nblocks, uint32 generation)
+							const bloomidx::SegmentEntry *removed, const uint32 *own_blocks,
+							uint32 nremoved, BlockNumber nblocks, uint32 generation)
 {
+	PGAlignedBlock copy;
+
 	for (uint32 r = 0; r < nremoved; r++)
 	{
 		BlockNumber block = removed[r].filter_block;
-		bool		named = block == 0;
+		bool		named = block == 0 || own_blocks[r] > 0;
 
 		for (uint32 q = 0; q < r && !named; q++)
 			named = removed[q].filter_block == block;	/* freed already */
@@ -157,18 +203,53 @@ bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 		if (named)
 			continue;
 
+		/* The header's copy: freeing the region pages reads their blocks from it. */
 		Buffer		buffer = ReadBuffer(index, block);
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-		bool		sound = bloomidx::check_filter_group_page(page, removed[r].filter_group,
-															  (uint32) RelationGetNumberOfAttributes(index),
-															  block, nblocks) ==
-			bloomidx::PageProblem::None;
-		uint32		pages = sound ? 1 + bloomidx::filter_group_header(page)->region_pages : 0;
-
+		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
-		for (uint32 b = 0; b < pages; b++)
-			bloomidx_free_page(index, block + b, generation);
+
+		const uint8 *page = (const uint8 *) copy.data;
+
+		if (bloomidx::check_filter_group_page(page, removed[r].filter_group,
+											  (uint32) RelationGetNumberOfAttributes(index),
+											  block, nblocks) != bloomidx::PageProblem::None)
+			continue;
+		for (uint32 i = 0; i < bloomidx::filter_group_header(page)->region_pages; i++)
+			bloomidx_free_page(index, bloomidx::group_region_block(page, block, i), generation);
+		bloomidx_free_page(index, block, generation);
 	}
+}
+
+/*
+ * The filters of a seal's segment, from its rows' filter keys: a group of
+ * one slot, sized by each column's distinct keys.  False (nothing made)
+ * without filters or keys.  Memory in the current context.
+ */
+bool
+bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows, SegmentFilters *filters)
+{
+	uint32		distinct[INDEX_MAX_KEYS];
+	uint32		ncolumns = (uint32) state->ncolumns;
+
+	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
+		return false;
+
+	uint64	   *bitmap = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
+	uint8	   *scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
+
+	for (uint32 c = 0; c < ncolumns; c++)
+		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
+	bloomidx::filter_group_init(&filters->header, 0, ncolumns, distinct,
+								state->filter_bits_per_key, 1);
+	filters->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(filters->header) *
+											   bloomidx::group_row_bytes(filters->header),
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 c = 0; c < ncolumns; c++)
+		bloomidx::group_image_add_column(filters->image, filters->header, c, 0, rows->keys + c,
+										 rows->nrows, ncolumns, scratch);
+	pfree(bitmap);
+	pfree(scratch);
+	return true;
 }

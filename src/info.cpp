@@ -71,7 +71,7 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 
 	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pages", AccessShareLock);
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
-	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(meta->signature_bytes);
+	bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*meta);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	Buffer		buffer;
@@ -82,11 +82,13 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	int64		live_rows = 0;
 	int64		pending_rows = 0;
 	int32		pending_pages = 0;
+	int32		filtered = 0;
 
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 	{
 		segment_rows += dir->entries[i].rows;
 		live_rows += dir->entries[i].live_rows;
+		filtered += dir->entries[i].filter_block != 0;
 	}
 
 	/* The pending list as it is now (pages linked since the copy included). */
@@ -110,8 +112,8 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	/* A seal meanwhile (the generation moved) shortens the list: no damage. */
 	(void) bloomidx_check_pending_count(index, dir, (uint32) pending_pages);
 
-	Datum		values[7];
-	bool		nulls[7] = {false, false, false, false, false, false, false};
+	Datum		values[8];
+	bool		nulls[8] = {false, false, false, false, false, false, false, false};
 
 	values[0] = Int32GetDatum(meta->version);
 	values[1] = Int32GetDatum((int32) dir->header.nsegments);
@@ -120,6 +122,7 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	values[4] = Int32GetDatum(pending_pages);
 	values[5] = Int64GetDatum(pending_rows);
 	values[6] = Int64GetDatum((int64) dir->header.generation);
+	values[7] = Int32GetDatum(filtered);
 	bloomidx_directory_copy_free(dir);
 	relation_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -14,7 +14,7 @@
 typedef struct NewEntry
 {
 	uint8		signature[bloomidx::kMaxSignatureBytes];
-	ItemPointerData tid;
+	uint8		tail[bloomidx::kMaxRowTailBytes];	/* TID, then the filter keys */
 } NewEntry;
 
 /*
@@ -76,7 +76,7 @@ try_append(Relation index, BlockNumber blkno, const BloomidxState *state,
 		if (bloomidx::page_opaque(page)->count < state->geometry.capacity)
 		{
 			bloomidx_append_logged(index, buffer, &state->geometry, entry->signature,
-								   (const uint8 *) &entry->tid);
+								   entry->tail);
 			result = APPEND_ADDED;
 		}
 		else
@@ -166,8 +166,7 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 
 	bloomidx_init_data_page((Page) page);
 	bloomidx::set_page_stamp(page, d->generation);
-	bloomidx::row_page_append(page, state->geometry, entry->signature,
-							  (const uint8 *) &entry->tid);
+	bloomidx::row_page_append(page, state->geometry, entry->signature, entry->tail);
 	if (BufferIsValid(old))
 		bloomidx::set_pending_next((uint8 *) GenericXLogRegisterBuffer(xlog, old, 0), blkno);
 	else
@@ -208,11 +207,15 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	NewEntry	entry;
 	MemoryContext old = MemoryContextSwitchTo(cache->row_cxt);
 
+	uint32		keys[INDEX_MAX_KEYS];
+
 	memset(entry.signature, 0, state->geometry.signature_bytes);
-	bloomidx_form_signature(state, values, isnull, entry.signature, NULL);
+	bloomidx_form_signature(state, values, isnull, entry.signature,
+							state->geometry.keys > 0 ? keys : NULL);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cache->row_cxt);
-	entry.tid = *ht_ctid;
+	memcpy(entry.tail, ht_ctid, sizeof(ItemPointerData));
+	memcpy(entry.tail + bloomidx::kTidSize, keys, state->geometry.keys * sizeof(uint32));
 
 	/*
 	 * The page this statement used last (no metapage visit for each row of
@@ -227,7 +230,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		return false;
 
 	/* Space VACUUM freed in pending pages, or a free page to link. */
-	Size		need = state->geometry.signature_bytes + sizeof(ItemPointerData);
+	Size		need = state->geometry.signature_bytes + state->geometry.tail_bytes;
 	uint32		pending_pages = 0;
 
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)

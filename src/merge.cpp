@@ -233,6 +233,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	uint32		ncand = 0;
 
 	bloomidx_init_state(state, index);
+	bloomidx_state_filters(state, index);
 	bloomidx_read_directory(index, &nblocks, dir);
 	/* Entries as copied now: only the seal lock's holder changes them. */
 	cand = (bloomidx::SegmentEntry *)
@@ -249,6 +250,9 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
 	bloomidx::SegmentEntry *removed_entries = (bloomidx::SegmentEntry *)
 		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
+	bloomidx::SegmentEntry *sources = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
+	uint32	   *own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
 	bloomidx::FreeExtent *unlisted = (bloomidx::FreeExtent *)
 		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
 	uint32		k = 0;
@@ -280,6 +284,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 				headers[ngroup] = src->header;
 				removed[ngroup] = e->segment_id;
 				removed_entries[ngroup] = *e;
+				own_blocks[ngroup] = bloomidx_own_group_blocks(index, e, nblocks, strategy);
 				ngroup++;
 			}
 		}
@@ -297,10 +302,26 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 
 		memset(&change, 0, sizeof(change));
 		if (rows.nrows > 0)
-			bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
+		{
+			/* Its filters from those of the sources it has rows of. */
+			SegmentFilters filters;
+			uint32		nsources = 0;
+
+			for (uint32 i = 0; i < ngroup; i++)
+				if (removed_entries[i].live_rows > 0)
+					sources[nsources++] = removed_entries[i];
+			bool		has_filters = bloomidx_merge_filters(index, state, sources, nsources,
+															 nblocks, strategy, &filters);
+
+			bloomidx_write_next_segment(index, state, &rows, dir, nblocks,
+										has_filters ? &filters : NULL, &entry, &change);
+			if (has_filters)
+				pfree(filters.image);
+		}
 		bloomidx_seal_step(SEAL_STEP_WRITTEN);
 		change.removed = removed;
 		change.removed_headers = headers;
+		change.removed_group_blocks = own_blocks;
 		change.nremoved = ngroup;
 		change.unlisted = unlisted;
 		uint32		generation = bloomidx_publish(index, &change);
@@ -315,7 +336,8 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 		nblocks = RelationGetNumberOfBlocks(index);
 		bloomidx_read_directory(index, &nblocks, dir);
 		/* The filter groups no segment names any more. */
-		bloomidx_free_unused_groups(index, dir, removed_entries, ngroup, nblocks, generation);
+		bloomidx_free_unused_groups(index, dir, removed_entries, own_blocks, ngroup, nblocks,
+									generation);
 		bloomidx_seal_step(SEAL_STEP_FREED);
 		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
 		rows.nrows = 0;

@@ -61,9 +61,10 @@ bloomidx_register_options(void)
 }
 
 /*
- * Bits per value of the segment filters a build writes (0: none).  Like
- * the other options, ALTER INDEX ... SET (segment_filter_rate = ...) takes
- * effect at the next REINDEX (seals and merges write no filters yet).
+ * Bits per value of the segment filters a build, seal or merge writes (0:
+ * none).  ALTER INDEX ... SET (segment_filter_rate = ...) takes effect at
+ * the next seal or merge, as far as pending rows keep filter keys (frozen
+ * by the build: an index built without filters needs a REINDEX for them).
  */
 double
 bloomidx_filter_bits_per_key(Relation index)

@@ -40,8 +40,10 @@ bloomidx_fill_metapage(Relation index, Page page)
 	for (int i = 0; i < ncolumns; i++)
 		column_hashing[i] = bloomidx_column_hashing(index, i);
 	bloomidx_init_page(page, bloomidx::kPageMeta);
+	/* Pending rows keep filter keys when the index has filters, for the seals. */
 	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
-						(uint16) ncolumns, column_bits, column_hashing);
+						(uint16) ncolumns, column_bits, column_hashing,
+						bloomidx_filter_bits_per_key(index) > 0);
 	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
 	bloomidx::directory_page_list_init(bloomidx::directory_page_list((uint8 *) page));
 	bloomidx::free_list_init(bloomidx::free_list((uint8 *) page));
@@ -252,7 +254,9 @@ bloomidx_cached_meta(Relation index)
 void
 bloomidx_check_data_page_tids(Relation index, BlockNumber blkno, Page page)
 {
-	PageProblem problem = bloomidx::check_row_page_tids((const uint8 *) page);
+	PageProblem problem =
+		bloomidx::check_row_page_tids((const uint8 *) page,
+									  bloomidx::meta_row_geometry(*bloomidx_cached_meta(index)));
 
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);

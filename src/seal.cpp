@@ -51,10 +51,14 @@ mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, Segm
 		/* Its rows cannot change now: inserts skip it, VACUUM waits for the seal lock. */
 		for (uint32 i = 0; i < count; i++)
 		{
+			const uint8 *tail = bloomidx::row_tid(page, *g, i);
+
 			memcpy(rows->signatures + (Size) rows->nrows * g->signature_bytes,
 				   bloomidx::row_signature(page, *g, i), g->signature_bytes);
-			memcpy(&rows->tids[rows->nrows], bloomidx::row_tid(page, *g, i),
-				   sizeof(ItemPointerData));
+			memcpy(&rows->tids[rows->nrows], tail, sizeof(ItemPointerData));
+			if (rows->keys != NULL)
+				memcpy(rows->keys + (Size) rows->nrows * g->keys, tail + bloomidx::kTidSize,
+					   g->keys * bloomidx::kFilterKeySize);
 			rows->nrows++;
 		}
 	}
@@ -95,45 +99,34 @@ count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockN
 /*
  * Seals pending pages from the head of the list, never its tail, into one
  * segment of at most bloomidx.segment_rows rows; only when they hold at
- * least min_rows rows (and at least one).  The caller holds the seal lock.
+ * least min_rows rows (and at least one), with its segment filters
+ * made from the filter keys the rows keep.  The caller holds the seal
+ * lock; memory is the caller's context, which bloomidx_seal_once drops.
  * Returns the rows sealed (0: nothing to do).
  */
-int64
-bloomidx_seal_once(Relation index, uint32 min_rows)
+static int64
+seal_rows(Relation index, uint32 min_rows)
 {
 	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	bloomidx_init_state(state, index);
+	bloomidx_state_filters(state, index);
 	bloomidx_read_directory(index, &nblocks, dir);
 
 	/* No room in the directory (2 billion rows in segments): the rows stay pending. */
 	if (dir->header.nsegments >= bloomidx::kMaxSegments ||
 		dir->header.pending_head == dir->header.pending_tail)
-	{
-		bloomidx_directory_copy_free(dir);
-		pfree(state);
 		return 0;
-	}
 
 	/* Enough rows?  Counted first, so that a short list is not marked for nothing. */
 	uint32		cap = bloomidx_segment_capacity(state->geometry.capacity);
 	uint64		available = (uint64) (dir->header.pending_pages - 1) * state->geometry.capacity;
 
-	if (available < Max(min_rows, 1))
-	{
-		bloomidx_directory_copy_free(dir);
-		pfree(state);
+	if (available < Max(min_rows, 1) ||
+		count_sealable_rows(index, dir, cap, nblocks) < Max(min_rows, 1))
 		return 0;
-	}
-
-	if (count_sealable_rows(index, dir, cap, nblocks) < Max(min_rows, 1))
-	{
-		bloomidx_directory_copy_free(dir);
-		pfree(state);
-		return 0;
-	}
 
 	SegmentRows rows;
 	PendingWalk walk;
@@ -142,6 +135,8 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 
 	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
 							   bloomidx_segment_capacity(state->geometry.capacity));
+	if (state->geometry.keys > 0 && state->filter_bits_per_key > 0)
+		bloomidx_segment_rows_keep_keys(&rows, state->geometry.keys);
 	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
 	while (walk.blkno != dir->header.pending_tail && npages < dir->header.pending_pages &&
 		   bloomidx_pending_walk_more(&walk))
@@ -162,10 +157,6 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	if (nrows < (int64) Max(min_rows, 1) || npages == 0)
 	{
 		/* Fewer rows than counted (VACUUM removed some): left marked, sealed next time. */
-		bloomidx_segment_rows_free(&rows);
-		pfree(sealed);
-		bloomidx_directory_copy_free(dir);
-		pfree(state);
 		return 0;
 	}
 
@@ -175,7 +166,12 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	bloomidx_seal_step(SEAL_STEP_MARKED);
 	bloomidx_debug_pause(PAUSE_SEAL_MARKED);
 	memset(&change, 0, sizeof(change));
-	bloomidx_write_next_segment(index, state, &rows, dir, nblocks, &entry, &change);
+
+	SegmentFilters filters;
+	bool		has_filters = bloomidx_seal_filters(state, &rows, &filters);
+
+	bloomidx_write_next_segment(index, state, &rows, dir, nblocks,
+								has_filters ? &filters : NULL, &entry, &change);
 	bloomidx_seal_step(SEAL_STEP_WRITTEN);
 	change.move_head = true;
 	change.new_head = walk.blkno;
@@ -189,10 +185,21 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 	bloomidx_seal_step(SEAL_STEP_FREED);
 	IndexFreeSpaceMapVacuum(index);
 
-	bloomidx_segment_rows_free(&rows);
-	pfree(sealed);
-	bloomidx_directory_copy_free(dir);
-	pfree(state);
+	return nrows;
+}
+
+/* seal_rows in a memory context of its own. */
+int64
+bloomidx_seal_once(Relation index, uint32 min_rows)
+{
+	/* Its own context: a seal may run inside an INSERT, row after row. */
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx seal",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	int64		nrows = seal_rows(index, min_rows);
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 	return nrows;
 }
 

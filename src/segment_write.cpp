@@ -36,8 +36,27 @@ bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 cap
 	rows->signatures = (uint8 *) palloc_extended((Size) rows->capacity * signature_bytes,
 												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	rows->tids = (ItemPointerData *) palloc((Size) rows->capacity * sizeof(ItemPointerData));
-	rows->hashes = NULL;
+	rows->keys = NULL;
 	rows->scratch = NULL;
+}
+
+/* Makes room for the rows' filter keys, ncolumns a row. */
+void
+bloomidx_segment_rows_keep_keys(SegmentRows *rows, uint32 ncolumns)
+{
+	rows->keys = (uint32 *) palloc_extended((Size) rows->capacity * ncolumns * sizeof(uint32),
+											MCXT_ALLOC_HUGE);
+}
+
+/* Row r's pending-page tail (g.tail_bytes: its TID, then its filter keys). */
+void
+bloomidx_segment_rows_tail(const SegmentRows *rows, uint32 r, const bloomidx::RowPageGeometry *g,
+						   uint8 *tail)
+{
+	memcpy(tail, &rows->tids[r], sizeof(ItemPointerData));
+	if (g->keys > 0)
+		memcpy(tail + bloomidx::kTidSize, rows->keys + (Size) r * g->keys,
+			   g->keys * bloomidx::kFilterKeySize);
 }
 
 void
@@ -45,8 +64,8 @@ bloomidx_segment_rows_free(SegmentRows *rows)
 {
 	pfree(rows->signatures);
 	pfree(rows->tids);
-	if (rows->hashes)
-		pfree(rows->hashes);
+	if (rows->keys)
+		pfree(rows->keys);
 	if (rows->scratch)
 		pfree(rows->scratch);
 }
@@ -65,14 +84,46 @@ typedef struct SegmentScratch
 } SegmentScratch;
 
 /*
+ * Whether segment e's filter group has block blkno at place `at` (0 its
+ * header, 1 + i its region page i; filter_page_place): right after its
+ * header, or, in a group whose header lists its region pages, there.
+ */
+static bool
+group_has_block(Relation index, const bloomidx::SegmentEntry *e, BlockNumber blkno, int64 at)
+{
+	if ((int64) blkno - (int64) e->filter_block == at)
+		return true;
+	/* blkno, locked here, as the group's header too: damage, reported (not read). */
+	if (e->filter_block == blkno)
+		return true;
+	if (at <= 0 || e->filter_block == 0 || e->filter_block >= RelationGetNumberOfBlocks(index))
+		return false;
+
+	Buffer		buffer = ReadBuffer(index, e->filter_block);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		has = bloomidx::check_filter_group_page(page, e->filter_group,
+														(uint32) RelationGetNumberOfAttributes(index),
+														e->filter_block,
+														RelationGetNumberOfBlocks(index)) ==
+		bloomidx::PageProblem::None &&
+		at - 1 < bloomidx::filter_group_header(page)->region_pages &&
+		bloomidx::group_region_block(page, e->filter_block, (uint32) (at - 1)) == blkno;
+
+	UnlockReleaseBuffer(buffer);
+	return has;
+}
+
+/*
  * A block taken off the free list, about to be overwritten, must hold what
- * the list gives: a free, listed or new page, or a page of a segment that is not
- * in the directory, or not there: a segment a merge removed, or what a
- * seal or merge that failed or crashed before publishing left (its id is
- * the next segment's, as ids are only spent by a publish, so the page's id
- * may be a listed segment's whose extent is elsewhere).  A page inside a
- * listed segment's extent means the list is wrong, and writing would
- * destroy it.
+ * the list gives: a free, listed or new page, or a page of a segment or
+ * filter group that is not in the directory, or not there: a segment a
+ * merge removed, or what a seal or merge that failed or crashed before
+ * publishing left (its id is the next segment's, as ids are only spent by
+ * a publish, so the page's id may be a listed segment's whose pages are
+ * elsewhere).  A page where a listed segment or its filter group lies
+ * means the list is wrong, and writing would destroy it.
  */
 static void
 check_reused_block(Relation index, Buffer buffer, const DirectoryCopy *dir)
@@ -95,6 +146,19 @@ check_reused_block(Relation index, Buffer buffer, const DirectoryCopy *dir)
 				owner = 0;
 		}
 		if (owner != 0)
+			return;
+	}
+	else
+	{
+		/* A group page: in use where a listed segment's group has it. */
+		uint32		group = 0;
+		int64		at = bloomidx::filter_page_place(page, &group);
+		bool		in_use = false;
+
+		for (uint32 i = 0; group != 0 && i < dir->header.nsegments && !in_use; i++)
+			if (dir->entries[i].filter_group == group)
+				in_use = group_has_block(index, &dir->entries[i], blkno, at);
+		if (at >= 0 && !in_use)
 			return;
 	}
 	bloomidx_report_corrupted_page(index, blkno,
@@ -122,10 +186,89 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
 }
 
 /*
+ * Writes a seal's or merge's filter group, every slot taken for the
+ * segment (group id = segment id, as for a build's groups, whose id is
+ * their first segment's), and names it in the entry.  Its header lists
+ * where its region pages are, so they may lie anywhere:
+ *  - `first` valid: in the blocks right after the segment's header, taken
+ *    with the segment (from the free list, `listed`, or new ones); the
+ *    segment's removal gives them back with its extent, so that segments
+ *    written one after another still leave one run of blocks;
+ *  - else in single free pages (the free space map's, else new ones),
+ *    where the free list had an extent for the segment only (a build's
+ *    segments have no group of their own); its removal frees them page by
+ *    page (bloomidx_free_unused_groups), for the next group or pending page.
+ * Nothing points at the pages until the segment is published.
+ */
+static void
+write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, BlockNumber first,
+				bloomidx::SegmentEntry *entry, const BlockWriter *writer,
+				const DirectoryCopy *listed, BloomidxIOBlock *page)
+{
+	bloomidx::FilterGroupHeader *g = &filters->header;
+	uint32		rows_total = bloomidx::group_region_rows(*g);
+	uint32		per_page = bloomidx::group_rows_per_page(*g);
+	Size		row_bytes = bloomidx::group_row_bytes(*g);
+
+	/* A seal's one slot takes 1,021 pages at most, a merge's are bounded: a check. */
+	if (g->region_pages > bloomidx::kMaxListedRegionPages)
+		elog(ERROR, "bloomidx: a filter group of %u pages is too large", g->region_pages);
+
+	uint32	   *blocks = (uint32 *) palloc(Max(g->region_pages, 1) * sizeof(uint32));
+
+	g->group_id = segment_id;
+	g->flags = bloomidx::kGroupListed;
+	g->slots_taken = g->slot_capacity;
+	for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
+		g->slot_segment[s] = s < g->slots_taken ? segment_id : 0;
+	g->check = bloomidx::filter_group_check(*g);
+	for (uint32 i = 0; i < g->region_pages; i++)
+	{
+		PageInit((Page) page->data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+		bloomidx::filter_page_fill((uint8 *) page->data, *g,
+								   filters->image + (Size) i * per_page * row_bytes,
+								   Min(per_page, rows_total - i * per_page), i);
+		if (BlockNumberIsValid(first))
+		{
+			blocks[i] = first + 1 + i;
+			write_block(index, blocks[i], page->data, writer, listed);
+		}
+		else
+		{
+			Buffer		buffer = bloomidx_free_or_new_buffer(index);
+
+			blocks[i] = BufferGetBlockNumber(buffer);
+			bloomidx_write_page(index, buffer, page->data);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* The header, which names the others, last. */
+	PageInit((Page) page->data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::filter_group_page_fill((uint8 *) page->data, *g, blocks);
+	if (BlockNumberIsValid(first))
+	{
+		entry->filter_block = first;
+		write_block(index, first, page->data, writer, listed);
+	}
+	else
+	{
+		Buffer		buffer = bloomidx_free_or_new_buffer(index);
+
+		entry->filter_block = BufferGetBlockNumber(buffer);
+		bloomidx_write_page(index, buffer, page->data);
+	}
+	entry->filter_offset = 0;
+	entry->filter_group = segment_id;
+	pfree(blocks);
+}
+
+/*
  * Writes rows->nrows rows (1..kSegmentRows) as segment `segment_id` and
  * fills *entry, its directory entry (not published: the caller does).  The
  * segment takes one extent of consecutive blocks: its slices, its live
- * page, its TID pages and its header, in that order.  With a free list
+ * page, its TID pages and its header, in that order; with `filters` (a
+ * seal's or merge's: a group of the segment's own), the group's pages
+ * after them where the blocks allow (write_own_group).  With a free list
  * (`list`, the caller's copy of the directory's, and `dir`, that
  * directory), the blocks come off it if an extent has enough (*taken: how
  * many, 0 if none), else from the end of the index.
@@ -133,7 +276,8 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
 void
 bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 					   uint32 segment_id, const BlockWriter *writer, bloomidx::FreeList *list,
-					   const DirectoryCopy *dir, uint32 *taken, bloomidx::SegmentEntry *entry)
+					   const DirectoryCopy *dir, SegmentFilters *filters, uint32 *taken,
+					   bloomidx::SegmentEntry *entry)
 {
 	const uint32 nrows = rows->nrows;
 	const uint32 nslices = state->meta.signature_bits;
@@ -163,12 +307,20 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 
 	/* Where: slices, live page, TID pages, header. */
 	uint32		need = nslices + 2 + h->ntid_pages;
-	BlockNumber first = list != NULL ? bloomidx::free_list_take(list, need) : 0;
+	uint32		group_blocks = filters != NULL ? 1 + filters->header.region_pages : 0;
+	BlockNumber first = list != NULL ? bloomidx::free_list_take(list, need + group_blocks) : 0;
+	bool		group_after = true; /* the group in the blocks after the header */
+
+	/* Only extents too short for the group too: the group goes to free pages. */
+	if (first == 0 && group_blocks > 0 && list != NULL &&
+		(first = bloomidx::free_list_take(list, need)) != 0)
+		group_after = false;
+
 	const DirectoryCopy *listed = first != 0 ? dir : NULL;
 
-	*taken = first != 0 ? need : 0;
+	*taken = first != 0 ? need + (group_after ? group_blocks : 0) : 0;
 	if (first == 0)
-		first = bloomidx_extend_run(index, need, writer);
+		first = bloomidx_extend_run(index, need + group_blocks, writer);
 	h->first_slice = first;
 	h->live_block = first + nslices;
 	for (uint32 p = 0; p < h->ntid_pages; p++)
@@ -225,6 +377,10 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	entry->first_slice = h->first_slice;
 	entry->rows = (uint16) nrows;
 	entry->live_rows = (uint16) nrows;
+	if (filters != NULL)
+		write_own_group(index, filters, segment_id,
+						group_after ? entry->header_block + 1 : InvalidBlockNumber, entry, writer,
+						listed, &s->page);
 	entry->check = bloomidx::segment_entry_check(*entry);
 }
 
@@ -235,7 +391,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
  */
 void
 bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
-							const DirectoryCopy *dir, BlockNumber nblocks,
+							const DirectoryCopy *dir, BlockNumber nblocks, SegmentFilters *filters,
 							bloomidx::SegmentEntry *entry, DirectoryChange *change)
 {
 	bloomidx::FreeList list = dir->free;
@@ -251,6 +407,6 @@ bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentR
 
 	bloomidx_block_writer_init(&writer, index, !RELATION_IS_LOCAL(index), false);
 	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id, &writer, &list, dir,
-						   &change->taken_blocks, entry);
+						   filters, &change->taken_blocks, entry);
 	change->added = entry;
 }

@@ -396,9 +396,9 @@ void
 bloomidx_init_state(BloomidxState *state, Relation index)
 {
 	state->meta = *bloomidx_cached_meta(index);
-	state->geometry = bloomidx::row_page_geometry(state->meta.signature_bytes);
+	state->geometry = bloomidx::meta_row_geometry(state->meta);
 	state->ncolumns = state->meta.ncolumns;
-	state->filter_bits_per_key = 0;	/* only what writes segments asks (build.cpp) */
+	state->filter_bits_per_key = 0;	/* only what writes segments asks */
 
 	for (int i = 0; i < state->ncolumns; i++)
 	{
@@ -419,6 +419,18 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 	}
 }
 
+/*
+ * Sets the bits per key of the filters a build, seal or merge writes: the
+ * index's segment_filter_rate, where pending rows keep the filter keys
+ * that seals need (MetaPageData::filter_keys, frozen by the build); else
+ * none.  (Sizing takes milliseconds: INSERTs that do not seal skip it.)
+ */
+void
+bloomidx_state_filters(BloomidxState *state, Relation index)
+{
+	state->filter_bits_per_key = state->meta.filter_keys ? bloomidx_filter_bits_per_key(index) : 0;
+}
+
 /* The hash column i's value stands for; a NULL has one of its own, so
  * that IS NULL can be searched. */
 static inline uint64
@@ -433,15 +445,16 @@ column_hash(const BloomidxState *state, int i, const Datum *values, const bool *
  */
 void
 bloomidx_form_signature(const BloomidxState *state, const Datum *values,
-						const bool *isnull, uint8 *signature, uint64 *hashes)
+						const bool *isnull, uint8 *signature, uint32 *keys)
 {
 	uint32		m = state->meta.signature_bits;
 	uint64		h[INDEX_MAX_KEYS];
 
 	for (int i = 0; i < state->ncolumns; i++)
 		h[i] = column_hash(state, i, values, isnull);
-	if (hashes != NULL)
-		memcpy(hashes, h, state->ncolumns * sizeof(uint64));
+	if (keys != NULL)
+		for (int i = 0; i < state->ncolumns; i++)
+			keys[i] = bloomidx::filter_key(h[i]);
 	if (m <= bloomidx::kShortLength)
 	{
 		/* The whole row in four words: the columns' walks overlap. */

@@ -70,7 +70,11 @@ mark_filter_group(Relation index, const bloomidx::SegmentEntry *e, UsedBlocks *u
 		bloomidx::PageProblem::None;
 
 	if (sound)
-		mark_used(used, e->filter_block, 1 + bloomidx::filter_group_header(page)->region_pages);
+	{
+		mark_used(used, e->filter_block, 1);
+		for (uint32 i = 0; i < bloomidx::filter_group_header(page)->region_pages; i++)
+			mark_used(used, bloomidx::group_region_block(page, e->filter_block, i), 1);
+	}
 	UnlockReleaseBuffer(buffer);
 	return sound;
 }

@@ -275,7 +275,7 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	Relation	index = info->index;
 	const bloomidx::MetaPageData *cached = bloomidx_cached_meta(index);
-	bloomidx::RowPageGeometry g = bloomidx::row_page_geometry(cached->signature_bytes);
+	bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*cached);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 

@@ -38,6 +38,8 @@
  */
 #include "bloomidx.h"
 
+#include "core/hash.hpp"
+
 extern "C" {
 #include "access/relation.h"
 #include "access/table.h"
@@ -101,7 +103,10 @@ typedef struct VerifyState
 
 	PGAlignedBlock page;		/* copy of the page being checked */
 	uint8		expected[bloomidx::kMaxSignatureBytes];
-	uint64		hashes[INDEX_MAX_KEYS]; /* the row's column hashes */
+	uint32		row_keys[INDEX_MAX_KEYS];	/* the row's filter keys */
+	uint64	   *key_digests;	/* entry i's: a pending entry's filter keys'
+								 * digest (key_digest), 0 for a segment's
+								 * row; NULL where rows keep no keys */
 
 	/* Segment filters: each group's pages, and each segment's group and slot. */
 	struct VerifyGroup *groups;
@@ -117,13 +122,14 @@ typedef struct VerifyGroup
 	BlockNumber block;			/* its header */
 	bloomidx::FilterGroupHeader header;
 	uint8	   *region;			/* its region pages, copied */
+	uint32	   *region_blocks;	/* where they are */
 } VerifyGroup;
 
 typedef struct SegmentFilterRef
 {
 	BlockNumber header_block;	/* the segment's header: an entry's index_block */
 	uint32		group;			/* in groups */
-	uint32		slot;
+	uint32		slots;			/* the slots taken for it: bit s for slot s */
 	uint32		segment_id;
 } SegmentFilterRef;
 
@@ -187,7 +193,7 @@ check_metapage(VerifyState *vs)
 	}
 	bloomidx_directory_copy_free(dir);
 
-	vs->geometry = bloomidx::row_page_geometry(vs->meta.signature_bytes);
+	vs->geometry = bloomidx::meta_row_geometry(vs->meta);
 	vs->min_bits = 0;
 	vs->min_bits_column = 0;
 	for (int i = 0; i < vs->meta.ncolumns; i++)
@@ -231,11 +237,15 @@ reserve_entries_for(VerifyState *vs, Size n)
 	{
 		vs->keys = (EntryKey *) MemoryContextAllocHuge(vs->cxt, key_bytes);
 		vs->signatures = (uint8 *) MemoryContextAllocHuge(vs->cxt, sig_bytes);
+		if (vs->geometry.keys > 0)
+			vs->key_digests = (uint64 *) MemoryContextAllocHuge(vs->cxt, room * sizeof(uint64));
 	}
 	else
 	{
 		vs->keys = (EntryKey *) repalloc_huge(vs->keys, key_bytes);
 		vs->signatures = (uint8 *) repalloc_huge(vs->signatures, sig_bytes);
+		if (vs->key_digests)
+			vs->key_digests = (uint64 *) repalloc_huge(vs->key_digests, room * sizeof(uint64));
 	}
 	vs->max_entries = room;
 }
@@ -248,12 +258,25 @@ reserve_entries(VerifyState *vs)
 }
 
 /*
+ * A pending entry's filter keys (g.keys of them, as stored), as compared
+ * with the keys its row's values give: a seal builds the segment's filters
+ * from them, so a wrong key would hide the row once sealed.
+ */
+static uint64
+key_digest(const uint8 *keys, uint32 nkeys)
+{
+	return (UINT64CONST(1) << 32) |
+		(uint32) bloomidx::hash_bytes(keys, nkeys * bloomidx::kFilterKeySize, bloomidx::kMetaMagic);
+}
+
+/*
  * Checks one entry (slot i of block blkno: a pending page's entry, or a
- * segment's row) and collects it.
+ * segment's row) and collects it; digest: its key_digest, 0 for a
+ * segment's row.
  */
 static void
 add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
-		  const ItemPointerData *tidp)
+		  const ItemPointerData *tidp, uint64 digest)
 {
 	uint32		nbits = vs->meta.signature_bits;
 	uint32		nbytes = vs->geometry.signature_bytes;
@@ -298,6 +321,8 @@ add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
 	k->index_block = blkno;
 	if (sig != vs->signatures + vs->nentries * nbytes)
 		memcpy(vs->signatures + vs->nentries * nbytes, sig, nbytes);
+	if (vs->key_digests)
+		vs->key_digests[vs->nentries] = digest;
 	vs->nentries++;
 }
 
@@ -314,7 +339,9 @@ collect_entries(VerifyState *vs, BlockNumber blkno)
 		ItemPointerData tid;
 
 		memcpy(&tid, bloomidx::row_tid(page, *g, i), sizeof(tid));
-		add_entry(vs, blkno, i, bloomidx::row_signatures(page) + i * g->signature_bytes, &tid);
+		add_entry(vs, blkno, i, bloomidx::row_signatures(page) + i * g->signature_bytes, &tid,
+				  g->keys > 0 ? key_digest(bloomidx::row_tid(page, *g, i) + bloomidx::kTidSize,
+										   g->keys) : 0);
 	}
 }
 
@@ -506,11 +533,16 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 			   sizeof(vg->header));
 		vg->region = (uint8 *) MemoryContextAllocHuge(vs->cxt,
 													  (Size) Max(vg->header.region_pages, 1) * BLCKSZ);
+		vg->region_blocks = (uint32 *) MemoryContextAlloc(vs->cxt,
+														  Max(vg->header.region_pages, 1) * sizeof(uint32));
+		for (uint32 p = 0; p < vg->header.region_pages; p++)
+			vg->region_blocks[p] = bloomidx::group_region_block((const uint8 *) vs->page.data,
+																e->filter_block, p);
 		arg.group = &vg->header;
 		for (uint32 p = 0; p < vg->header.region_pages; p++)
 		{
 			arg.index = p;
-			if (!copy_checked(vs, e->filter_block + 1 + p, bas, generation, check_filter_arg, &arg))
+			if (!copy_checked(vs, vg->region_blocks[p], bas, generation, check_filter_arg, &arg))
 				return false;
 			memcpy(vg->region + (Size) p * BLCKSZ, vs->page.data, BLCKSZ);
 			CHECK_FOR_INTERRUPTS();
@@ -520,8 +552,9 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 
 	const VerifyGroup *vg = &vs->groups[g];
 
-	if (e->filter_offset >= vg->header.slots_taken ||
-		vg->header.slot_segment[e->filter_offset] != e->segment_id)
+	uint32		slots = bloomidx::group_segment_slots(vg->header, e->segment_id);
+
+	if (e->filter_offset >= vg->header.slots_taken || !(slots & (1u << e->filter_offset)))
 		bloomidx_report_corrupted_page(vs->index, e->filter_block,
 					psprintf("Slot %u of the filter group does not hold segment %u.",
 							 e->filter_offset, e->segment_id));
@@ -536,7 +569,7 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 
 	ref->header_block = e->header_block;
 	ref->group = g;
-	ref->slot = e->filter_offset;
+	ref->slots = slots;
 	ref->segment_id = e->segment_id;
 	return true;
 }
@@ -628,7 +661,7 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		for (uint32 r = 0; r < e->rows; r++)
 			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
 				add_entry(vs, e->header_block, r, vs->signatures + vs->nentries * nbytes,
-						  &tids[r]);
+						  &tids[r], 0);
 	}
 	ok = true;
 done:
@@ -647,7 +680,7 @@ note_sums(VerifyState *vs, BlockNumber blkno)
 	PageProblem sums = bloomidx::check_row_page_signatures(raw, vs->geometry);
 
 	if (sums == PageProblem::None)
-		sums = bloomidx::check_row_page_tids(raw);
+		sums = bloomidx::check_row_page_tids(raw, vs->geometry);
 	if (sums != PageProblem::None && vs->sums_problem == PageProblem::None)
 	{
 		vs->sums_problem = sums;
@@ -799,21 +832,43 @@ check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, Off
 		return;					/* a pending page's entry, or a segment without filters */
 
 	const VerifyGroup *vg = &vs->groups[ref->group];
+	uint32		slots = ref->slots;
 
+	/*
+	 * A scan lets the segment through when one of its slots holds every
+	 * key: so must one slot hold every column's value here.
+	 */
 	for (int c = 0; c < vs->state.ncolumns; c++)
 	{
 		uint32		page,
 					at;
 
-		if (!bloomidx::group_row_of(vg->header, (uint32) c, vs->hashes[c], &page, &at))
+		if (!bloomidx::group_row_of(vg->header, (uint32) c, vs->row_keys[c], &page, &at))
 			continue;
-		if (!(bloomidx::group_row_probe(vg->region + (Size) page * BLCKSZ + at,
-										vg->header.columns[c].probes, vg->header.slots_taken,
-										vs->hashes[c]) & (1u << ref->slot)))
-			bloomidx_report_corrupted_page(vs->index, vg->block + 1 + page,
+		slots &= bloomidx::group_row_probe(vg->region + (Size) page * BLCKSZ + at,
+										   vg->header.columns[c].probes, vg->header.slots_taken,
+										   vs->row_keys[c]);
+		if (slots == 0)
+			bloomidx_report_corrupted_page(vs->index, vg->region_blocks[page],
 						psprintf("The filter of segment %u lacks the value of column %d of heap tuple (%u,%u).",
 								 ref->segment_id, c + 1, heap_block, offset));
 	}
+}
+
+/*
+ * The row's entry k (found, its bits right), if on a pending page, must
+ * keep the filter keys the row's values give.
+ */
+static void
+check_row_keys(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, OffsetNumber offset)
+{
+	if (vs->key_digests == NULL || vs->key_digests[k->entry] == 0)
+		return;
+	if (vs->key_digests[k->entry] !=
+		key_digest((const uint8 *) vs->row_keys, (uint32) vs->state.ncolumns))
+		bloomidx_report_corrupted_page(vs->index, k->index_block,
+					psprintf("Entry %u (heap tuple (%u,%u)) keeps filter keys that its tuple's values do not give.",
+							 (uint32) (k->key & 0xFFFF), heap_block, offset));
 }
 
 /*
@@ -829,7 +884,7 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MemoryContext old = MemoryContextSwitchTo(vs->tuple_cxt);
 
 	memset(vs->expected, 0, nbytes);
-	bloomidx_form_signature(&vs->state, values, isnull, vs->expected, vs->hashes);
+	bloomidx_form_signature(&vs->state, values, isnull, vs->expected, vs->row_keys);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(vs->tuple_cxt);
 	vs->heap_rows++;
@@ -851,6 +906,7 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				break;
 		if (b == nbytes)
 		{
+			check_row_keys(vs, &vs->keys[i], heap_block, offset);
 			check_row_filter(vs, &vs->keys[i], heap_block, offset);
 			return;
 		}

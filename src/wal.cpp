@@ -15,17 +15,19 @@
 
 #include "core/page_delta.hpp"
 
-/* Room for an append's delta, with the longest signature. */
+/* Room for an append's delta, with the longest signature and every filter key. */
 #define APPEND_DELTA_ROOM \
-	bloomidx::append_delta_size(bloomidx::signature_bytes(bloomidx::kMaxSignatureBits))
+	bloomidx::append_delta_size(bloomidx::row_page_geometry( \
+		bloomidx::signature_bytes(bloomidx::kMaxSignatureBits), bloomidx::kMaxColumns))
 
 /*
- * Appends one entry to the pending page in `buffer` (exclusively locked,
- * with room: the caller checked) and WAL-logs the bytes it changed.
+ * Appends one entry (its signature, and its tail: TID and filter keys) to
+ * the pending page in `buffer` (exclusively locked, with room: the caller
+ * checked) and WAL-logs the bytes it changed.
  */
 void
 bloomidx_append_logged(Relation index, Buffer buffer, const bloomidx::RowPageGeometry *g,
-					   const uint8 *signature, const uint8 *tid)
+					   const uint8 *signature, const uint8 *tail)
 {
 	uint8	   *page = (uint8 *) BufferGetPage(buffer);
 	bloomidx::PageRange ranges[bloomidx::kAppendRanges];
@@ -34,11 +36,11 @@ bloomidx_append_logged(Relation index, Buffer buffer, const bloomidx::RowPageGeo
 	uint32		len;
 	XLogRecPtr	lsn;
 
-	Assert(bloomidx::append_delta_size(g->signature_bytes) <= sizeof(delta));
+	Assert(bloomidx::append_delta_size(*g) <= sizeof(delta));
 	bloomidx::row_page_append_ranges(*g, bloomidx::page_opaque(page)->count, ranges);
 
 	START_CRIT_SECTION();
-	bloomidx::row_page_append(page, *g, signature, tid);
+	bloomidx::row_page_append(page, *g, signature, tail);
 	MarkBufferDirty(buffer);
 	if (needs_wal)
 	{

@@ -77,40 +77,49 @@ void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumn
     h->check = filter_group_check(*h);
 }
 
-bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint64_t hash,
+bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint32_t key,
                   uint32_t *region_page, uint32_t *offset) noexcept
 {
     if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0)
         return false;
-    uint32_t row = region_start(h, column) + filter_block_of(hash, h.columns[column].blocks);
+    uint32_t row = region_start(h, column) + filter_block_of(key, h.columns[column].blocks);
     *region_page = row / group_rows_per_page(h);
     *offset = kPageHeaderSize + (row % group_rows_per_page(h)) * group_row_bytes(h);
     return true;
 }
 
+uint32_t group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept
+{
+    uint32_t mask = 0;
+    for (uint32_t s = 0; s < h.slots_taken && s < kGroupSlots; s++)
+        if (h.slot_segment[s] == segment_id)
+            mask |= 1u << s;
+    return mask;
+}
+
 uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
-                         uint64_t hash) noexcept
+                         uint32_t key) noexcept
 {
     uint32_t mask = 0;
     for (uint32_t s = 0; s < slots && s < kGroupSlots; s++)
-        if (filter_block_may_contain(row + s * kFilterBlockBytes, probes, hash))
+        if (filter_block_may_contain(row + s * kFilterBlockBytes, probes, key))
             mask |= 1u << s;
     return mask;
 }
 
 void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
-                     uint32_t slot, uint64_t hash) noexcept
+                     uint32_t slot, uint32_t key) noexcept
 {
     if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0 ||
         slot >= h.slot_capacity)
         return;
-    uint32_t row = region_start(h, column) + filter_block_of(hash, h.columns[column].blocks);
+    uint32_t row = region_start(h, column) + filter_block_of(key, h.columns[column].blocks);
     filter_block_add(image + size_t{row} * group_row_bytes(h) + slot * kFilterBlockBytes,
-                     h.columns[column].probes, hash);
+                     h.columns[column].probes, key);
 }
 
 void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
-                            uint32_t slot, const uint64_t *hashes, uint32_t n,
+                            uint32_t slot, const uint32_t *keys, uint32_t n,
                             uint32_t stride, uint8_t *scratch) noexcept
 {
     if (column >= h.ncolumns || column >= kMaxColumns || h.columns[column].blocks == 0 ||
@@ -121,13 +130,74 @@ void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t
     uint8_t *first = image + size_t{region_start(h, column)} * row_bytes + slot * kFilterBlockBytes;
 
     std::memset(scratch, 0, size_t{blocks} * kFilterBlockBytes);
-    filter_add_many(scratch, kFilterBlockBytes, blocks, h.columns[column].probes, hashes, n, stride);
+    filter_add_many(scratch, kFilterBlockBytes, blocks, h.columns[column].probes, keys, n, stride);
     for (uint32_t b = 0; b < blocks; b++) {
         uint8_t *to = first + b * row_bytes;
         const uint8_t *from = scratch + size_t{b} * kFilterBlockBytes;
         for (uint32_t i = 0; i < kFilterBlockBytes; i++)
             to[i] = static_cast<uint8_t>(to[i] | from[i]);
     }
+}
+
+void group_image_merge_page(uint8_t *image, const FilterGroupHeader &to,
+                            const FilterGroupHeader &from, uint32_t region_page,
+                            const uint8_t *rows, const int8_t slot_map[kGroupSlots]) noexcept
+{
+    const uint32_t per_page = group_rows_per_page(from);
+    const uint32_t total = group_region_rows(from);
+    const uint32_t from_bytes = group_row_bytes(from);
+    const uint32_t to_bytes = group_row_bytes(to);
+    const uint32_t first = region_page * per_page;
+    const uint32_t ncolumns = from.ncolumns < kMaxColumns ? from.ncolumns : kMaxColumns;
+    uint32_t column = 0, start = 0;
+
+    for (uint32_t r = first; r < first + per_page && r < total; r++) {
+        while (column < ncolumns && r >= start + from.columns[column].blocks)
+            start += from.columns[column++].blocks;
+        if (column >= ncolumns || column >= to.ncolumns)
+            break;
+        const FilterColumn &fc = from.columns[column];
+        const FilterColumn &tc = to.columns[column];
+        if (tc.blocks == 0 || tc.probes != fc.probes || tc.blocks < fc.blocks)
+            continue;
+        uint32_t lo, hi;
+        filter_widened_blocks(r - start, fc.blocks, tc.blocks, &lo, &hi);
+        const uint8_t *src = rows + size_t{r - first} * from_bytes;
+        const size_t to_start = region_start(to, column);
+        for (uint32_t s = 0; s < from.slots_taken && s < kGroupSlots; s++) {
+            if (slot_map[s] < 0 || static_cast<uint32_t>(slot_map[s]) >= to.slot_capacity)
+                continue;
+            for (uint32_t t = lo; t <= hi && t < tc.blocks; t++) {
+                uint8_t *dst = image + (to_start + t) * to_bytes + slot_map[s] * kFilterBlockBytes;
+                for (uint32_t i = 0; i < kFilterBlockBytes; i++)
+                    dst[i] = static_cast<uint8_t>(dst[i] | src[s * kFilterBlockBytes + i]);
+            }
+        }
+    }
+}
+
+void merged_group_init(FilterGroupHeader *h, const FilterGroupHeader *sources, uint32_t nsources,
+                       uint32_t ncolumns, uint32_t slots) noexcept
+{
+    std::memset(h, 0, sizeof *h);
+    h->ncolumns = static_cast<uint16_t>(ncolumns);
+    h->slot_capacity = static_cast<uint16_t>(slots >= 1 && slots <= kGroupSlots ? slots : 1);
+    for (uint32_t c = 0; c < ncolumns && c < kMaxColumns && nsources > 0; c++) {
+        FilterColumn out = sources[0].columns[c];
+        for (uint32_t i = 1; i < nsources && out.blocks > 0; i++) {
+            const FilterColumn &fc = sources[i].columns[c];
+            if (fc.blocks == 0 || fc.probes != out.probes)
+                out.blocks = 0;
+            else if (fc.blocks > out.blocks)
+                out.blocks = fc.blocks;
+        }
+        if (out.blocks == 0)
+            out.probes = 0;
+        out.reserved = 0;
+        h->columns[c] = out;
+    }
+    h->region_pages = group_region_pages(*h);
+    h->check = filter_group_check(*h);
 }
 
 void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept
@@ -145,12 +215,19 @@ void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept
     h->region_pages = group_region_pages(*h);
 }
 
-void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h) noexcept
+void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
+                            const uint32_t *region_blocks) noexcept
 {
     FilterGroupHeader copy = h;
     copy.check = filter_group_check(copy);
     std::memcpy(page + kPageHeaderSize, &copy, sizeof copy);
-    set_page(page, kPageFilterGroup, kGroupHeaderLower);
+    uint32_t listed = (copy.flags & kGroupListed) && region_blocks != nullptr &&
+                              copy.region_pages <= kMaxListedRegionPages
+                          ? copy.region_pages
+                          : 0;
+    if (listed > 0)
+        std::memcpy(page + kGroupHeaderLower, region_blocks, size_t{listed} * 4);
+    set_page(page, kPageFilterGroup, kGroupHeaderLower + listed * 4);
     PageOpaque *op = page_opaque(page);
     op->count = copy.slots_taken;
     op->signature_sum = 0;
@@ -175,6 +252,31 @@ void filter_page_fill(uint8_t *page, const FilterGroupHeader &h, const uint8_t *
     set_segment_id(op, h.group_id);
 }
 
+uint32_t group_region_block(const uint8_t *header_page, uint32_t header_block,
+                            uint32_t i) noexcept
+{
+    const FilterGroupHeader *h = filter_group_header(header_page);
+    if (!(h->flags & kGroupListed))
+        return header_block + 1 + i;
+    uint32_t block;
+    std::memcpy(&block, header_page + kGroupHeaderLower + size_t{i} * 4, sizeof block);
+    return block;
+}
+
+int64_t filter_page_place(const uint8_t *page, uint32_t *group_id) noexcept
+{
+    const PageOpaque *op = page_opaque(page);
+    if (read_u16(page + kPdSpecialOffset) != kSpecialOffset || op->page_id != kPageId ||
+        op->format != kFormatSliced)
+        return -1;
+    *group_id = page_segment_id(page);
+    if (op->flags == kPageFilterGroup)
+        return 0;
+    if (op->flags == kPageFilter)
+        return 1 + int64_t{op->tid_sum};
+    return -1;
+}
+
 PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
                                     uint32_t header_block, uint32_t nblocks) noexcept
 {
@@ -183,14 +285,18 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
         return p;
     FilterGroupHeader h;
     std::memcpy(&h, page + kPageHeaderSize, sizeof h);
-    if (read_u16(page + kPdLowerOffset) != kGroupHeaderLower ||
-        page_segment_id(page) != group_id || h.group_id != group_id)
+    if (page_segment_id(page) != group_id || h.group_id != group_id)
         return PageProblem::BadFilter;
     if (h.check != filter_group_check(h))
         return PageProblem::BadFilter;
     if (h.ncolumns != ncolumns || h.slot_capacity < 1 || h.slot_capacity > kGroupSlots ||
         h.slots_taken > h.slot_capacity || page_opaque(page)->count != h.slots_taken ||
-        h.reserved != 0)
+        (h.flags & ~kGroupListed) != 0)
+        return PageProblem::BadFilter;
+    const bool listed = (h.flags & kGroupListed) != 0;
+    if (listed && h.region_pages > kMaxListedRegionPages)
+        return PageProblem::BadFilter;
+    if (read_u16(page + kPdLowerOffset) != kGroupHeaderLower + (listed ? h.region_pages * 4 : 0))
         return PageProblem::BadFilter;
     for (uint32_t c = 0; c < kMaxColumns; c++) {
         const FilterColumn &fc = h.columns[c];
@@ -204,9 +310,17 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
             return PageProblem::BadFilter;
     if (h.slots_taken > 0 && h.slot_segment[0] != group_id)
         return PageProblem::BadFilter;
-    if (h.region_pages != group_region_pages(h) ||
-        uint64_t{header_block} + 1 + h.region_pages > nblocks)
+    if (h.region_pages != group_region_pages(h))
         return PageProblem::BadFilter;
+    if (!listed)
+        return uint64_t{header_block} + 1 + h.region_pages > nblocks ? PageProblem::BadFilter
+                                                                     : PageProblem::None;
+    // Listed region pages: past the metapage, within the index, not the header.
+    for (uint32_t i = 0; i < h.region_pages; i++) {
+        uint32_t block = group_region_block(page, header_block, i);
+        if (block == kMetaBlock || block >= nblocks || block == header_block)
+            return PageProblem::BadFilter;
+    }
     return PageProblem::None;
 }
 

@@ -25,7 +25,7 @@ inline void set_count(uint8_t *page, const RowPageGeometry &g, uint32_t count) n
 {
     page_opaque(page)->count = static_cast<uint16_t>(count);
     write_u16(page + kPdLowerOffset, row_page_lower(g, count));
-    write_u16(page + kPdUpperOffset, row_page_upper(count));
+    write_u16(page + kPdUpperOffset, row_page_upper(g, count));
 }
 
 PageProblem check_bounds(const uint8_t *page) noexcept
@@ -77,7 +77,8 @@ bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks)
 }
 
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
-               const uint16_t *column_bits, const uint8_t *column_hashing) noexcept
+               const uint16_t *column_bits, const uint8_t *column_hashing,
+               bool filter_keys) noexcept
 {
     std::memset(meta, 0, sizeof *meta);
     meta->magic = kMetaMagic;
@@ -87,7 +88,8 @@ void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
     meta->signature_bits = signature_bits;
     meta->signature_bytes = static_cast<uint16_t>(signature_bytes(signature_bits));
     meta->ncolumns = ncolumns;
-    meta->capacity = static_cast<uint16_t>(row_page_geometry(meta->signature_bytes).capacity);
+    meta->filter_keys = filter_keys ? 1 : 0;
+    meta->capacity = static_cast<uint16_t>(meta_row_geometry(*meta).capacity);
     meta->unused_block = 0;
     for (uint16_t i = 0; i < ncolumns; i++) {
         meta->column_bits[i] = column_bits[i];
@@ -159,14 +161,14 @@ uint32_t row_page_stored_sums(const uint8_t *page) noexcept
 }
 
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
-                     const uint8_t *tid) noexcept
+                     const uint8_t *tail) noexcept
 {
     uint32_t count = page_opaque(page)->count;
     uint8_t *slot = row_signature(page, g, count);
     if (signature != slot) // a build makes the signature in place
         std::memcpy(slot, signature, g.signature_bytes);
-    std::memcpy(row_tid(page, g, count), tid, kTidSize);
-    add_to_sums(page, entry_sum(slot, g.signature_bytes), entry_sum(tid, kTidSize));
+    std::memcpy(row_tid(page, g, count), tail, g.tail_bytes);
+    add_to_sums(page, entry_sum(slot, g.signature_bytes), entry_sum(tail, g.tail_bytes));
     set_count(page, g, count + 1);
 }
 
@@ -176,8 +178,8 @@ void row_page_append_ranges(const RowPageGeometry &g, uint32_t count,
     out[0] = PageRange{static_cast<uint16_t>(kPdLowerOffset), 2 * sizeof(uint16_t)};
     out[1] = PageRange{static_cast<uint16_t>(row_page_lower(g, count)),
                        static_cast<uint16_t>(g.signature_bytes)};
-    out[2] = PageRange{static_cast<uint16_t>(row_page_upper(count + 1)),
-                       static_cast<uint16_t>(kTidSize)};
+    out[2] = PageRange{static_cast<uint16_t>(row_page_upper(g, count + 1)),
+                       static_cast<uint16_t>(g.tail_bytes)};
     out[3] = PageRange{static_cast<uint16_t>(kSpecialOffset), sizeof(PageOpaque)};
 }
 
@@ -188,10 +190,10 @@ void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint3
     add_to_sums(page,
                 0x10000u + entry_sum(row_signature(page, g, from), g.signature_bytes) -
                     entry_sum(row_signature(page, g, to), g.signature_bytes),
-                0x10000u + entry_sum(row_tid(page, g, from), kTidSize) -
-                    entry_sum(row_tid(page, g, to), kTidSize));
+                0x10000u + entry_sum(row_tid(page, g, from), g.tail_bytes) -
+                    entry_sum(row_tid(page, g, to), g.tail_bytes));
     std::memcpy(row_signature(page, g, to), row_signature(page, g, from), g.signature_bytes);
-    std::memcpy(row_tid(page, g, to), row_tid(page, g, from), kTidSize);
+    std::memcpy(row_tid(page, g, to), row_tid(page, g, from), g.tail_bytes);
 }
 
 void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept
@@ -201,7 +203,7 @@ void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) 
         uint8_t *signatures = row_signature(page, g, count);
         uint8_t *tids = row_tid(page, g, old - 1);
         uint32_t signature_len = (old - count) * g.signature_bytes;
-        uint32_t tid_len = (old - count) * kTidSize;
+        uint32_t tid_len = (old - count) * g.tail_bytes;
         add_to_sums(page, 0x10000u - entry_sum(signatures, signature_len),
                     0x10000u - entry_sum(tids, tid_len));
         std::memset(signatures, 0, signature_len);
@@ -219,10 +221,10 @@ PageProblem check_row_page_signatures(const uint8_t *page, const RowPageGeometry
     return PageProblem::None;
 }
 
-PageProblem check_row_page_tids(const uint8_t *page) noexcept
+PageProblem check_row_page_tids(const uint8_t *page, const RowPageGeometry &g) noexcept
 {
     uint32_t count = page_opaque(page)->count;
-    if (entry_sum(page + row_page_upper(count), count * kTidSize) !=
+    if (entry_sum(page + row_page_upper(g, count), count * g.tail_bytes) !=
         (row_page_stored_sums(page) >> 16))
         return PageProblem::BadTids;
     return PageProblem::None;
@@ -294,14 +296,14 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
     if (op->count > g.capacity)
         return PageProblem::BadCount;
     if (read_u16(page + kPdLowerOffset) != row_page_lower(g, op->count) ||
-        read_u16(page + kPdUpperOffset) != row_page_upper(op->count))
+        read_u16(page + kPdUpperOffset) != row_page_upper(g, op->count))
         return PageProblem::BadBounds;
     if (entries == EntryChecks::None)
         return PageProblem::None;
     p = check_row_page_signatures(page, g);
     if (p != PageProblem::None || entries == EntryChecks::Signatures)
         return p;
-    return check_row_page_tids(page);
+    return check_row_page_tids(page, g);
 }
 
 PageProblem check_meta_page(const uint8_t *page) noexcept
@@ -324,7 +326,7 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
     if (meta->signature_bits < 1 || meta->signature_bits > kMaxSignatureBits ||
         meta->signature_bytes != signature_bytes(meta->signature_bits) ||
         meta->ncolumns < 1 || meta->ncolumns > kMaxColumns ||
-        meta->capacity != row_page_geometry(meta->signature_bytes).capacity)
+        meta->filter_keys > 1 || meta->capacity != meta_row_geometry(*meta).capacity)
         return PageProblem::BadOptions;
     for (int i = 0; i < meta->ncolumns; i++)
         if (meta->column_bits[i] < 1 || meta->column_bits[i] > meta->signature_bits ||

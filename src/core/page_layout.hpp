@@ -92,7 +92,7 @@ constexpr uint16_t kPageFree = 7;        // nothing points here: reusable
 constexpr uint16_t kPageSealing = 8;     // a pending page a seal is taking: no inserts
 constexpr uint16_t kPageListed = 9;      // a free page VACUUM put on the free list: no inserts
 constexpr uint16_t kPageDirectory = 10;  // directory entries past the metapage's
-constexpr uint16_t kPageFilterGroup = 11; // a filter group's header (issue 12)
+constexpr uint16_t kPageFilterGroup = 11; // a filter group's header
 constexpr uint16_t kPageFilter = 12;      // a filter group's region page
 
 // Pending pages, whether a seal is taking them or not.
@@ -106,13 +106,15 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 11;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 12;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
                                             // page sums, listed pages; 10: directory
                                             // pages past 224 inline entries; 11: segment
-                                            // filter groups)
+                                            // filter groups; 12: filter keys in
+                                            // pending rows, filters of sealed and
+                                            // merged segments)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -132,7 +134,8 @@ struct MetaPageData {
     uint16_t signature_bytes; // stored bytes per signature
     uint16_t ncolumns;        // indexed columns
     uint16_t capacity;        // entries per data page
-    uint16_t reserved;
+    uint16_t filter_keys;     // 1: pending rows keep each column's filter key (a build
+                              // that writes filters says so), 0: they do not
     uint32_t unused_block;    // 0 (format 5's insert hint; the pending tail took its place)
     uint16_t column_bits[32]; // bits each column's value sets
     uint8_t column_hashing[32]; // kHashByValue or kHashByFunction
@@ -145,14 +148,26 @@ static_assert(sizeof(MetaPageData) == 124, "metapage layout is fixed");
 // and miss rows silently; with it, the damage is reported instead.
 uint32_t meta_options_check(const MetaPageData *meta) noexcept;
 
+// A pending page's entries: signatures from the front (a scan tests them
+// as one array), and from the back each row's tail: its heap TID, then,
+// in an index that keeps filter keys (MetaPageData::filter_keys), one
+// 32-bit filter key per column (segment_filter.hpp), which a seal needs
+// to build the new segment's filters without reading the table again.
 struct RowPageGeometry {
     uint32_t signature_bytes;
     uint32_t capacity;
+    uint32_t tail_bytes; // kTidSize + 4 * key columns
+    uint32_t keys;       // filter keys per row: 0 or the index's columns
 };
 
-constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes)
+constexpr uint32_t kFilterKeySize = 4;
+constexpr uint32_t kMaxRowTailBytes = kTidSize + kFilterKeySize * kMaxColumns;
+
+constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes, uint32_t keys = 0)
 {
-    return RowPageGeometry{signature_bytes, kPayloadBytes / (signature_bytes + kTidSize)};
+    return RowPageGeometry{signature_bytes,
+                           kPayloadBytes / (signature_bytes + kTidSize + keys * kFilterKeySize),
+                           kTidSize + keys * kFilterKeySize, keys};
 }
 
 // More entries than any data page holds (the shortest signature, 2 bytes,
@@ -164,9 +179,9 @@ constexpr uint32_t row_page_lower(const RowPageGeometry &g, uint32_t count)
 {
     return kPageHeaderSize + count * g.signature_bytes;
 }
-constexpr uint32_t row_page_upper(uint32_t count)
+constexpr uint32_t row_page_upper(const RowPageGeometry &g, uint32_t count)
 {
-    return kSpecialOffset - count * kTidSize;
+    return kSpecialOffset - count * g.tail_bytes;
 }
 
 // 16-bit fields of a page (pd_lower...), read and written in place.
@@ -211,14 +226,16 @@ inline const uint8_t *row_signatures(const uint8_t *page) noexcept
 {
     return page + kPageHeaderSize;
 }
-inline uint8_t *row_tid(uint8_t *page, const RowPageGeometry &, uint32_t i) noexcept
+// Entry i's tail: its TID, then its filter keys (g.keys of them).
+inline uint8_t *row_tid(uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
 {
-    return page + row_page_upper(i + 1);
+    return page + row_page_upper(g, i + 1);
 }
-inline const uint8_t *row_tid(const uint8_t *page, const RowPageGeometry &, uint32_t i) noexcept
+inline const uint8_t *row_tid(const uint8_t *page, const RowPageGeometry &g, uint32_t i) noexcept
 {
-    return page + row_page_upper(i + 1);
+    return page + row_page_upper(g, i + 1);
 }
+
 
 // Asks the CPU to start loading a data page's signatures (and its special
 // space, which holds the count) while another page is tested.  The
@@ -236,13 +253,20 @@ inline void prefetch_row_page(const uint8_t *page, const RowPageGeometry &g) noe
 // Free bytes a data page reports to the free space map.
 inline uint32_t row_page_free_bytes(const RowPageGeometry &g, uint32_t count) noexcept
 {
-    return (g.capacity - count) * (g.signature_bytes + kTidSize);
+    return (g.capacity - count) * (g.signature_bytes + g.tail_bytes);
 }
 
 // Fills in a fresh metapage's contents (the page itself is initialised
 // by the glue, which owns PageInit).
 void meta_fill(MetaPageData *meta, uint16_t signature_bits, uint16_t ncolumns,
-               const uint16_t *column_bits, const uint8_t *column_hashing) noexcept;
+               const uint16_t *column_bits, const uint8_t *column_hashing,
+               bool filter_keys = false) noexcept;
+
+// The pending pages' geometry a metapage gives.
+inline RowPageGeometry meta_row_geometry(const MetaPageData &meta) noexcept
+{
+    return row_page_geometry(meta.signature_bytes, meta.filter_keys ? meta.ncolumns : 0);
+}
 
 // The sum mod 2^16 of `len` bytes (even) taken as 16-bit words.
 uint16_t entry_sum(const uint8_t *bytes, uint32_t len) noexcept;
@@ -261,9 +285,10 @@ uint16_t page_sum_change(uint32_t word, uint16_t before, uint16_t after) noexcep
 // the high half.
 uint32_t row_page_stored_sums(const uint8_t *page) noexcept;
 
-// Appends one entry to a row-wise data page with room for it.
+// Appends one entry to a row-wise data page with room for it: `tail` is
+// its g.tail_bytes (the TID, then the filter keys).
 void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *signature,
-                     const uint8_t *tid) noexcept;
+                     const uint8_t *tail) noexcept;
 
 // The bytes row_page_append changes on a page holding `count` entries:
 // pd_lower and pd_upper, the signature and TID slots, the special space
@@ -271,12 +296,11 @@ void row_page_append(uint8_t *page, const RowPageGeometry &g, const uint8_t *sig
 constexpr uint32_t kAppendRanges = 4;
 void row_page_append_ranges(const RowPageGeometry &g, uint32_t count,
                             PageRange out[kAppendRanges]) noexcept;
-// The bytes of those ranges' delta (page_delta.hpp) for signatures of
-// signature_bytes bytes.
-constexpr uint32_t append_delta_size(uint32_t signature_bytes)
+// The bytes of those ranges' delta (page_delta.hpp) for entries of g.
+constexpr uint32_t append_delta_size(const RowPageGeometry &g)
 {
-    return page_delta_size(kAppendRanges,
-                           2 * sizeof(uint16_t) + signature_bytes + kTidSize + sizeof(PageOpaque));
+    return page_delta_size(kAppendRanges, 2 * sizeof(uint16_t) + g.signature_bytes +
+                                              g.tail_bytes + sizeof(PageOpaque));
 }
 
 // Moves entry `from` to slot `to` (to < from), as vacuum compacts a page.
@@ -581,7 +605,7 @@ struct SegmentHeader {
     uint16_t nslices;         // the index's signature bits
     uint16_t ntid_pages;
     uint16_t ngroups;         // ceil(rows / 64)
-    uint32_t reserved;        // 0 (issue 12: filters)
+    uint32_t reserved;        // 0
     uint32_t tid_blocks[kMaxTidPages];
     TidGroupRef groups[kTidGroups];
 };
@@ -590,12 +614,15 @@ static_assert(sizeof(SegmentHeader) == 24 + 4 * kMaxTidPages + 4 * kTidGroups,
 static_assert(kPageHeaderSize + sizeof(SegmentHeader) <= kSpecialOffset,
               "a segment header fits on a page");
 
-// The blocks of a segment (its slices, live page, TID pages and the header
-// at header_block) as extents of consecutive blocks in block order, in
-// out[0..n), n returned (at most kMaxSegmentExtents): one extent for a
-// segment written in one piece.  0 if the header is out of range.
-constexpr uint32_t kMaxSegmentExtents = 3 + kMaxTidPages;
-uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, FreeExtent *out) noexcept;
+// The blocks of a segment (its slices, live page, TID pages, the header
+// at header_block, and the `group_blocks` blocks of its own filter group
+// right after it, 0 if it has none there) as extents of consecutive
+// blocks in block order, in out[0..n), n returned (at most
+// kMaxSegmentExtents): one extent for a segment written in one piece.  0
+// if the header is out of range.
+constexpr uint32_t kMaxSegmentExtents = 4 + kMaxTidPages;
+uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t group_blocks,
+                         FreeExtent *out) noexcept;
 
 inline const SegmentHeader *segment_header(const uint8_t *page) noexcept
 {
@@ -652,7 +679,11 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 //   block count and probes, the segment each slot was taken for, a check
 //
 // and in the special space count = slots taken, reserved = the group id.
-// Region pages follow (region page i at header block + 1 + i): block rows
+// Region pages follow (region page i at header block + 1 + i), or, in a
+// group of one segment's own (a seal's or merge's, flags kGroupListed),
+// lie wherever free pages were, their blocks listed on the header page
+// after the header (so that such groups reuse single free pages as
+// pending pages do, and never need a run of blocks).  Block rows
 // of group_row_bytes (block b of slot s at s * 64 in the row), as many a
 // page as fit from the page header on; column c's rows start after the
 // rows of the columns before it.  In the special space signature_sum =
@@ -676,13 +707,22 @@ struct FilterGroupHeader {
     uint16_t slots_taken;   // 0..slot_capacity: slots written or being written
     uint32_t region_pages;  // group_region_pages(*this)
     uint16_t slot_capacity; // 1..kGroupSlots
-    uint16_t reserved;      // 0
+    uint16_t flags;         // 0 or kGroupListed
     FilterColumn columns[kMaxColumns];
     uint32_t slot_segment[kGroupSlots]; // the segment each slot was taken for
     uint32_t check;                     // filter_group_check of the fields above
 };
 static_assert(sizeof(FilterGroupHeader) == 16 + 4 * kMaxColumns + 4 * kGroupSlots + 4,
               "filter group header layout is fixed");
+constexpr uint16_t kGroupListed = 1; // region pages listed on the header page
+// Region pages a listed group has at most: its list fills the header page.
+constexpr uint32_t kMaxListedRegionPages =
+    (kSpecialOffset - kPageHeaderSize - sizeof(FilterGroupHeader)) / 4; // 1,986
+
+// Block of region page i of the group whose header page (checked) is
+// `header_page` at block header_block.
+uint32_t group_region_block(const uint8_t *header_page, uint32_t header_block,
+                            uint32_t i) noexcept;
 
 uint32_t filter_group_check(const FilterGroupHeader &h) noexcept;
 
@@ -699,27 +739,47 @@ uint32_t group_region_pages(const FilterGroupHeader &h) noexcept;
 void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
                        const uint32_t *distinct, double bits_per_key, uint32_t capacity) noexcept;
 
-// Where the block row of `hash` in column c's region is: region page and
+// Where the block row of filter key `key` in column c's region is: region page and
 // byte offset on the page.  False when the column has no filter.
-bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint64_t hash,
+bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint32_t key,
                   uint32_t *region_page, uint32_t *offset) noexcept;
 
-// Which of the first `slots` slots may hold `hash`: bit s for slot s.
-uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
-                         uint64_t hash) noexcept;
+// The slots taken for segment `segment_id`: bit s for slot s.
+uint32_t group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept;
 
-// Adds `hash` of column c to slot s of a group's rows, `image` holding all
-// its region rows back to back (group_region_rows(h) * group_row_bytes(h)
-// bytes); group_image_add_column adds n of them (hashes[i * stride]),
+// Which of the first `slots` slots may hold `key`: bit s for slot s.
+uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
+                         uint32_t key) noexcept;
+
+// Adds filter key `key` of column c to slot s of a group's rows, `image`
+// holding all its region rows back to back (group_region_rows(h) *
+// group_row_bytes(h) bytes); group_image_add_column adds n of them
+// (keys[i * stride]),
 // building the slot's filter in `scratch` (kFilterScratchBytes) first: in
 // the image a slot's blocks lie a row apart, up to 4 MB for one column,
-// and adding to them in place missed the cache at every hash.
+// and adding to them in place missed the cache at every key.
 constexpr uint32_t kFilterScratchBytes = kMaxFilterBlocks * kFilterBlockBytes;
 void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
-                     uint32_t slot, uint64_t hash) noexcept;
+                     uint32_t slot, uint32_t key) noexcept;
 void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
-                            uint32_t slot, const uint64_t *hashes, uint32_t n,
+                            uint32_t slot, const uint32_t *keys, uint32_t n,
                             uint32_t stride, uint8_t *scratch) noexcept;
+
+// ORs what region page `region_page` of group `from` (its rows at `rows`,
+// as on the page) holds for slot s into slot slot_map[s] of the image of
+// group `to` (none where slot_map[s] < 0), each column widened to to's
+// block count (filter_widened_blocks).  Columns without a filter in `to`,
+// or whose filter in `from` has other probes or more blocks, are left out:
+// the caller makes `to` from the sources' headers (merged_group_init).
+void group_image_merge_page(uint8_t *image, const FilterGroupHeader &to,
+                            const FilterGroupHeader &from, uint32_t region_page,
+                            const uint8_t *rows, const int8_t slot_map[kGroupSlots]) noexcept;
+
+// The header of a merged segment's group of `slots` slots (1..kGroupSlots)
+// from its sources' group headers: a column has a filter only where every
+// source has one with the same probes, of the most blocks any has.
+void merged_group_init(FilterGroupHeader *h, const FilterGroupHeader *sources, uint32_t nsources,
+                       uint32_t ncolumns, uint32_t slots) noexcept;
 
 // Lays an image out again for a capacity of h->slots_taken slots (a group
 // that will take no more: the build's last), in place, and sets the
@@ -729,7 +789,10 @@ void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept;
 // Writes the header (its check set), and region page i (its rows from
 // `rows`, group_rows_per_page of them, fewer on the last page), onto
 // initialised pages.
-void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h) noexcept;
+// A listed group's header page takes its region pages' blocks (h.flags
+// kGroupListed: region_blocks[0 .. h.region_pages)).
+void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
+                            const uint32_t *region_blocks = nullptr) noexcept;
 void filter_page_fill(uint8_t *page, const FilterGroupHeader &h, const uint8_t *rows,
                       uint32_t nrows, uint32_t region_page) noexcept;
 
@@ -774,7 +837,7 @@ PageProblem check_row_page(const uint8_t *page, const RowPageGeometry &g,
                            EntryChecks entries = EntryChecks::SignaturesAndTids) noexcept;
 // The two sums alone, on a page whose structure check_row_page passed.
 PageProblem check_row_page_signatures(const uint8_t *page, const RowPageGeometry &g) noexcept;
-PageProblem check_row_page_tids(const uint8_t *page) noexcept;
+PageProblem check_row_page_tids(const uint8_t *page, const RowPageGeometry &g) noexcept;
 
 // Whether a check of a slice, live or TID page reads the whole payload
 // for its sum (Verify) or only the fields that say what the page is
@@ -813,6 +876,9 @@ PageProblem check_free_page(const uint8_t *page) noexcept;
 // The segment a page belongs to if it is a bloomidx slice, header, live or
 // TID page (segment ids start at 1), else 0.
 uint32_t segment_page_owner(const uint8_t *page) noexcept;
+// Where a filter group page says it lies in its group (0 the header, 1 + i
+// region page i), its group's id in *group_id; -1 if it is none.
+int64_t filter_page_place(const uint8_t *page, uint32_t *group_id) noexcept;
 // Marks an initialised page free.
 void free_page_fill(uint8_t *page) noexcept;
 // Marks an initialised (or free) page as listed: free, on the metapage's

@@ -10,7 +10,7 @@ namespace bloomidx {
 
 namespace {
 
-// MurmurHash3's finalizer: every bit of the column hash reaches every bit.
+// MurmurHash3's finalizer: every bit of the key reaches every bit.
 inline uint64_t remix(uint64_t h) noexcept
 {
     h ^= h >> 33;
@@ -23,7 +23,7 @@ inline uint64_t remix(uint64_t h) noexcept
 
 constexpr uint32_t kProbeStep = 0x9E3779B9u; // 2^32 / golden ratio, odd
 
-// Sets the probe bits of a hash whose remix is r.
+// Sets the probe bits of a key whose remix is r.
 inline void add_remixed(uint8_t *block, uint32_t probes, uint64_t r) noexcept
 {
     uint32_t a = static_cast<uint32_t>(r);
@@ -96,31 +96,42 @@ double filter_bits_per_key(double rate) noexcept
     return 64;
 }
 
-uint32_t filter_block_of(uint64_t hash, uint32_t nblocks) noexcept
+void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t *first,
+                           uint32_t *last) noexcept
 {
-    return block_of_remixed(remix(hash), nblocks);
+    // Block b of n holds the keys whose x (the remix's high 32 bits) has
+    // floor(x * n / 2^32) = b: x from ceil(b 2^32 / n) to ceil((b + 1) 2^32 / n) - 1.
+    const uint64_t lo = ((uint64_t{b} << 32) + n_from - 1) / n_from;
+    const uint64_t hi = (((uint64_t{b} + 1) << 32) + n_from - 1) / n_from - 1;
+    *first = static_cast<uint32_t>((lo * n_to) >> 32);
+    *last = static_cast<uint32_t>((hi * n_to) >> 32);
+}
+
+uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept
+{
+    return block_of_remixed(remix(key), nblocks);
 }
 
 
-void filter_block_add(uint8_t *block, uint32_t probes, uint64_t hash) noexcept
+void filter_block_add(uint8_t *block, uint32_t probes, uint32_t key) noexcept
 {
-    add_remixed(block, probes, remix(hash));
+    add_remixed(block, probes, remix(key));
 }
 
 void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint32_t probes,
-                     const uint64_t *hashes, uint32_t n, uint32_t hash_stride) noexcept
+                     const uint32_t *keys, uint32_t n, uint32_t key_stride) noexcept
 {
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t r = remix(hashes[size_t{i} * hash_stride]);
+        uint64_t r = remix(keys[size_t{i} * key_stride]);
         add_remixed(base + block_of_remixed(r, nblocks) * block_stride, probes, r);
     }
 }
 
-bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint64_t hash) noexcept
+bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t key) noexcept
 {
     // Every probe, without a branch: an absent value fails at a random
     // probe, and a mispredicted exit cost more than the probes left.
-    uint32_t a = static_cast<uint32_t>(remix(hash));
+    uint32_t a = static_cast<uint32_t>(remix(key));
     uint32_t all = 1;
     for (uint32_t i = 0; i < probes; i++) {
         uint32_t bit = a >> 23;
@@ -130,26 +141,26 @@ bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint64_t ha
     return (all & 1) != 0;
 }
 
-void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint64_t hash) noexcept
+void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept
 {
-    filter_block_add(blocks + uint64_t{filter_block_of(hash, nblocks)} * kFilterBlockBytes, probes,
-                     hash);
+    filter_block_add(blocks + uint64_t{filter_block_of(key, nblocks)} * kFilterBlockBytes, probes,
+                     key);
 }
 
 bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,
-                        uint64_t hash) noexcept
+                        uint32_t key) noexcept
 {
     return filter_block_may_contain(
-        blocks + uint64_t{filter_block_of(hash, nblocks)} * kFilterBlockBytes, probes, hash);
+        blocks + uint64_t{filter_block_of(key, nblocks)} * kFilterBlockBytes, probes, key);
 }
 
-uint32_t distinct_estimate(const uint64_t *hashes, uint32_t n, uint32_t stride,
+uint32_t distinct_estimate(const uint32_t *keys, uint32_t n, uint32_t stride,
                            uint64_t *bitmap) noexcept
 {
     static_assert(kDistinctBits == 1u << 17, "the top 17 bits of a remix pick the bit");
     std::memset(bitmap, 0, kDistinctWords * sizeof(uint64_t));
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t bit = static_cast<uint32_t>(remix(hashes[size_t{i} * stride]) >> 47); // 17 bits
+        uint32_t bit = static_cast<uint32_t>(remix(keys[size_t{i} * stride]) >> 47); // 17 bits
         bitmap[bit >> 6] |= uint64_t{1} << (bit & 63);
     }
     uint32_t set = 0;

@@ -16,12 +16,17 @@
 // A fuse filter is about 20 % smaller at the same rate; the space goes to
 // the probes instead.
 //
-// The hash is the column's 64-bit value hash (hash.hpp), remixed here so
-// that the filter's bits do not follow the signature's positions.  Bits:
-// block = the remix's high 32 bits scaled to the block count (Lemire's
+// A value's filter key is 32 bits of its column hash (hash.hpp):
+// filter_key.  Pending rows keep it per column, 4 bytes each, so that a
+// seal builds the new segment's filters from the rows it takes, without
+// reading the table again (README, *Segment filters*, has the choice and
+// its figures).  The key is remixed to 64 bits here so that the filter's
+// bits do not follow the signature's positions.  Bits: block = the
+// remix's high 32 bits scaled to the block count (Lemire's
 // multiply-shift), probes = the top 9 bits of a multiplicative sequence
-// over its low 32 bits.  Pure functions on caller
-// memory; no allocation.
+// over its low 32 bits.  32-bit keys collide for one pair of values in 4
+// billion: a false positive, never a false negative.  Pure functions on
+// caller memory; no allocation.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +37,12 @@ namespace bloomidx {
 constexpr uint32_t kFilterBlockBytes = 64;
 constexpr uint32_t kFilterBlockBits = kFilterBlockBytes * 8;
 constexpr uint32_t kFilterMaxProbes = 16;
+
+// The filter key of a value whose column hash is `column_hash`.
+constexpr uint32_t filter_key(uint64_t column_hash)
+{
+    return static_cast<uint32_t>(column_hash >> 32);
+}
 
 // Blocks for `keys` distinct values at `bits_per_key`: at least 1, at
 // most max_blocks.
@@ -50,32 +61,45 @@ double filter_rate(double bits_per_key, uint32_t probes) noexcept;
 // `rate`; 0 when rate is not in (0, 1).
 double filter_bits_per_key(double rate) noexcept;
 
-// The block of `hash` among `nblocks` (>= 1).
-uint32_t filter_block_of(uint64_t hash, uint32_t nblocks) noexcept;
+// The block of `key` among `nblocks` (>= 1).
+uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept;
 
-// Sets, or tests, hash's probe bits in its block (kFilterBlockBytes).
-void filter_block_add(uint8_t *block, uint32_t probes, uint64_t hash) noexcept;
-bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint64_t hash) noexcept;
+// Sets, or tests, key's probe bits in its block (kFilterBlockBytes).
+void filter_block_add(uint8_t *block, uint32_t probes, uint32_t key) noexcept;
+bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t key) noexcept;
 
-// Adds n hashes (hashes[i * hash_stride]) to a filter whose block b is at
+// Adds n keys (keys[i * key_stride]) to a filter whose block b is at
 // base + b * block_stride: a slot of a filter group, whose blocks are a
 // row apart.  The loop a build runs per row and column, with the remix
 // done once per hash.
 void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint32_t probes,
-                     const uint64_t *hashes, uint32_t n, uint32_t hash_stride) noexcept;
+                     const uint32_t *keys, uint32_t n, uint32_t key_stride) noexcept;
+
+// The blocks of a filter of n_to blocks (n_to >= n_from) that the keys of
+// block b of a filter of n_from blocks fall into: *first..*last, about
+// n_to / n_from of them (a block's keys are a range of the remix's high
+// 32 bits, and the multiply-shift keeps their order).  A filter widened by
+// ORing each source block into those may contain every key the source
+// may: with the same probes, a merged segment's filter is made from its
+// sources' filters, without their keys.  A widened block holds what one
+// source block held, or two where its range straddles theirs (up to twice
+// the bits set, so a higher rate there; none at n_to = n_from or a
+// multiple of it).
+void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t *first,
+                           uint32_t *last) noexcept;
 
 // The whole filter: nblocks blocks back to back.
-void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint64_t hash) noexcept;
+void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept;
 bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,
-                        uint64_t hash) noexcept;
+                        uint32_t key) noexcept;
 
-// Distinct values among n hashes (hashes[i * stride]), estimated by linear
+// Distinct values among n keys (keys[i * stride]), estimated by linear
 // counting (Whang, Vander-Zanden & Taylor 1990) over kDistinctBits bits in
 // `bitmap` (kDistinctWords words, zeroed here): within about 1 % up to a
 // segment's rows, enough to size a filter.  Allocates nothing.
 constexpr uint32_t kDistinctBits = 1u << 17;
 constexpr uint32_t kDistinctWords = kDistinctBits / 64;
-uint32_t distinct_estimate(const uint64_t *hashes, uint32_t n, uint32_t stride,
+uint32_t distinct_estimate(const uint32_t *keys, uint32_t n, uint32_t stride,
                            uint64_t *bitmap) noexcept;
 
 } // namespace bloomidx

@@ -480,7 +480,8 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
     return PageProblem::None;
 }
 
-uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, FreeExtent *out) noexcept
+uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t group_blocks,
+                         FreeExtent *out) noexcept
 {
     if (h.ntid_pages > kMaxTidPages || h.nslices == 0)
         return 0;
@@ -497,6 +498,11 @@ uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, FreeExte
     for (uint32_t p = 0; p < h.ntid_pages; p++)
         insert(h.tid_blocks[p], 1);
     insert(header_block, 1);
+    if (group_blocks > 0) {
+        if (uint64_t{header_block} + 1 + group_blocks > UINT32_MAX)
+            return 0;
+        insert(header_block + 1, group_blocks);
+    }
     // Extents that touch become one; blocks named twice are damage.
     uint32_t kept = 0;
     for (uint32_t i = 1; i < n; i++) {

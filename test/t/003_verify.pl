@@ -139,17 +139,20 @@ sub set_u32 { my ($b, $off, $v) = @_; substr($$b, $off, 4) = pack('V', $v); retu
 # 12, pd_upper at 14, pd_special at 16), special space in the last 16 bytes
 # (count, flags, format, signature sum, TID sum, 4 reserved bytes, page_id),
 # metapage data after the header (magic at
-# 24, signature_bytes at 36), the directory at 152 (pending list head at
-# 160, segment entries from 184, 32 bytes each: id, header block, first
-# slice block, ...); on a pending page the signatures from 24 up, the
-# 6-byte TIDs from the special space down.
+# 24, signature_bytes at 36, ncolumns at 38, filter_keys at 42), the
+# directory at 152 (pending list head at 160, segment entries from 184, 32
+# bytes each: id, header block, first slice block, ...); on a pending page
+# the signatures from 24 up, and from the special space down each row's
+# tail: its 6-byte TID, then (filter_keys = 1) a 4-byte filter key a column.
 my $SPECIAL = $BLCKSZ - 16;
 $node->safe_psql('postgres', 'CHECKPOINT');    # the index's pages on disk
 my $orig = read_file_raw();
 my $sigbytes = u16(\$orig, 36);
 cmp_ok($sigbytes, '>=', 2, "signatures take $sigbytes bytes");
+my $tail = 6 + (u16(\$orig, 42) ? 4 * u16(\$orig, 38) : 0);
+is($tail, 6 + 4 * 4, 'pending rows keep a filter key a column');
 my $blk1 = $BLCKSZ;
-my $tid0 = $blk1 + $SPECIAL - 6;    # entry 0's TID on block 1
+my $tid0 = $blk1 + $SPECIAL - $tail;    # entry 0's TID on block 1
 my ($bi_hi, $bi_lo, $off0) = unpack('vvv', substr($orig, $tid0, 6));
 my $tid_text = sprintf('(%u,%u)', ($bi_hi << 16) | $bi_lo, $off0);
 is($tid_text, '(0,1)', 'entry 0 of block 1 is the first row');
@@ -275,6 +278,29 @@ with_corruption(
 			'heap TID: a query matching the entry raises XX002 (the TID sum), not a lost row');
 	});
 
+# A pending row's filter key, from which a seal would build its segment's
+# filter: verify names the entry, and a query matching it meets the tail
+# sum (TID and keys), so no filter is ever built from it silently.
+with_corruption(
+	label  => 'filter key',
+	mutate => sub {
+		my $b = shift;
+		substr($$b, $tid0 + 6, 1) = chr(ord(substr($$b, $tid0 + 6, 1)) ^ 0x20);
+	},
+	check => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 1\b.*\n.*DETAIL:  Entry 0 \(heap tuple \Q$tid_text\E\) keeps filter keys that its tuple's values do not give/,
+			'filter key: bloomidx_verify raises XX002 naming the entry');
+		my ($a1, $d1) = split /\|/,
+		  $node->safe_psql('postgres', 'SELECT a, d FROM c WHERE id = 1');
+		($ret, $err) = psql_verbose(
+			"$BloomidxTAP::INDEX_GUCS SELECT count(*) FROM c WHERE a = $a1 AND d = $d1");
+		like($err,
+			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 1\b.*\n.*DETAIL:  heap TIDs do not match the page's sum/,
+			'filter key: a query matching the entry raises XX002 (the tail sum)');
+	});
+
 with_corruption(
 	label  => 'signature bit',
 	mutate => sub {
@@ -366,7 +392,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 4) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 11\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 12\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 4: a query through the index fails');
 		like($err, $old_format, 'format version 4: the query says to REINDEX');

@@ -100,9 +100,13 @@ sub after_crash
 {
 	my ($left, $label) = @_;
 	check_answers($label);
-	my $groups_before = group_pages();
+	my @before = page_kinds();
 	my $freed = vacuum_frees($label);
-	my $groups_freed = $groups_before - group_pages();
+	my @after = page_kinds();
+	# Group pages that VACUUM made free pages (its own seals and merges
+	# may add groups meanwhile, and a removed segment's own group goes to
+	# the free list with its extent, keeping its pages until reused).
+	my $groups_freed = grep { $before[$_] =~ /^(11|12)$/ && ($after[$_] // '') eq '7' } 0 .. $#before;
 	if ($left)
 	{
 		ok($freed > 0, "$label: VACUUM freed the $freed pages left behind");
@@ -111,23 +115,26 @@ sub after_crash
 	{
 		# A merge's publish can leave a filter group no segment names any
 		# more (its segments all removed), freed after it: a crash between
-		# leaves those pages, and only those, for VACUUM.
-		is($freed, $groups_freed,
-			"$label: nothing was left behind but unnamed filter groups ($groups_freed pages)");
+		# leaves those pages, and only those, for VACUUM's sweep.  (The
+		# VACUUM's own merges free groups too, uncounted by the sweep.)
+		cmp_ok($freed, '<=', $groups_freed,
+			"$label: nothing was left behind but unnamed filter groups ($freed pages of $groups_freed)");
 	}
 	check_answers("$label, then VACUUM");
 	return;
 }
 
-# Filter group pages (header, kind 11, and region pages, kind 12) in t_bloomidx.
-sub group_pages
+# The kind of every page of t_bloomidx (the special space's flags; 7 a
+# free page, 11 and 12 a filter group's header and region pages), by block.
+sub page_kinds
 {
-	return $node->safe_psql(
+	return split /,/, $node->safe_psql(
 		'postgres', q{
-		SELECT count(*) FROM generate_series(1, pg_relation_size('t_bloomidx') / 8192 - 1) b,
-		       LATERAL (SELECT get_raw_page('t_bloomidx', b::int) AS p) r
-		WHERE get_byte(p, 8178) IN (11, 12) AND get_byte(p, 8179) = 0
-		  AND get_byte(p, 8190) = 213 AND get_byte(p, 8191) = 177});
+		SELECT string_agg(CASE WHEN get_byte(p, 8190) = 213 AND get_byte(p, 8191) = 177
+		                       THEN (get_byte(p, 8178) + 256 * get_byte(p, 8179))::text
+		                       ELSE '0' END, ',' ORDER BY b)
+		FROM generate_series(0, pg_relation_size('t_bloomidx') / 8192 - 1) b,
+		     LATERAL (SELECT get_raw_page('t_bloomidx', b::int) AS p) r});
 }
 
 # A seal stopped after each step.

@@ -58,7 +58,7 @@ uint32_t recomputed_sums(const uint8_t *page, const RowPageGeometry &g)
 {
     uint32_t n = page_opaque(page)->count;
     uint32_t sig = plain_sum(page + kPageHeaderSize, n * g.signature_bytes);
-    uint32_t tid = plain_sum(page + row_page_upper(n), n * kTidSize);
+    uint32_t tid = plain_sum(page + row_page_upper(g, n), n * kTidSize);
     return sig | (tid << 16);
 }
 
@@ -153,7 +153,7 @@ TEST(EntrySums, EveryFlippedBitOfEveryEntryIsFound)
                 ASSERT_EQ(check_row_page(p.b, g), PageProblem::BadTids) << off << ":" << bit;
                 // A scan checks the TIDs only where a row matched.
                 ASSERT_EQ(check_row_page(p.b, g, EntryChecks::Signatures), PageProblem::None);
-                ASSERT_EQ(check_row_page_tids(p.b), PageProblem::BadTids);
+                ASSERT_EQ(check_row_page_tids(p.b, g), PageProblem::BadTids);
                 p.b[off] ^= static_cast<uint8_t>(1u << bit);
             }
         // The sums themselves, damaged.

@@ -220,9 +220,9 @@ TEST(FilterPages, AddingAColumnAtOnceIsAddingEachValue)
     std::vector<uint8_t> one(bytes), many(bytes);
     // Scratch left dirty by an earlier column: each slot starts from zero.
     std::vector<uint8_t> scratch(kFilterScratchBytes, 0xff);
-    std::vector<uint64_t> rows(3000 * 3);
+    std::vector<uint32_t> rows(3000 * 3);
     for (auto &v : rows)
-        v = rng();
+        v = static_cast<uint32_t>(rng());
     for (uint32_t slot : {0u, 7u, 14u}) {
         for (uint32_t r = 0; r < 3000; r++)
             for (uint32_t c = 0; c < 3; c++)
@@ -232,4 +232,163 @@ TEST(FilterPages, AddingAColumnAtOnceIsAddingEachValue)
                                    scratch.data());
     }
     EXPECT_EQ(one, many);
+}
+
+// A merged segment's group (filter_merge.cpp): each source slot's filter
+// widened into a slot of its own, or ORed with others into a shared one;
+// every key a source slot holds passes the slot it went to, page by page
+// as VACUUM reads the sources.  A column whose probes differ between the
+// sources has no filter in the merged group (every slot passes).
+TEST(FilterPages, MergedGroupKeepsEverySourceKey)
+{
+    std::mt19937_64 rng(31);
+    const uint32_t ncols = 3;
+    auto keys_of = [&](uint32_t nslots, uint32_t n) {
+        std::vector<std::vector<std::vector<uint64_t>>> keys(nslots);
+        for (auto &slot : keys) {
+            slot.resize(ncols);
+            for (auto &col : slot)
+                for (uint32_t i = 0; i < n; i++)
+                    col.push_back(rng() & 0xFFFFFFFFu);
+        }
+        return keys;
+    };
+    // Two sources of other sizes: the first holds 3 slots (build group),
+    // the second 2, sized for fewer values (fewer blocks).
+    const uint32_t d1[ncols] = {3000, 40, 900}, d2[ncols] = {700, 40, 200};
+    auto k1 = keys_of(3, 500), k2 = keys_of(2, 300);
+    Group g1 = make_group(ncols, k1, d1, 10, 7, true);
+    Group g2 = make_group(ncols, k2, d2, 10, 9, true);
+    const FilterGroupHeader sources[2] = {g1.header, g2.header};
+    for (uint32_t slots : {5u, 2u, 1u}) {
+        FilterGroupHeader to;
+        merged_group_init(&to, sources, 2, ncols, slots);
+        ASSERT_EQ(to.slot_capacity, slots);
+        for (uint32_t c = 0; c < ncols; c++) {
+            ASSERT_EQ(to.columns[c].blocks,
+                      std::max(g1.header.columns[c].blocks, g2.header.columns[c].blocks));
+            ASSERT_EQ(to.columns[c].probes, g1.header.columns[c].probes);
+        }
+        std::vector<uint8_t> image(size_t{group_region_rows(to)} * group_row_bytes(to));
+        int8_t map1[kGroupSlots], map2[kGroupSlots];
+        std::fill(map1, map1 + kGroupSlots, -1);
+        std::fill(map2, map2 + kGroupSlots, -1);
+        uint32_t next = 0;
+        for (uint32_t s = 0; s < 3; s++)
+            map1[s] = static_cast<int8_t>(next++ % slots);
+        for (uint32_t s = 0; s < 2; s++)
+            map2[s] = static_cast<int8_t>(next++ % slots);
+        for (uint32_t p = 0; p < g1.header.region_pages; p++)
+            group_image_merge_page(image.data(), to, g1.header, p, g1.pages[1 + p].b + kPageHeaderSize,
+                                   map1);
+        for (uint32_t p = 0; p < g2.header.region_pages; p++)
+            group_image_merge_page(image.data(), to, g2.header, p, g2.pages[1 + p].b + kPageHeaderSize,
+                                   map2);
+        for (uint32_t s = 0; s < slots; s++)
+            to.slot_segment[s] = 50;
+        to.group_id = 50;
+        to.slots_taken = static_cast<uint16_t>(slots);
+        Group merged;
+        merged.header = to;
+        merged.pages.resize(1 + to.region_pages);
+        init(merged.pages[0].b);
+        filter_group_page_fill(merged.pages[0].b, to);
+        for (uint32_t i = 0; i < to.region_pages; i++) {
+            const uint32_t per_page = group_rows_per_page(to);
+            uint32_t n = group_region_rows(to) - i * per_page;
+            init(merged.pages[1 + i].b);
+            filter_page_fill(merged.pages[1 + i].b, to,
+                             image.data() + size_t{i} * per_page * group_row_bytes(to),
+                             n < per_page ? n : per_page, i);
+        }
+        ASSERT_EQ(check_filter_group_page(merged.pages[0].b, 50, ncols, 1, 2 + to.region_pages),
+                  PageProblem::None);
+        EXPECT_EQ(group_segment_slots(to, 50), (1u << slots) - 1);
+        for (uint32_t s = 0; s < 3; s++)
+            for (uint32_t c = 0; c < ncols; c++)
+                for (uint64_t v : k1[s][c])
+                    ASSERT_TRUE(probe(merged, c, v) & (1u << map1[s])) << "source 1 slot " << s;
+        for (uint32_t s = 0; s < 2; s++)
+            for (uint32_t c = 0; c < ncols; c++)
+                for (uint64_t v : k2[s][c])
+                    ASSERT_TRUE(probe(merged, c, v) & (1u << map2[s])) << "source 2 slot " << s;
+        // Absent values mostly fail in every slot: the merged filter still
+        // filters (about the sources' rate each, in a slot of its own; slots
+        // shared by several sources fill up).
+        uint32_t passed = 0;
+        for (int i = 0; i < 10000; i++)
+            passed += probe(merged, 0, rng() & 0xFFFFFFFFu) != 0;
+        EXPECT_LT(passed, slots == 5 ? 10000u * 5 / 20 : 10000u / 5) << slots << " slots";
+    }
+    // Other probes on column 1 (another rate): no filter there in the merged group.
+    FilterGroupHeader other = g2.header;
+    other.columns[1].probes = static_cast<uint8_t>(other.columns[1].probes + 1);
+    const FilterGroupHeader mixed[2] = {g1.header, other};
+    FilterGroupHeader to;
+    merged_group_init(&to, mixed, 2, ncols, 5);
+    EXPECT_EQ(to.columns[1].blocks, 0u);
+    EXPECT_EQ(to.columns[1].probes, 0u);
+    EXPECT_GT(to.columns[0].blocks, 0u);
+    EXPECT_EQ(group_segment_slots(g1.header, 7), 1u);
+    EXPECT_EQ(group_segment_slots(g1.header, 7 + 100 + 2), 4u);
+    EXPECT_EQ(group_segment_slots(g1.header, 999), 0u);
+}
+
+// A group of one segment's own (a seal's or merge's) lists where its
+// region pages are: they may lie anywhere, and the header's check refuses
+// a list that points outside the index, at the metapage or at the header.
+TEST(FilterPages, ListedRegionPages)
+{
+    const uint32_t distinct[2] = {30000, 20};
+    FilterGroupHeader h;
+    filter_group_init(&h, 0, 2, distinct, 10, 1);
+    ASSERT_GE(h.region_pages, 2u);
+    h.group_id = 77;
+    h.slots_taken = 1;
+    h.slot_segment[0] = 77;
+    h.flags = kGroupListed;
+    std::vector<uint32_t> blocks;
+    for (uint32_t i = 0; i < h.region_pages; i++)
+        blocks.push_back(500 - 7 * i);
+    Page p;
+    init(p.b);
+    filter_group_page_fill(p.b, h, blocks.data());
+    ASSERT_EQ(check_filter_group_page(p.b, 77, 2, 900, 1000), PageProblem::None);
+    for (uint32_t i = 0; i < h.region_pages; i++)
+        EXPECT_EQ(group_region_block(p.b, 900, i), blocks[i]);
+    uint32_t group = 0;
+    EXPECT_EQ(filter_page_place(p.b, &group), 0);
+    EXPECT_EQ(group, 77u);
+    // Past the index, the metapage, the header itself.
+    EXPECT_EQ(check_filter_group_page(p.b, 77, 2, 900, 501), PageProblem::None);
+    EXPECT_EQ(check_filter_group_page(p.b, 77, 2, 900, 500), PageProblem::BadFilter);
+    for (uint32_t bad : {0u, 900u, 5000u}) {
+        std::vector<uint32_t> damaged = blocks;
+        damaged.back() = bad;
+        Page q;
+        init(q.b);
+        filter_group_page_fill(q.b, h, damaged.data());
+        EXPECT_EQ(check_filter_group_page(q.b, 77, 2, 900, 1000), PageProblem::BadFilter) << bad;
+    }
+    // The flag without its list (pd_lower), or an unknown flag.
+    Page r = p;
+    write_u16(r.b + kPdLowerOffset, read_u16(r.b + kPdLowerOffset) - 4);
+    EXPECT_EQ(check_filter_group_page(r.b, 77, 2, 900, 1000), PageProblem::BadFilter);
+    FilterGroupHeader odd = h;
+    odd.flags = 2;
+    Page s;
+    init(s.b);
+    filter_group_page_fill(s.b, odd, blocks.data());
+    EXPECT_EQ(check_filter_group_page(s.b, 77, 2, 900, 1000), PageProblem::BadFilter);
+    // A region page tells its place and group.
+    std::vector<uint8_t> rows(size_t{group_rows_per_page(h)} * group_row_bytes(h));
+    Page region;
+    init(region.b);
+    filter_page_fill(region.b, h, rows.data(), group_rows_per_page(h), 1);
+    group = 0;
+    EXPECT_EQ(filter_page_place(region.b, &group), 2);
+    EXPECT_EQ(group, 77u);
+    Page other;
+    init(other.b);
+    EXPECT_EQ(filter_page_place(other.b, &group), -1);
 }

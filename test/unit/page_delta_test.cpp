@@ -86,7 +86,7 @@ TEST(PageDelta, AppendRecordReplaysToTheSamePage)
             uint32_t len = write_page_delta(page.b, ranges, kAppendRanges, delta.data(),
                                             static_cast<uint32_t>(delta.size()));
             ASSERT_GT(len, 0u) << "bits " << bits << " append " << i;
-            ASSERT_EQ(len, append_delta_size(g.signature_bytes));
+            ASSERT_EQ(len, append_delta_size(g));
             ASSERT_NO_FATAL_FAILURE(replay(standby.b, delta.data(), len));
             ASSERT_EQ(std::memcmp(standby.b, page.b, kBlockSize), 0)
                 << "bits " << bits << " append " << i;

@@ -183,7 +183,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 11) << "11: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups";
+    EXPECT_EQ(kMetaVersion, 12) << "12: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups, filter keys in pending rows";
     EXPECT_EQ(kPageFilterGroup, 11);
     EXPECT_EQ(kPageFilter, 12);
     EXPECT_EQ(kGroupSlots, 15u);
@@ -257,15 +257,15 @@ TEST(PageFormat, RowPageOffsetsArePinned)
     EXPECT_EQ(row_tid(p.b, g, 509), p.b + 5116);
 
     // The hole: [pd_lower, pd_upper), from the whole payload down to nothing.
-    static_assert(row_page_lower(g, 0) == 24 && row_page_upper(0) == 8176, "empty page");
+    static_assert(row_page_lower(g, 0) == 24 && row_page_upper(g, 0) == 8176, "empty page");
     EXPECT_EQ(row_page_lower(g, 0), 24u);
-    EXPECT_EQ(row_page_upper(0), 8176u);
+    EXPECT_EQ(row_page_upper(g, 0), 8176u);
     EXPECT_EQ(row_page_lower(g, 1), 34u);
-    EXPECT_EQ(row_page_upper(1), 8170u);
+    EXPECT_EQ(row_page_upper(g, 1), 8170u);
     EXPECT_EQ(row_page_lower(g, 3), 54u);
-    EXPECT_EQ(row_page_upper(3), 8158u);
+    EXPECT_EQ(row_page_upper(g, 3), 8158u);
     EXPECT_EQ(row_page_lower(g, 509), 5114u);
-    EXPECT_EQ(row_page_upper(509), 5122u);
+    EXPECT_EQ(row_page_upper(g, 509), 5122u);
     EXPECT_EQ(row_page_lower(row_page_geometry(512), 15), 24u + 15u * 512u);
 
     // Entry i's TID starts at the pd_upper of i + 1 entries; its signature
@@ -276,7 +276,7 @@ TEST(PageFormat, RowPageOffsetsArePinned)
             ASSERT_EQ(row_signature(p.b, gs, i), p.b + sig_at(s, i)) << "S " << s << " entry " << i;
             ASSERT_EQ(row_tid(p.b, gs, i), p.b + tid_at(i)) << "S " << s << " entry " << i;
             ASSERT_EQ(row_page_lower(gs, i + 1), sig_at(s, i) + s);
-            ASSERT_EQ(row_page_upper(i + 1), tid_at(i));
+            ASSERT_EQ(row_page_upper(gs, i + 1), tid_at(i));
         }
     }
 }
@@ -290,8 +290,8 @@ TEST(RowPageGeometry, ContribBloomDefault)
     EXPECT_EQ(g.signature_bytes, 10u);
     EXPECT_EQ(g.capacity, 509u);
     EXPECT_EQ(row_page_lower(g, g.capacity), 24u + 509u * 10u);
-    EXPECT_EQ(row_page_upper(g.capacity), 8176u - 509u * 6u);
-    EXPECT_EQ(row_page_upper(g.capacity) - row_page_lower(g, g.capacity), 8u);
+    EXPECT_EQ(row_page_upper(g, g.capacity), 8176u - 509u * 6u);
+    EXPECT_EQ(row_page_upper(g, g.capacity) - row_page_lower(g, g.capacity), 8u);
 }
 
 TEST(RowPageGeometry, EverySignatureSizeFits)
@@ -311,19 +311,19 @@ TEST(RowPageGeometry, EverySignatureSizeFits)
         // down 6, and they never cross up to the capacity.
         for (uint32_t n = 0; n <= g.capacity; n++) {
             ASSERT_EQ(row_page_lower(g, n), lower_for(s, n)) << "S " << s << " n " << n;
-            ASSERT_EQ(row_page_upper(n), upper_for(n)) << "S " << s << " n " << n;
-            ASSERT_LE(row_page_lower(g, n), row_page_upper(n)) << "S " << s << " n " << n;
+            ASSERT_EQ(row_page_upper(g, n), upper_for(n)) << "S " << s << " n " << n;
+            ASSERT_LE(row_page_lower(g, n), row_page_upper(g, n)) << "S " << s << " n " << n;
             // What the free space map is told fits in the hole.
-            ASSERT_LE(row_page_free_bytes(g, n), row_page_upper(n) - row_page_lower(g, n));
+            ASSERT_LE(row_page_free_bytes(g, n), row_page_upper(g, n) - row_page_lower(g, n));
         }
         // A full page: the hole is what is left over, less than an entry;
         // one entry more would cross the bounds.
-        uint32_t hole = row_page_upper(g.capacity) - row_page_lower(g, g.capacity);
+        uint32_t hole = row_page_upper(g, g.capacity) - row_page_lower(g, g.capacity);
         ASSERT_EQ(hole, kPayloadBytes - g.capacity * (s + kTidSize)) << "S " << s;
         ASSERT_LT(hole, s + kTidSize) << "S " << s;
-        ASSERT_GT(row_page_lower(g, g.capacity + 1), row_page_upper(g.capacity + 1)) << "S " << s;
+        ASSERT_GT(row_page_lower(g, g.capacity + 1), row_page_upper(g, g.capacity + 1)) << "S " << s;
         // The bounds fit pd_lower / pd_upper (uint16_t) and the page.
-        ASSERT_GE(row_page_upper(g.capacity), kPageHeaderSize);
+        ASSERT_GE(row_page_upper(g, g.capacity), kPageHeaderSize);
         ASSERT_LE(row_page_lower(g, g.capacity), kSpecialOffset);
     }
 }
@@ -343,7 +343,7 @@ TEST(MetaPage, FillAndCheckRoundTrip)
     EXPECT_EQ(meta->signature_bytes, 10);
     EXPECT_EQ(meta->ncolumns, 3);
     EXPECT_EQ(meta->capacity, 509);
-    EXPECT_EQ(meta->reserved, 0);
+    EXPECT_EQ(meta->filter_keys, 0);
     EXPECT_EQ(meta->unused_block, 0u);
     EXPECT_EQ(meta->column_bits[0], 2);
     EXPECT_EQ(meta->column_bits[1], 9);
@@ -1581,15 +1581,19 @@ TEST(FreeList, SegmentExtents)
     h.tid_blocks[0] = 117;
     h.tid_blocks[1] = 118;
     FreeExtent out[kMaxSegmentExtents];
-    ASSERT_EQ(segment_extents(h, 119, out), 1u);
+    ASSERT_EQ(segment_extents(h, 119, 0, out), 1u);
     EXPECT_EQ(out[0].first, 100u);
     EXPECT_EQ(out[0].nblocks, 20u);
+    // With a filter group of its own (a seal's or merge's) after the header.
+    ASSERT_EQ(segment_extents(h, 119, 4, out), 1u);
+    EXPECT_EQ(out[0].first, 100u);
+    EXPECT_EQ(out[0].nblocks, 24u);
 
     // Apart, in any order: sorted, touching blocks joined.
     h.live_block = 50;
     h.tid_blocks[0] = 300;
     h.tid_blocks[1] = 51;
-    ASSERT_EQ(segment_extents(h, 116, out), 3u);
+    ASSERT_EQ(segment_extents(h, 116, 0, out), 3u);
     EXPECT_EQ(out[0].first, 50u);
     EXPECT_EQ(out[0].nblocks, 2u);
     EXPECT_EQ(out[1].first, 100u);
@@ -1599,12 +1603,13 @@ TEST(FreeList, SegmentExtents)
 
     // Damage: a block twice, a page count out of range.
     h.tid_blocks[1] = 105;
-    EXPECT_EQ(segment_extents(h, 116, out), 0u);
+    EXPECT_EQ(segment_extents(h, 116, 0, out), 0u);
     h.tid_blocks[1] = 300;
-    EXPECT_EQ(segment_extents(h, 116, out), 0u);
+    EXPECT_EQ(segment_extents(h, 116, 0, out), 0u);
     h.tid_blocks[1] = 51;
+    EXPECT_EQ(segment_extents(h, 99, 2, out), 0u); // a group over the slices
     h.ntid_pages = kMaxTidPages + 1;
-    EXPECT_EQ(segment_extents(h, 116, out), 0u);
+    EXPECT_EQ(segment_extents(h, 116, 0, out), 0u);
 }
 
 // Segments take the shortest extent that holds them (long ones stay whole
@@ -1640,4 +1645,69 @@ TEST(FreeList, BestFitDropAndDoubleFree)
     EXPECT_TRUE(problem_is(check_listed_page(listed.b), PageProblem::None));
     EXPECT_FALSE(problem_is(check_free_page(listed.b), PageProblem::None)); // no insert takes it
     EXPECT_EQ(segment_page_owner(listed.b), 0u);
+}
+
+// Pending rows of an index with filters keep each column's filter key
+// after their TID (the tail): the page holds fewer rows, the keys read
+// back as written, compaction moves them with their rows, and the TID sum
+// covers them, so a damaged key (which a seal would build a filter from)
+// is found like a damaged TID.
+TEST(RowPage, FilterKeysTravelWithTheirRows)
+{
+    std::mt19937_64 rng(57);
+    for (uint32_t ncols : {1u, 6u, 32u}) {
+        const RowPageGeometry g = row_page_geometry(26, ncols);
+        ASSERT_EQ(g.tail_bytes, kTidSize + 4 * ncols);
+        ASSERT_EQ(g.keys, ncols);
+        ASSERT_EQ(g.capacity, kPayloadBytes / (26 + kTidSize + 4 * ncols));
+        ASSERT_LT(g.capacity, row_page_geometry(26).capacity);
+        Page p;
+        init_data_page(p.b);
+        std::vector<std::vector<uint8_t>> tails;
+        for (uint32_t i = 0; i < g.capacity; i++) {
+            std::vector<uint8_t> sig(26), tail(g.tail_bytes);
+            fill_random(sig.data(), sig.size(), rng);
+            fill_random(tail.data(), tail.size(), rng);
+            row_page_append(p.b, g, sig.data(), tail.data());
+            tails.push_back(tail);
+        }
+        ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
+        ASSERT_GE(read_u16(p.b + kPdUpperOffset), read_u16(p.b + kPdLowerOffset));
+        for (uint32_t i = 0; i < g.capacity; i++)
+            for (uint32_t c = 0; c < ncols; c++) {
+                uint32_t want;
+                std::memcpy(&want, tails[i].data() + kTidSize + 4 * c, 4);
+                uint32_t got;
+                std::memcpy(&got, row_tid(p.b, g, i) + kTidSize + 4 * c, 4);
+                ASSERT_EQ(got, want) << i << " " << c;
+            }
+        // Compaction: entry 5 into slot 1, keep two.
+        row_page_move(p.b, g, 5, 1);
+        row_page_truncate(p.b, g, 2);
+        ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::None));
+        ASSERT_EQ(std::memcmp(row_tid(p.b, g, 1), tails[5].data(), g.tail_bytes), 0);
+        // A flipped bit in a key.
+        uint8_t *key = row_tid(p.b, g, 1) + kTidSize + 4 * (ncols - 1);
+        key[2] ^= 0x10;
+        ASSERT_TRUE(problem_is(check_row_page(p.b, g), PageProblem::BadTids));
+        ASSERT_TRUE(problem_is(check_row_page_tids(p.b, g), PageProblem::BadTids));
+        key[2] ^= 0x10;
+        // The page read with the keyless geometry is refused (other bounds).
+        ASSERT_FALSE(problem_is(check_row_page(p.b, row_page_geometry(26)), PageProblem::None));
+    }
+}
+
+TEST(MetaPage, FilterKeysSetTheCapacity)
+{
+    Page page;
+    init_page(page.b, kPageMeta, static_cast<uint16_t>(kMetaPageLower));
+    const uint16_t bits[3] = {3, 3, 3};
+    const uint8_t hashing[3] = {kHashByValue, kHashByValue, kHashByValue};
+    meta_fill(meta_data(page.b), 100, 3, bits, hashing, true);
+    EXPECT_EQ(meta_data(page.b)->filter_keys, 1);
+    EXPECT_EQ(meta_data(page.b)->capacity, row_page_geometry(signature_bytes(100), 3).capacity);
+    EXPECT_EQ(meta_row_geometry(*meta_data(page.b)).keys, 3u);
+    meta_fill(meta_data(page.b), 100, 3, bits, hashing, false);
+    EXPECT_EQ(meta_row_geometry(*meta_data(page.b)).keys, 0u);
+    EXPECT_EQ(meta_data(page.b)->capacity, row_page_geometry(signature_bytes(100)).capacity);
 }

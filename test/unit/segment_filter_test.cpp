@@ -22,12 +22,12 @@ TEST(SegmentFilter, NoFalseNegatives)
             uint32_t k = filter_probes(bpk);
             uint32_t nblocks = filter_blocks(keys, bpk, 1u << 16);
             std::vector<uint8_t> f(size_t{nblocks} * kFilterBlockBytes);
-            std::vector<uint64_t> added(keys);
+            std::vector<uint32_t> added(keys);
             for (auto &h : added) {
-                h = rng();
+                h = static_cast<uint32_t>(rng());
                 filter_add(f.data(), nblocks, k, h);
             }
-            for (uint64_t h : added)
+            for (uint32_t h : added)
                 ASSERT_TRUE(filter_may_contain(f.data(), nblocks, k, h))
                     << keys << " keys, rate " << rate;
         }
@@ -90,7 +90,7 @@ TEST(SegmentFilter, BlocksAreInRangeAndSpread)
     for (uint32_t nblocks : {1u, 3u, 64u, 1000u}) {
         std::vector<int> seen(nblocks);
         for (int i = 0; i < 100000; i++) {
-            uint32_t b = filter_block_of(rng(), nblocks);
+            uint32_t b = filter_block_of(static_cast<uint32_t>(rng()), nblocks);
             ASSERT_LT(b, nblocks);
             seen[b]++;
         }
@@ -104,18 +104,24 @@ TEST(SegmentFilter, DistinctEstimate)
     std::mt19937_64 rng(8);
     std::vector<uint64_t> bitmap(kDistinctWords);
     for (uint32_t distinct : {1u, 6u, 100u, 1000u, 20000u, 65024u}) {
-        std::vector<uint64_t> values(distinct), rows;
-        for (auto &v : values)
-            v = rng();
+        std::vector<uint32_t> values, rows;
+        std::vector<bool> taken(size_t{1} << 20);
+        while (values.size() < distinct) { // distinct keys
+            uint32_t v = static_cast<uint32_t>(rng());
+            if (!taken[v >> 12]) {
+                taken[v >> 12] = true;
+                values.push_back(v);
+            }
+        }
         // Each value two or three times, in an order that mixes them.
         for (int copy = 0; copy < 3; copy++)
             for (uint32_t i = 0; i < distinct; i++)
                 if (copy < 2 || i % 2 == 0)
                     rows.push_back(values[(i * 7919u + copy) % distinct]);
         // Strided: column 1 of rows of 2 hashes.
-        std::vector<uint64_t> strided(rows.size() * 2);
+        std::vector<uint32_t> strided(rows.size() * 2);
         for (size_t i = 0; i < rows.size(); i++) {
-            strided[2 * i] = rng();
+            strided[2 * i] = static_cast<uint32_t>(rng());
             strided[2 * i + 1] = rows[i];
         }
         uint32_t est = distinct_estimate(strided.data() + 1, static_cast<uint32_t>(rows.size()), 2,
@@ -123,4 +129,61 @@ TEST(SegmentFilter, DistinctEstimate)
         EXPECT_NEAR(est, distinct, distinct * 0.02 + 1) << distinct;
     }
     EXPECT_EQ(distinct_estimate(nullptr, 0, 1, bitmap.data()), 0u);
+}
+
+// A key of block b of n_from blocks is in one of filter_widened_blocks'
+// blocks of n_to, and a filter widened so keeps every key (a merged
+// segment's filters are made so from its sources').
+TEST(SegmentFilter, WideningKeepsEveryKey)
+{
+    std::mt19937_64 rng(9);
+    for (uint32_t n_from : {1u, 3u, 64u, 1000u, 4064u}) {
+        for (uint32_t n_to : {n_from, n_from + 1, 2 * n_from, 3 * n_from + 7, 4064u}) {
+            if (n_to < n_from)
+                continue;
+            for (uint32_t b = 0; b < n_from; b++) {
+                uint32_t first, last;
+                filter_widened_blocks(b, n_from, n_to, &first, &last);
+                ASSERT_LE(first, last);
+                ASSERT_LE(last - first, n_to / n_from + 1) << n_from << " to " << n_to;
+                ASSERT_LT(last, n_to);
+            }
+            const uint32_t probes = 6;
+            const uint32_t keys = n_from * 40;
+            std::vector<uint8_t> from(size_t{n_from} * kFilterBlockBytes);
+            std::vector<uint8_t> to(size_t{n_to} * kFilterBlockBytes);
+            std::vector<uint32_t> added(keys);
+            for (auto &k : added) {
+                k = static_cast<uint32_t>(rng());
+                filter_add(from.data(), n_from, probes, k);
+            }
+            for (uint32_t b = 0; b < n_from; b++) {
+                uint32_t first, last;
+                filter_widened_blocks(b, n_from, n_to, &first, &last);
+                for (uint32_t t = first; t <= last; t++)
+                    for (uint32_t i = 0; i < kFilterBlockBytes; i++)
+                        to[size_t{t} * kFilterBlockBytes + i] |=
+                            from[size_t{b} * kFilterBlockBytes + i];
+            }
+            for (uint32_t k : added)
+                ASSERT_TRUE(filter_may_contain(to.data(), n_to, probes, k))
+                    << n_from << " to " << n_to;
+            if (n_to == n_from)
+                EXPECT_EQ(from, to);
+        }
+    }
+    // The edges: the last block of n_from reaches the last of n_to.
+    uint32_t first, last;
+    filter_widened_blocks(4063, 4064, 4064, &first, &last);
+    EXPECT_EQ(first, 4063u);
+    EXPECT_EQ(last, 4063u);
+    filter_widened_blocks(0, 1, 4064, &first, &last);
+    EXPECT_EQ(first, 0u);
+    EXPECT_EQ(last, 4063u);
+}
+
+TEST(SegmentFilter, FilterKeyIsTheHashsHighHalf)
+{
+    EXPECT_EQ(filter_key(0x0123456789abcdefULL), 0x01234567u);
+    EXPECT_EQ(filter_key(0), 0u);
 }
