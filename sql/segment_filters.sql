@@ -38,10 +38,12 @@ FROM (VALUES ('u = 703'), ('u = 704'), ('u = 280003'), ('k = 17'), ('k = 1000'),
              ('u = 703::int8'), ('k = 17::int2'), ('u IN (703::int8, 7003::int8)')) AS t(q);
 -- Randomized: 300 queries of one to four keys on distinct columns (the
 -- planner of PostgreSQL 17 and later sees through "k = 1 AND k = 2"),
--- values hit or miss.
-SELECT setseed(0.12);
-SELECT count(*) AS queries, count(*) FILTER (WHERE r NOT LIKE 'same%') AS differences
-FROM (SELECT index_vs_seqscan('SELECT id FROM sf WHERE ' || string_agg(cond, ' AND ' ORDER BY c)) AS r
+-- values hit or miss: n queries on table tab's first ncols of u, k, s, n.
+CREATE FUNCTION filter_random(tab text, n int, ncols int)
+RETURNS TABLE (queries bigint, differences bigint) LANGUAGE sql AS $$
+SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
+FROM (SELECT index_vs_seqscan('SELECT id FROM ' || tab || ' WHERE ' ||
+                              string_agg(cond, ' AND ' ORDER BY c)) AS r
       FROM (SELECT g, c, CASE c
                            WHEN 0 THEN CASE WHEN random() < 0.7
                                             THEN format('u = %s', (random() * 300000)::int)
@@ -50,9 +52,12 @@ FROM (SELECT index_vs_seqscan('SELECT id FROM sf WHERE ' || string_agg(cond, ' A
                            WHEN 1 THEN format('k = %s', (random() * 1100)::int)
                            WHEN 2 THEN format('s = %L', (ARRAY['new','paid','x'])[1 + (random() * 2)::int])
                            ELSE format('n = %s', (random() * 320)::int) END AS cond
-            FROM generate_series(1, 300) g, generate_series(0, 3) c
-            WHERE c = g % 4 OR random() < 0.4) q
-      GROUP BY g) r;
+            FROM generate_series(1, n) g, generate_series(0, ncols - 1) c
+            WHERE c = g % ncols OR random() < 0.4) q
+      GROUP BY g) r
+$$;
+SELECT setseed(0.12);
+SELECT * FROM filter_random('sf', 300, 4);
 
 -- A miss on the unique column reads a few filter pages and the pending
 -- ones, where the index without filters reads every segment's slices.
@@ -109,23 +114,8 @@ SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 3
        < (o->>'Shared Hit Blocks')::int + (o->>'Shared Read Blocks')::int AS far_fewer_buffers
 FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
      bitmap_index_node('SELECT * FROM sfs_off WHERE u = 280003') o;
-CREATE FUNCTION sfs_random(n int) RETURNS TABLE (queries bigint, differences bigint)
-LANGUAGE sql AS $$
-SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
-FROM (SELECT index_vs_seqscan('SELECT id FROM sfs WHERE ' || string_agg(cond, ' AND ' ORDER BY c)) AS r
-      FROM (SELECT g, c, CASE c
-                           WHEN 0 THEN CASE WHEN random() < 0.7
-                                            THEN format('u = %s', (random() * 200000)::int)
-                                            ELSE format('u IN (%s, %s)', (random() * 200000)::int,
-                                                        (random() * 200000)::int) END
-                           WHEN 1 THEN format('k = %s', (random() * 1100)::int)
-                           ELSE format('s = %L', (ARRAY['new','paid','x'])[1 + (random() * 2)::int]) END AS cond
-            FROM generate_series(1, n) g, generate_series(0, 2) c
-            WHERE c = g % 3 OR random() < 0.4) q
-      GROUP BY g) r
-$$;
 SELECT setseed(0.21);
-SELECT * FROM sfs_random(150);
+SELECT * FROM filter_random('sfs', 150, 3);
 
 -- Merges: two thirds deleted; VACUUM merges the sealed segments, and each
 -- merged one has filters made from those of its sources (no row is read
@@ -143,7 +133,7 @@ SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 2
 FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
      bitmap_index_node('SELECT * FROM sfs_off WHERE u = 280003') o;
 SELECT setseed(0.22);
-SELECT * FROM sfs_random(150);
+SELECT * FROM filter_random('sfs', 150, 3);
 
 -- Without a rate, later seals write no filters; an index built without
 -- filters keeps no filter keys, so a rate set later takes effect at
@@ -165,12 +155,11 @@ SELECT segments < :segments_before AS merged, filtered_segments < :filtered_befo
 FROM bloomidx_index_info('sfs_bl');
 SELECT bloomidx_verify('sfs_bl');
 SELECT setseed(0.23);
-SELECT * FROM sfs_random(100);
+SELECT * FROM filter_random('sfs', 100, 3);
 REINDEX INDEX sfs_off_bl;
 SELECT filtered_segments = segments AS every_one_filtered FROM bloomidx_index_info('sfs_off_bl');
 RESET bloomidx.segment_rows;
 DROP TABLE sfs, sfs_off;
-DROP FUNCTION sfs_random(int);
 
 -- The last rows of a build become a segment, with filters, when they
 -- would fill as many pending pages as a segment has slices (16 here):
@@ -189,4 +178,5 @@ CREATE INDEX ON sf USING bloomidx (u) WITH (segment_filter_rate = 0.6);
 CREATE INDEX ON sf USING bloomidx (u) WITH (segment_filter_rate = -0.1);
 DROP TABLE sf, sf_off;
 DROP FUNCTION filter_groups(regclass);
+DROP FUNCTION filter_random(text, int, int);
 DROP EXTENSION pageinspect;

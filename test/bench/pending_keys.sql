@@ -29,6 +29,17 @@ BEGIN
     RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
 END $$;
 
+-- The mean of n runs of sql, after one to warm up.
+CREATE OR REPLACE FUNCTION pk_mean_ms(sql text, n int) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE total float8 := 0;
+BEGIN
+    PERFORM pk_ms(sql);
+    FOR i IN 1 .. n LOOP
+        total := total + pk_ms(sql);
+    END LOOP;
+    RETURN total / n;
+END $$;
+
 -- One round of one kind: INSERT into an empty table, the pending list's
 -- pages, a 2-column miss over it (mean of 20), the seal, the miss again.
 CREATE OR REPLACE FUNCTION pk_round(kind text, round int) RETURNS void LANGUAGE plpgsql AS $$
@@ -38,7 +49,6 @@ DECLARE
         WHEN 'bloomidx, no filter keys' THEN 'USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (segment_filter_rate = 0)'
         ELSE 'USING bloom (i1, i2, i3, i4, i5, i6)' END;
     miss text := 'SELECT count(*) FROM pk_t WHERE i2 = -1 AND i5 = -1';
-    total float8;
 BEGIN
     DROP TABLE IF EXISTS pk_t;
     CREATE TABLE pk_t (LIKE pk_src) WITH (autovacuum_enabled = off);
@@ -46,21 +56,12 @@ BEGIN
     INSERT INTO pk_figures VALUES (kind, 'INSERT (ms)', round, pk_ms('INSERT INTO pk_t SELECT * FROM pk_src'));
     INSERT INTO pk_figures VALUES (kind, 'index pages', round, pg_relation_size('pk_t_idx') / 8192);
     SET LOCAL enable_seqscan = off;
-    PERFORM pk_ms(miss);
-    total := 0;
-    FOR i IN 1 .. 20 LOOP
-        total := total + pk_ms(miss);
-    END LOOP;
-    INSERT INTO pk_figures VALUES (kind, '2-column miss, rows pending (ms)', round, total / 20);
+    INSERT INTO pk_figures VALUES (kind, '2-column miss, rows pending (ms)', round, pk_mean_ms(miss, 20));
     IF kind <> 'contrib/bloom' THEN
         INSERT INTO pk_figures VALUES (kind, 'seal (ms)', round,
                                        pk_ms('SELECT bloomidx_seal(''pk_t_idx'')'));
-        PERFORM pk_ms(miss);
-        total := 0;
-        FOR i IN 1 .. 20 LOOP
-            total := total + pk_ms(miss);
-        END LOOP;
-        INSERT INTO pk_figures VALUES (kind, '2-column miss, rows sealed (ms)', round, total / 20);
+        INSERT INTO pk_figures VALUES (kind, '2-column miss, rows sealed (ms)', round,
+                                       pk_mean_ms(miss, 20));
     END IF;
     IF kind = 'bloomidx, no filter keys' THEN
         -- The alternative: the seal reads its rows back (heap order, by TID).
@@ -83,4 +84,5 @@ SELECT round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY value) FROM pk_
        AS "bloomidx INSERT rows/s over contrib/bloom's";
 DROP TABLE IF EXISTS pk_t, pk_src, pk_figures;
 DROP FUNCTION pk_round(text, int);
+DROP FUNCTION pk_mean_ms(text, int);
 DROP FUNCTION pk_ms(text);
