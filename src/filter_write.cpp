@@ -33,25 +33,37 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
 	bloomidx_filter_group_init(g);
 }
 
+/*
+ * A group header of `slots` slots sized for the segment of `rows` (each
+ * column's distinct filter keys, counted in bitmap: kDistinctWords words),
+ * and its image, zeroed.
+ */
+static uint8 *
+size_group(bloomidx::FilterGroupHeader *h, const BloomidxState *state, const SegmentRows *rows,
+		   uint32 group_id, uint32 slots, uint64 *bitmap)
+{
+	uint32		distinct[INDEX_MAX_KEYS];
+
+	for (int c = 0; c < state->ncolumns; c++)
+		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows,
+												  (uint32) state->ncolumns, bitmap);
+	bloomidx::filter_group_init(h, group_id, (uint32) state->ncolumns, distinct,
+								state->filter_bits_per_key, slots);
+	return (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(*h) *
+									 bloomidx::group_row_bytes(*h),
+									 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+}
+
 /* Opens a group sized for the segment of `rows`, its first. */
 static void
 open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *rows,
 		   uint32 group_id)
 {
-	uint32		distinct[INDEX_MAX_KEYS];
-
 	if (g->scratch == NULL)
 		g->scratch = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
 	if (g->slot_scratch == NULL)
 		g->slot_scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
-	for (int c = 0; c < state->ncolumns; c++)
-		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows,
-												  (uint32) state->ncolumns, g->scratch);
-	bloomidx::filter_group_init(&g->header, group_id, (uint32) state->ncolumns, distinct,
-								state->filter_bits_per_key, bloomidx::kGroupSlots);
-	g->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(g->header) *
-										 bloomidx::group_row_bytes(g->header),
-										 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	g->image = size_group(&g->header, state, rows, group_id, bloomidx::kGroupSlots, g->scratch);
 	g->open = true;
 }
 
@@ -230,7 +242,6 @@ bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 bool
 bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows, SegmentFilters *filters)
 {
-	uint32		distinct[INDEX_MAX_KEYS];
 	uint32		ncolumns = (uint32) state->ncolumns;
 
 	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
@@ -239,13 +250,7 @@ bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows, Segme
 	uint64	   *bitmap = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
 	uint8	   *scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
 
-	for (uint32 c = 0; c < ncolumns; c++)
-		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
-	bloomidx::filter_group_init(&filters->header, 0, ncolumns, distinct,
-								state->filter_bits_per_key, 1);
-	filters->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(filters->header) *
-											   bloomidx::group_row_bytes(filters->header),
-											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	filters->image = size_group(&filters->header, state, rows, 0, 1, bitmap);
 	for (uint32 c = 0; c < ncolumns; c++)
 		bloomidx::group_image_add_column(filters->image, filters->header, c, 0, rows->keys + c,
 										 rows->nrows, ncolumns, scratch);
