@@ -119,6 +119,13 @@ BEGIN
 END
 $$;
 
+-- The shared buffers the Bitmap Index Scan of query read.
+CREATE FUNCTION index_buffers(query text) RETURNS int
+LANGUAGE sql AS $$
+    SELECT (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int
+    FROM bitmap_index_node(query) node
+$$;
+
 -- The rows the Bitmap Index Scan of query returned, before the recheck:
 -- its matches and its false positives.
 CREATE FUNCTION index_candidates(query text) RETURNS float8

@@ -2,11 +2,11 @@
 -- Parallel CREATE INDEX: the leader and its workers each write segments
 -- from their share of one parallel heap scan, and their last rows (less
 -- than a segment each) as pending pages, which the leader joins into one
--- list.  Every row must be in the index (bloomidx_verify's heap check),
--- the index must answer as a sequential scan does, and every segment but
--- none of the pending rows must be full.  Also: CONCURRENTLY, REINDEX,
--- expressions and predicates, and the broken HOT chain a worker finds
--- reaching pg_index.
+-- list, then seals them into segments but a short tail.  Every row must be
+-- in the index (bloomidx_verify's heap check), the index must answer as a
+-- sequential scan does, and every segment but one must be full.  Also:
+-- CONCURRENTLY, REINDEX, expressions and predicates, and the broken HOT
+-- chain a worker finds reaching pg_index.
 --
 -- Segments of 4,520 rows (10 pages of 452) instead of 65,024: on 40,000
 -- rows each participant still writes full segments and leaves a remainder,
@@ -36,20 +36,26 @@ RESET client_min_messages;
 ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
 
 SELECT bloomidx_verify('par_bl');
--- Every row counted once; the segments nearly full (each participant's
--- hold bloomidx.segment_rows rows; those sealed from the participants'
--- leftovers, whole pages of 452 rows, at least 451 fewer), and less than
--- a segment's worth (and a page) left pending.
+-- Every row counted once; the segments nearly full but one (each
+-- participant's hold bloomidx.segment_rows rows; those sealed from the
+-- participants' leftovers, whole pages, at least a page fewer; the last
+-- one short), and the tail short.  A serial build leaves pending at most
+-- m / (n + 1) pages (n segments, at least 4); a parallel one seals by the
+-- same rule, counting the n its participants wrote (at least all but 3:
+-- three participants' leftovers, less than a segment each, seal into at
+-- most 3), the rows spread over each participant's partly filled last
+-- page (3 pages more).
 SELECT reltuples AS index_tuples FROM pg_class WHERE relname = 'par_bl';
-CREATE FUNCTION full_segments(index regclass) RETURNS TABLE (rows bigint, full_segments boolean,
-                                                            below_a_segment_pending boolean)
+CREATE FUNCTION full_segments(index regclass, length int, parallel boolean)
+RETURNS TABLE (rows bigint, full_segments boolean, short_tail boolean)
 LANGUAGE sql AS $$
-    SELECT segment_rows + pending_rows, segment_rows >= segments * (s - 451)::int8,
-           pending_rows < s + 452
+    SELECT segment_rows + pending_rows, segment_rows >= (segments - 1) * (s - 451)::int8,
+           pending_pages <= CASE WHEN parallel THEN greatest(length / (segments - 2), 4) + 3
+                                 ELSE greatest(length / (segments + 1), 4) END
     FROM bloomidx_index_info(index),
          CAST(current_setting('bloomidx.segment_rows') AS int) AS s
 $$;
-SELECT * FROM full_segments('par_bl');
+SELECT * FROM full_segments('par_bl', 96, true);
 
 -- Queries on values taken from the table, each against a sequential scan.
 SELECT * FROM abc_check('par', 120);
@@ -102,7 +108,7 @@ RESET parallel_leader_participation;
 SELECT bloomidx_verify('par_bl_workers');
 SELECT (SELECT count(*) FROM par) = reltuples AS all_rows_indexed
 FROM pg_class WHERE relname = 'par_bl_workers';
-SELECT * FROM full_segments('par_bl_workers');
+SELECT * FROM full_segments('par_bl_workers', 96, true);
 SELECT * FROM abc_check('par', 40);
 DROP INDEX par_bl_workers;
 
@@ -114,9 +120,24 @@ CREATE INDEX par_bl_serial ON par USING bloomidx (a, b, c) WITH (length = 96);
 RESET client_min_messages;
 ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
 SELECT bloomidx_verify('par_bl_serial');
+SELECT * FROM full_segments('par_bl_serial', 96, false);
 SELECT * FROM abc_check('par', 40);
+
+-- The rule at both ends, serially: after 19 segments, half a segment's
+-- rows (more than 96 / 20 pages, and fewer than the 96 pages the rule
+-- took before) become a 20th segment; 50 rows (a page) stay pending.
+CREATE TABLE par_tail (a int) WITH (autovacuum_enabled = off);
+INSERT INTO par_tail SELECT i FROM generate_series(1, 19 * 4520 + 2260) i;
+CREATE INDEX par_tail_bl ON par_tail USING bloomidx (a) WITH (length = 96);
+SELECT segments, segment_rows, pending_pages FROM bloomidx_index_info('par_tail_bl');
+SELECT index_vs_seqscan('SELECT a FROM par_tail WHERE a = 88000');
+DROP INDEX par_tail_bl;
+DELETE FROM par_tail WHERE a > 19 * 4520 + 50;
+CREATE INDEX par_tail_bl ON par_tail USING bloomidx (a) WITH (length = 96);
+SELECT segments, segment_rows, pending_pages FROM bloomidx_index_info('par_tail_bl');
+SELECT index_vs_seqscan('SELECT a FROM par_tail WHERE a = 85900');
 
 RESET max_parallel_maintenance_workers;
 RESET maintenance_work_mem;
 RESET bloomidx.segment_rows;
-DROP TABLE par, par_hot;
+DROP TABLE par, par_hot, par_tail;

@@ -36,11 +36,6 @@ FROM (VALUES ('a IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 11)'),
 
 -- One pass over the index for the whole list: the buffers read for an IN
 -- list of ten values are those of one value.
-CREATE FUNCTION index_buffers(query text) RETURNS int
-LANGUAGE sql AS $$
-    SELECT (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int
-    FROM bitmap_index_node(query) node
-$$;
 SELECT index_buffers('SELECT * FROM ts WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 11)')
      = index_buffers('SELECT * FROM ts WHERE a = 1') AS one_pass,
        index_buffers('SELECT * FROM ts WHERE a = 1')

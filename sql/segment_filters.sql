@@ -66,6 +66,24 @@ SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 5
 FROM bitmap_index_node('SELECT * FROM sf WHERE u = 280003') f,
      bitmap_index_node('SELECT * FROM sf_off WHERE u = 280003') o;
 
+-- A value every segment holds: its filters are asked in the first 16
+-- segments only (the first two groups: a header and a region page each),
+-- then not at all, so the query reads at most 4 pages more than without
+-- filters (every group's 2 pages when each is asked: 12).  Keys are asked
+-- in column order: beside a later key the filters rule out (n = 300, no
+-- row), the common one is dropped, costing at most 4 pages more than the
+-- later key alone (a page per group when asked: 6), and the other still
+-- skips every segment.  The answers stay a sequential scan's.
+SELECT index_buffers('SELECT * FROM sf WHERE s = ''paid''')
+       <= index_buffers('SELECT * FROM sf_off WHERE s = ''paid''') + 4 AS common_value_few_pages,
+       index_buffers('SELECT * FROM sf WHERE s = ''paid'' AND n = 300')
+       <= index_buffers('SELECT * FROM sf WHERE n = 300') + 4 AS common_value_dropped,
+       index_buffers('SELECT * FROM sf WHERE s = ''paid'' AND n = 300') * 5
+       < index_buffers('SELECT * FROM sf_off WHERE s = ''paid'' AND n = 300') AS miss_beside_common;
+SELECT q, index_vs_seqscan('SELECT id FROM sf WHERE ' || q)
+FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u = 703'),
+             ('s = ''paid'' AND n = 300'), ('s IN (''paid'', ''lost'') AND u IN (703, 7003)')) AS t(q);
+
 -- Inserts, deletes, seals and VACUUM's merges, and every answer stays
 -- right.  Two thirds of the first 40 segments' rows deleted: VACUUM merges
 -- segments (at the default segment size every one of these 500-row

@@ -393,8 +393,8 @@ void		bloomidx_build_part_init(BloomidxBuildPart *part, Relation index,
 									 bloomidx::SegmentEntry *entries);
 void		bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 									 IndexInfo *indexInfo, TableScanDesc scan, bool progress);
-void		bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index);
-uint32		bloomidx_tail_segment_rows(const BloomidxState *state);
+void		bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool parallel);
+uint32		bloomidx_tail_segment_rows(const BloomidxState *state, uint32 nsegments);
 void		bloomidx_build_part_end(BloomidxBuildPart *part);
 void		bloomidx_build_ids_init(BuildSegmentIds *ids);
 void		bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,

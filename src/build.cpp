@@ -2,27 +2,39 @@
  * build.cpp: CREATE INDEX and the init fork of an index on an UNLOGGED
  * table.  The heap scan gathers rows in memory; every segment's worth
  * becomes a segment (segment_write.cpp), and what is left at the end, less
- * than a segment, becomes one more if it would take more pending pages than
- * a segment has slices, else pending pages (src/segments.md).  Every page is
- * written whole and WAL-logged whole as it is written.  A build runs in one
- * process, or split over parallel workers (parallel_build.cpp): each
- * participant runs bloomidx_build_part_scan over its share of the table,
- * writing segments and pending pages of its own; the leader joins their
- * pending pages into one list and publishes all in the metapage.
+ * than a segment, becomes one more if it would take too many pending pages
+ * (bloomidx_tail_segment_rows), else pending pages (src/segments.md).
+ * Every page is written whole and WAL-logged whole as it is written.  A
+ * build runs in one process, or split over parallel workers
+ * (parallel_build.cpp): each participant runs bloomidx_build_part_scan
+ * over its share of the table, writing segments and pending pages of its
+ * own; the leader joins their pending pages into one list, publishes all
+ * in the metapage, and seals the list by the same rule.
  */
 #include "bloomidx.h"
 
 /*
  * The rows from which a build's last ones become a segment rather than
- * pending pages: as many as fill as many pending pages as a segment has
- * slices.  Every query reads every pending page row by row, and only a
- * segment's tested slices (or nothing, where its filters rule it out), so
- * such a segment is both smaller and cheaper to query.
+ * pending pages, when the index has nsegments other segments.  Every query
+ * reads every pending page row by row, and of a segment only its tested
+ * slices (or nothing, where its filters rule it out); a segment takes its
+ * m slice pages whatever its rows.  So the tail is a segment once its
+ * pending pages would be more than m / (nsegments + 1): what that costs in
+ * size is at most a share of the index as large as one segment's, and a
+ * query reads no more than that many pending pages after a serial build
+ * (after a parallel one, up to a partly filled page more per participant).
+ * A few pages stay pending (TAIL_PENDING_PAGES), which a scan reads in
+ * less time than a segment's header and slices.
  */
+#define TAIL_PENDING_PAGES 4
+
 uint32
-bloomidx_tail_segment_rows(const BloomidxState *state)
+bloomidx_tail_segment_rows(const BloomidxState *state, uint32 nsegments)
 {
-	return Min((uint64) state->meta.signature_bits * state->geometry.capacity,
+	uint64		pages = Max(state->meta.signature_bits / ((uint64) nsegments + 1),
+							TAIL_PENDING_PAGES);
+
+	return Min(pages * state->geometry.capacity,
 			   (uint64) bloomidx_segment_capacity(state->geometry.capacity));
 }
 
@@ -207,12 +219,18 @@ bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 												build_callback, part, scan);
 }
 
-/* The rows left over (less than a segment) become this part's pending pages. */
+/*
+ * The rows left over (less than a segment) become this part's pending
+ * pages, or one more segment (bloomidx_tail_segment_rows) when the build
+ * runs in one process.  A parallel participant leaves them pending: the
+ * leader seals what all participants left at once, into full segments
+ * where it can (bloomidx_build), not one short segment each.
+ */
 void
-bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index)
+bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool parallel)
 {
-	/* Rows that would take more pending pages than a segment has slices: a segment. */
-	if (part->rows.nrows > 0 && part->rows.nrows >= bloomidx_tail_segment_rows(&part->state))
+	if (!parallel && part->rows.nrows > 0 &&
+		part->rows.nrows >= bloomidx_tail_segment_rows(&part->state, part->nentries))
 		flush_segment(index, part);
 	bloomidx_filter_group_flush(index, &part->filters, part->entries, &part->writer);
 	rows_to_pending_pages(index, part);
@@ -325,7 +343,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (nworkers == 0 || !bloomidx_build_parallel(heap, index, indexInfo, nworkers, part))
 	{
 		bloomidx_build_part_scan(part, heap, index, indexInfo, NULL, true);
-		bloomidx_build_part_finish(part, index);
+		bloomidx_build_part_finish(part, index, false);
 	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) part->index_tuples);
 	/* Every participant's segments are on disk: made durable before they are published. */
@@ -345,14 +363,14 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	IndexFreeSpaceMapVacuum(index);
 
 	/*
-	 * Each parallel participant left up to a segment's worth pending: what
-	 * makes whole segments, or would take more pages than a segment's
-	 * slices, is sealed now (no one else sees the index yet; such segments
-	 * have no filters).
+	 * Each parallel participant left up to a segment's worth pending: it is
+	 * sealed now, into whole segments and one last segment by the rule of
+	 * a build's tail (no one else sees the index yet; the seal makes their
+	 * filters from the rows' filter keys).
 	 */
 	if (nworkers > 0)
 		bloomidx_seal_all(index, Min(bloomidx_seal_threshold(part->state.geometry.capacity),
-									 bloomidx_tail_segment_rows(&part->state)));
+									 bloomidx_tail_segment_rows(&part->state, part->nentries)));
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 

@@ -11,8 +11,30 @@
  * recycled since the directory was copied (the caller starts again) or is
  * damaged (XX002): a segment is never skipped on a page that cannot be
  * trusted.
+ *
+ * Filters that pass every segment are not asked further: a key whose
+ * column's filters held it in each of the first KEY_USELESS_AFTER segments
+ * asked (a value that most segments hold, such as a status or a region) is
+ * dropped from the rest of the probes, and once every key is dropped the
+ * remaining groups are not read at all.  Asking fewer keys only lets more
+ * segments through, to be read slice by slice as without filters: a query
+ * for common values pays the filter pages of its first 16 segments (two
+ * of a build's groups, or the groups of 16 sealed segments), not every
+ * group's.  Keys are asked in the index's column order, and a key is
+ * counted only on the segments the keys before it let through.
  */
 #include "bloomidx.h"
+
+/* Segments a key must pass, every one, before its filters are not asked further. */
+#define KEY_USELESS_AFTER 16
+
+/* Per query key: whether it is still asked, and how often it was and passed. */
+typedef struct KeyProbeStats
+{
+	bool		asked;
+	uint32		tested;
+	uint32		passed;
+} KeyProbeStats;
 
 void
 bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes, uint32 nhashes)
@@ -86,14 +108,15 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 
 /*
  * The slots of the group whose header page is header_copy (segment e's)
- * that may hold rows the query wants, among `wanted`.  False when a page
- * was recycled.
+ * that may hold rows the query wants, among `wanted`; seg_slots[0..nsegs)
+ * are the slots of each of the group's segments, by which each key's
+ * stats count segments asked and passed.  False when a page was recycled.
  */
 static bool
 probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEntry *e,
 			const char *header_copy, uint32 wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
-			uint32 *passed)
+			const uint32 *seg_slots, uint32 nsegs, KeyProbeStats *stats, uint32 *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
 	uint32		mask = wanted;
@@ -105,16 +128,21 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
 		uint32		key_mask = 0;
 		int64		loaded = -1;	/* the region page in copy */
 
+		if (!stats[k].asked)
+			continue;
 		if (fc->blocks == 0)
-			continue;			/* no filter for the column: every slot passes */
-		for (uint32 i = 0; i < key->nhashes && (mask & ~key_mask) != 0; i++)
+			key_mask = mask;	/* no filter for the column: every slot passes */
+		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes && (mask & ~key_mask) != 0; i++)
 		{
 			uint32		fkey = bloomidx::filter_key(key->hashes[i]);
 			uint32		region_page,
 						offset;
 
 			if (!bloomidx::group_row_of(*h, (uint32) key->column, fkey, &region_page, &offset))
-				continue;
+			{
+				key_mask = mask;	/* no row to ask (the header was checked): pass */
+				break;
+			}
 			if (loaded != (int64) region_page)
 			{
 				if (!read_group_page(index,
@@ -127,6 +155,16 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
 			key_mask |= bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
 												  h->slots_taken, fkey);
 		}
+		for (uint32 j = 0; j < nsegs; j++)
+		{
+			if ((seg_slots[j] & mask) == 0)
+				continue;		/* ruled out by an earlier key */
+			stats[k].tested++;
+			if (seg_slots[j] & mask & key_mask)
+				stats[k].passed++;
+		}
+		if (stats[k].tested >= KEY_USELESS_AFTER && stats[k].passed == stats[k].tested)
+			stats[k].asked = false;
 		mask &= key_mask;
 	}
 	*passed = mask;
@@ -154,7 +192,12 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 	uint32	   *slot_mask = (uint32 *) palloc(n * sizeof(uint32));	/* of a group's segments */
 	char	   *header_copy = (char *) palloc(BLCKSZ);
 	char	   *copy = (char *) palloc(BLCKSZ);
+	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
+	int			nasked = query->nkeys;
 	bool		ok = true;
+
+	for (int k = 0; k < query->nkeys; k++)
+		stats[k].asked = true;
 
 	for (uint32 i = 0; i < n; i++)
 		if (dir->entries[i].filter_block != 0)
@@ -164,7 +207,7 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 		}
 	qsort(order, ngrouped, sizeof(GroupedEntry), grouped_entry_cmp);
 
-	for (uint32 first = 0, last; ok && first < ngrouped; first = last)
+	for (uint32 first = 0, last; ok && nasked > 0 && first < ngrouped; first = last)
 	{
 		const bloomidx::SegmentEntry *e = &dir->entries[order[first].index];
 		uint32		wanted = 0;
@@ -206,16 +249,20 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 		uint32		passed = 0;
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
-							   hints, copy, &passed))
+							   hints, copy, slot_mask, last - first, stats, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
 			skip[order[j].index] = !(passed & slot_mask[j - first]);
+		nasked = 0;
+		for (int k = 0; k < query->nkeys; k++)
+			nasked += stats[k].asked ? 1 : 0;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(order);
 	pfree(slot_mask);
 	pfree(header_copy);
 	pfree(copy);
+	pfree(stats);
 	if (!ok)
 		memset(skip, 0, n * sizeof(bool));
 	return ok;

@@ -7,11 +7,15 @@
  * the relation extension lock (which PostgreSQL does not share within a
  * parallel group).  Segment ids and directory slots come from one counter
  * in shared memory.  Each participant writes its last rows, less than a
- * segment, as a segment or pending pages of its own (build.cpp); each worker leaves the list of
- * them in shared memory, every participant its segments' directory
+ * segment, as pending pages of its own (build.cpp); each worker leaves the
+ * list of them in shared memory, every participant its segments' directory
  * entries in one shared array (segment id i at i - 1), and the leader
- * joins the lists and publishes everything.  Whoever writes a page
- * WAL-logs it (build.cpp), so the WAL work is shared too.
+ * joins the lists, publishes everything, and seals the joined list into
+ * full segments and a short tail (bloomidx_build): up to a segment's worth
+ * per participant is written twice, as pending pages and then a segment,
+ * which packs the rows into as few segments as one process would.
+ * Whoever writes a page WAL-logs it (build.cpp), so the WAL work is
+ * shared too.
  *
  * The number of workers is PostgreSQL's own choice for an index build
  * (plan_create_index_workers: max_parallel_maintenance_workers, the
@@ -180,7 +184,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	if (leader_scans)
 		bloomidx_build_part_scan(leader, heap, index, indexInfo,
 								 table_beginscan_parallel(heap, pscan), true);
-	bloomidx_build_part_finish(leader, index);
+	bloomidx_build_part_finish(leader, index, true);
 
 	WaitForParallelWorkersToFinish(pcxt);
 	for (int i = 0; i < pcxt->nworkers_launched; i++)
@@ -238,7 +242,7 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	bloomidx_build_part_scan(part, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
 							 false);
 
-	bloomidx_build_part_finish(part, index);
+	bloomidx_build_part_finish(part, index, true);
 	result->pending_head = part->pending_head;
 	result->pending_tail = part->pending_tail;
 	result->pending_pages = part->pending_pages;
