@@ -7,13 +7,15 @@
 -- longer than the 64 elements filters are asked for), IS NULL and mixes,
 -- on columns of every cardinality; and the filters cut the index pages a
 -- selective query reads.
-CREATE TABLE sf (id int, u int, k int, s text, n int);
--- u unique, k 1,000 values, s 6 values, n NULL in 1 row of 50.
+CREATE TABLE sf (id int, u int, k int, s text, n int) WITH (autovacuum_enabled = off);
+-- u unique, k 1,000 values, s 6 values, n NULL in 1 row of 50.  No
+-- autovacuum: its VACUUM, at the default segment size, would merge these
+-- 500-row segments whenever it came.
 INSERT INTO sf
 SELECT i, i * 7 + 3, (i * 7919) % 1000, (ARRAY['new','paid','sent','done','lost','back'])[1 + i % 6],
        CASE WHEN i % 50 = 0 THEN NULL ELSE i % 300 END
 FROM generate_series(1, 40000) i;
-CREATE TABLE sf_off AS SELECT * FROM sf;
+CREATE TABLE sf_off WITH (autovacuum_enabled = off) AS SELECT * FROM sf;
 -- 500-row segments: 80 of them, 6 groups (the last of 5 segments).
 SET bloomidx.segment_rows = 500;
 SET max_parallel_maintenance_workers = 0;
@@ -112,8 +114,8 @@ FROM (VALUES ('u = 703'), ('u = 280010'), ('k = 17'), ('s = ''paid'''), ('n IS N
 -- Seals: each sealed segment gets a group of its own, made from the filter
 -- keys its pending rows kept (4 bytes a column).  Small segments here, so
 -- that inserts seal many.
-CREATE TABLE sfs (id int, u int, k int, s text);
-CREATE TABLE sfs_off (LIKE sfs);
+CREATE TABLE sfs (id int, u int, k int, s text) WITH (autovacuum_enabled = off);
+CREATE TABLE sfs_off (LIKE sfs) WITH (autovacuum_enabled = off);
 CREATE INDEX sfs_bl ON sfs USING bloomidx (u, k, s);
 CREATE INDEX sfs_off_bl ON sfs_off USING bloomidx (u, k, s) WITH (segment_filter_rate = 0);
 SET bloomidx.segment_rows = 1000;
@@ -182,7 +184,7 @@ DROP TABLE sfs, sfs_off;
 -- The last rows of a build become a segment, with filters, when they
 -- would fill as many pending pages as a segment has slices (16 here):
 -- 20,000 rows of 2-byte signatures, a segment's worth being 65,024.
-CREATE TABLE sf_tail AS SELECT i AS a, i % 97 AS b FROM generate_series(1, 20000) i;
+CREATE TABLE sf_tail WITH (autovacuum_enabled = off) AS SELECT i AS a, i % 97 AS b FROM generate_series(1, 20000) i;
 SET max_parallel_maintenance_workers = 0;
 CREATE INDEX sf_tail_bl ON sf_tail USING bloomidx (a, b) WITH (length = 16, col1 = 4, col2 = 4);
 RESET max_parallel_maintenance_workers;

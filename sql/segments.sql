@@ -69,7 +69,7 @@ SELECT * FROM abc_check('seg', 70);
 -- the slots it reused, so that nearly every pending row matched any value).
 SET bloomidx.segment_rows = 64;
 SET max_parallel_maintenance_workers = 0;
-CREATE TABLE seg_many AS SELECT i AS id, i AS a FROM generate_series(1, 20000) i;
+CREATE TABLE seg_many WITH (autovacuum_enabled = off) AS SELECT i AS id, i AS a FROM generate_series(1, 20000) i;
 CREATE INDEX seg_many_bl ON seg_many USING bloomidx (a);
 SELECT segments, pending_rows FROM bloomidx_index_info('seg_many_bl');
 SELECT index_candidates('SELECT * FROM seg_many WHERE a = 19999') < 10 AS few_candidates,
@@ -79,7 +79,7 @@ DROP TABLE seg_many;
 SET bloomidx.segment_rows = 1000;
 
 -- An empty table and a table of exactly one segment.
-CREATE TABLE seg_small (a int);
+CREATE TABLE seg_small (a int) WITH (autovacuum_enabled = off);
 CREATE INDEX seg_small_bl ON seg_small USING bloomidx (a);
 SELECT * FROM bloomidx_index_info('seg_small_bl');
 INSERT INTO seg_small SELECT i FROM generate_series(1, 1000) i;

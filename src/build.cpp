@@ -222,15 +222,20 @@ bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
 /*
  * The rows left over (less than a segment) become this part's pending
  * pages, or one more segment (bloomidx_tail_segment_rows) when the build
- * runs in one process.  A parallel participant leaves them pending: the
- * leader seals what all participants left at once, into full segments
- * where it can (bloomidx_build), not one short segment each.
+ * runs in one process.  A parallel participant makes them a segment only
+ * where that takes no more pages than pending pages would (the rule with
+ * no segment before it), and leaves the rest pending: the leader seals
+ * what all participants left, by the rule with every segment counted.
+ * Sealing in the leader alone would pack the rows into fewer segments, but
+ * the pending pages it frees stay in the file (up to a segment's worth a
+ * participant), and its rows are written twice.
  */
 void
 bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool parallel)
 {
-	if (!parallel && part->rows.nrows > 0 &&
-		part->rows.nrows >= bloomidx_tail_segment_rows(&part->state, part->nentries))
+	if (part->rows.nrows > 0 &&
+		part->rows.nrows >= bloomidx_tail_segment_rows(&part->state,
+														parallel ? 0 : part->nentries))
 		flush_segment(index, part);
 	bloomidx_filter_group_flush(index, &part->filters, part->entries, &part->writer);
 	rows_to_pending_pages(index, part);
@@ -363,10 +368,10 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	IndexFreeSpaceMapVacuum(index);
 
 	/*
-	 * Each parallel participant left up to a segment's worth pending: it is
-	 * sealed now, into whole segments and one last segment by the rule of
-	 * a build's tail (no one else sees the index yet; the seal makes their
-	 * filters from the rows' filter keys).
+	 * Each parallel participant left fewer rows pending than fill m pages:
+	 * they are sealed now, by the rule of a build's tail (no one else sees
+	 * the index yet; the seal makes their filters from the rows' filter
+	 * keys).
 	 */
 	if (nworkers > 0)
 		bloomidx_seal_all(index, Min(bloomidx_seal_threshold(part->state.geometry.capacity),

@@ -7,15 +7,13 @@
  * the relation extension lock (which PostgreSQL does not share within a
  * parallel group).  Segment ids and directory slots come from one counter
  * in shared memory.  Each participant writes its last rows, less than a
- * segment, as pending pages of its own (build.cpp); each worker leaves the
- * list of them in shared memory, every participant its segments' directory
- * entries in one shared array (segment id i at i - 1), and the leader
- * joins the lists, publishes everything, and seals the joined list into
- * full segments and a short tail (bloomidx_build): up to a segment's worth
- * per participant is written twice, as pending pages and then a segment,
- * which packs the rows into as few segments as one process would.
- * Whoever writes a page WAL-logs it (build.cpp), so the WAL work is
- * shared too.
+ * segment, as a segment where they would fill as many pending pages as a
+ * segment has slices, else as pending pages of its own (build.cpp); each
+ * worker leaves the list of them in shared memory, every participant its
+ * segments' directory entries in one shared array (segment id i at i - 1),
+ * and the leader joins the lists, publishes everything, and seals the
+ * joined list by the rule of a build's tail (bloomidx_build).  Whoever
+ * writes a page WAL-logs it (build.cpp), so the WAL work is shared too.
  *
  * The number of workers is PostgreSQL's own choice for an index build
  * (plan_create_index_workers: max_parallel_maintenance_workers, the
