@@ -18,7 +18,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
 ISOLATION_OPTS = --load-extension=bloomidx
@@ -75,6 +75,12 @@ test/bench/filter_bench: test/bench/filter_bench.cpp $(CORE_SRCS) $(wildcard src
 # The README's sizing table, from the core.
 test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/sizing_table.cpp $(CORE_SRCS)
+
+# The scale-out demo: a coordinator, two postgres_fdw shards, a standby
+# (README, "Scaling out"; as root on Debian it installs what it needs).
+.PHONY: demo-shards
+demo-shards:
+	bash test/demo_shards.sh
 
 # The benchmark suite (test/bench/run.sh; never part of a test run):
 # `make bench` (SCALE=1, about 40 minutes on 2 cores), `make bench SCALE=0.02` (about 3 minutes).

@@ -15,6 +15,9 @@
 #                against a throwaway cluster, then a crash and recovery
 #                that checks the run's WAL (regress_wal_check)
 #   tap          prove test/t/*.pl (crash recovery, streaming replica, ...)
+#   demo         the README's demos (test/demo.sh, test/demo_shards.sh) on
+#                20,000 rows: they run to the end, and the shards' demo
+#                checks that one node, its standby and the shards agree
 # Each suite runs even if an earlier one failed (except that regress and tap
 # need the build).  A version's run ends with "N passed, N failed" (N =
 # suites), a run of several versions with the same line over versions; the
@@ -27,10 +30,11 @@
 #   BLOOMIDX_TAP_PORT      PGPORT given to prove (default 5493; the TAP
 #                          framework picks free ports for its nodes itself)
 #   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all;
-#                          in a run of several versions, unit only on the
-#                          first: the C++ core it tests includes nothing of
-#                          PostgreSQL, and the build compiles it with each
-#                          version's toolchain all the same)
+#                          in a run of several versions, unit and demo only
+#                          on the first: the C++ core unit tests includes
+#                          nothing of PostgreSQL, and the build compiles it
+#                          with each version's toolchain all the same; the
+#                          demos' SQL is run by the other suites)
 #   PROVE_FLAGS            extra prove flags, e.g. --verbose
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
@@ -154,7 +158,7 @@ fi
 
 REGRESS_PORT="${BLOOMIDX_REGRESS_PORT:-5491}"
 TAP_PORT="${BLOOMIDX_TAP_PORT:-5493}"
-SUITES="${BLOOMIDX_SUITES:-build unit regress tap}"
+SUITES="${BLOOMIDX_SUITES:-build unit regress tap demo}"
 SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-1500}"
 
 # ---------------------------------------------------------------- suites
@@ -162,6 +166,11 @@ SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-1500}"
 
 suite_build() {
 	build_and_install
+}
+
+suite_demo() {
+	BLOOMIDX_DEMO_NO_BUILD=1 BLOOMIDX_DEMO_ROWS=20000 timeout -k 10 "$SUITE_TIMEOUT" bash test/demo.sh
+	BLOOMIDX_DEMO_NO_BUILD=1 BLOOMIDX_DEMO_ROWS=20000 timeout -k 10 "$SUITE_TIMEOUT" bash test/demo_shards.sh
 }
 
 suite_unit() {
@@ -366,6 +375,7 @@ fi
 if wants unit; then run_suite unit; fi
 if wants regress; then run_suite regress need_build; fi
 if wants tap; then run_suite tap need_build; fi
+if wants demo; then run_suite demo need_build; fi
 
 echo
 echo "======================================================================"

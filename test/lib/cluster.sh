@@ -14,6 +14,7 @@
 #   cluster_stop                  stop it (fast, then immediate) and remove the
 #                                 folder; safe to call twice or with no cluster
 #   cluster_print_logs            print the server log
+#   cluster_settings <port> <dir> the postgresql.conf lines it writes
 #   cluster_trap                  stop the cluster on exit, Ctrl-C or TERM
 #
 # The server listens on a Unix socket in its own folder only
@@ -26,6 +27,27 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CLUSTER_DIR=""
+
+# The postgresql.conf lines of a throwaway server on port $1, its Unix
+# socket in folder $2 (test/demo_shards.sh starts several with them).
+cluster_settings() {
+	cat <<-EOF
+
+		# throwaway cluster (test/lib/cluster.sh)
+		port = $1
+		listen_addresses = ''
+		unix_socket_directories = '$2'
+		fsync = off
+		synchronous_commit = off
+		full_page_writes = off
+		max_connections = 20
+		shared_buffers = 128MB
+		max_wal_size = 1GB
+		lc_messages = 'C'
+		log_min_messages = warning
+		log_line_prefix = '%m [%p] '
+	EOF
+}
 
 cluster_print_logs() {
 	[[ -n "$CLUSTER_DIR" ]] || return 0
@@ -63,22 +85,7 @@ cluster_start() {
 		print_file "$CLUSTER_DIR/initdb.log" 100
 		return 1
 	fi
-	cat >>"$PGDATA/postgresql.conf" <<-EOF
-
-		# throwaway cluster (test/lib/cluster.sh)
-		port = $port
-		listen_addresses = ''
-		unix_socket_directories = '$CLUSTER_DIR'
-		fsync = off
-		synchronous_commit = off
-		full_page_writes = off
-		max_connections = 20
-		shared_buffers = 128MB
-		max_wal_size = 1GB
-		lc_messages = 'C'
-		log_min_messages = warning
-		log_line_prefix = '%m [%p] '
-	EOF
+	cluster_settings "$port" "$CLUSTER_DIR" >>"$PGDATA/postgresql.conf"
 	printf '%s\n' "$settings" >>"$PGDATA/postgresql.conf"
 	log "cluster: starting on socket $PGHOST port $PGPORT"
 	cluster_pg_ctl_start || return 1
