@@ -23,14 +23,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
 cd "$BLOOMIDX_REPO"
 
 DEMO_PORT="${BLOOMIDX_DEMO_PORT:-5492}"
-ROWS="${BLOOMIDX_DEMO_ROWS:-1000000}"
-[[ "$ROWS" =~ ^[0-9]+$ ]] || die "BLOOMIDX_DEMO_ROWS must be a number"
-
 START=$SECONDS
-deps_install
-if [[ "${BLOOMIDX_DEMO_NO_BUILD:-}" != 1 ]]; then
-	build_and_install
-fi
+demo_prepare 1000000
 
 cluster_trap
 cluster_start "$DEMO_PORT" bloomidx-demo

@@ -31,14 +31,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
 cd "$BLOOMIDX_REPO"
 
 BASE_PORT="${BLOOMIDX_DEMO_PORT:-5501}"
-ROWS="${BLOOMIDX_DEMO_ROWS:-1000000}"
-[[ "$ROWS" =~ ^[0-9]+$ ]] || die "BLOOMIDX_DEMO_ROWS must be a number"
 [[ "$BASE_PORT" =~ ^[0-9]+$ ]] || die "BLOOMIDX_DEMO_PORT must be a number"
-
-deps_install
-if [[ "${BLOOMIDX_DEMO_NO_BUILD:-}" != 1 ]]; then
-	build_and_install
-fi
+demo_prepare 1000000
 
 DIR="$(make_pg_tmpdir bloomidx-shards)"
 NODES=(single replica shard0 shard1 coord)

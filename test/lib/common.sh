@@ -141,6 +141,18 @@ build_and_install() {
 	)
 }
 
+# The demos' start (test/demo.sh, test/demo_shards.sh): ROWS from
+# BLOOMIDX_DEMO_ROWS (default $1), what is missing installed, and the
+# extension built and installed unless BLOOMIDX_DEMO_NO_BUILD=1.
+demo_prepare() {
+	ROWS="${BLOOMIDX_DEMO_ROWS:-$1}"
+	[[ "$ROWS" =~ ^[0-9]+$ ]] || die "BLOOMIDX_DEMO_ROWS must be a number"
+	deps_install
+	if [[ "${BLOOMIDX_DEMO_NO_BUILD:-}" != 1 ]]; then
+		build_and_install
+	fi
+}
+
 # Print a file with a header, at most $2 (default 400) last lines.
 print_file() {
 	local f="$1" n="${2:-400}"
