@@ -43,11 +43,18 @@ bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode)
 				 errmsg("index \"%s\" is not a bloomidx index", RelationGetRelationName(index)),
 				 errdetail("It uses access method \"%s\".", get_am_name(index->rd_rel->relam))));
 	if (relkind == RELKIND_PARTITIONED_INDEX)
+	{
+		char	   *name = DatumGetCString(DirectFunctionCall1(regclassout,
+															   ObjectIdGetDatum(indexoid)));
+
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("partitioned index \"%s\" has no %s of its own",
 						RelationGetRelationName(index), what),
-				 errdetail("Each partition's index has its own metapage.")));
+				 errdetail("Each partition's index has its own metapage."),
+				 errhint("Ask those: SELECT relid FROM pg_partition_tree(%s) WHERE isleaf;",
+						 quote_literal_cstr(name))));
+	}
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
