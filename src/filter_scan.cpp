@@ -28,13 +28,19 @@
 /* Segments a key must pass, every one, before its filters are not asked further. */
 #define KEY_USELESS_AFTER 16
 
-/* Per query key: whether it is still asked, and how often it was and passed. */
+/* Per query key: the segments it was asked for, and those it passed. */
 typedef struct KeyProbeStats
 {
-	bool		asked;
 	uint32		tested;
 	uint32		passed;
 } KeyProbeStats;
+
+/* Whether the key's filters are still asked (their counts stop once not). */
+static inline bool
+key_asked(const KeyProbeStats *stats)
+{
+	return stats->tested < KEY_USELESS_AFTER || stats->passed < stats->tested;
+}
 
 void
 bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes, uint32 nhashes)
@@ -128,7 +134,7 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
 		uint32		key_mask = 0;
 		int64		loaded = -1;	/* the region page in copy */
 
-		if (!stats[k].asked)
+		if (!key_asked(&stats[k]))
 			continue;
 		if (fc->blocks == 0)
 			key_mask = mask;	/* no filter for the column: every slot passes */
@@ -163,8 +169,6 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
 			if (seg_slots[j] & mask & key_mask)
 				stats[k].passed++;
 		}
-		if (stats[k].tested >= KEY_USELESS_AFTER && stats[k].passed == stats[k].tested)
-			stats[k].asked = false;
 		mask &= key_mask;
 	}
 	*passed = mask;
@@ -195,9 +199,6 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
 	int			nasked = query->nkeys;
 	bool		ok = true;
-
-	for (int k = 0; k < query->nkeys; k++)
-		stats[k].asked = true;
 
 	for (uint32 i = 0; i < n; i++)
 		if (dir->entries[i].filter_block != 0)
@@ -255,7 +256,7 @@ bloomidx_filter_segments(Relation index, const FilterQuery *query, const Directo
 			skip[order[j].index] = !(passed & slot_mask[j - first]);
 		nasked = 0;
 		for (int k = 0; k < query->nkeys; k++)
-			nasked += stats[k].asked ? 1 : 0;
+			nasked += key_asked(&stats[k]) ? 1 : 0;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(order);
