@@ -4,7 +4,7 @@
 
 EXTENSION = bloomidx
 MODULE_big = bloomidx
-DATA = sql/bloomidx--1.0.sql
+DATA = sql/bloomidx--1.0.sql sql/bloomidx--1.0--1.1.sql
 PGFILEDESC = "bloomidx - Bloom signature index access method"
 
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o \
