@@ -145,6 +145,7 @@ uint8		bloomidx_column_hashing(Relation index, int column);
 const ValueHasher *bloomidx_key_hasher(Relation index, const BloomidxState *state,
 									   int column, Oid key_type, ValueHasher *scratch);
 uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
+void		bloomidx_opclass_hasher(ValueHasher *hasher, Oid opclass, Oid collation, int column);
 /* keys (may be NULL): each column's filter key (bloomidx::filter_key). */
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 									const bool *isnull, uint8 *signature, uint32 *keys);
@@ -525,6 +526,7 @@ extern "C" PGDLLEXPORT Datum bloomidx_verify(PG_FUNCTION_ARGS);	/* verify.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_ddl_check(PG_FUNCTION_ARGS);	/* ddl_check.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* predict.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_index_info(PG_FUNCTION_ARGS);	/* info.cpp */
+extern "C" PGDLLEXPORT Datum bloomidx_advise(PG_FUNCTION_ARGS);	/* advise.cpp */
 Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode);
 extern "C" PGDLLEXPORT Datum bloomidx_seal(PG_FUNCTION_ARGS);	/* seal.cpp */
 int64		bloomidx_seal_once(Relation index, uint32 min_rows);

@@ -30,6 +30,7 @@
 
 #include "core/in_list.hpp"
 #include "core/sizing.hpp"
+#include "core/tid_codec.hpp"
 
 #include <cmath>
 
@@ -40,7 +41,6 @@ extern "C" {
 static const double kSignatureTest = 0.1;	/* in cpu_operator_cost */
 static const double kElementTest = 0.05;	/* in cpu_operator_cost */
 static const double kSliceTest = 80.0;	/* in cpu_operator_cost */
-static const double kTidBytes = 1.3;	/* a segment's TID, compressed (core/tid_codec.hpp) */
 
 /* What the planner needs to know of a path's keys. */
 typedef struct KeyShape
@@ -223,7 +223,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 */
 	double		rows_per_segment = dir.segments > 0 ? dir.segment_rows / dir.segments : 0;
 	double		slices = Min(shape.slices, (double) meta.signature_bits);
-	double		tid_pages = std::ceil(rows_per_segment * kTidBytes / BLCKSZ);
+	double		tid_pages = std::ceil(rows_per_segment * bloomidx::kTypicalTidBytes / BLCKSZ);
 	double		candidates = rows_per_segment * selectivity;
 
 	/*

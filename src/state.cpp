@@ -193,17 +193,15 @@ check_hashable_type(Relation index, int column, Oid type, Oid collation)
 				 errhint("Use varchar or text there, or a deterministic collation.")));
 }
 
-/* How CREATE INDEX hashes column `column`: bloomidx::kHashByValue or kHashByFunction. */
-uint8
-bloomidx_column_hashing(Relation index, int column)
+/*
+ * How a column of operator family `opfamily` under `collation` is hashed:
+ * bloomidx::kHashByValue where every member of the family has a byte path
+ * of one class, else kHashByFunction.
+ */
+static uint8
+family_hashing(Oid opfamily, Oid collation)
 {
-	Oid			collation = index->rd_indcollation[column];
-
-	/* Once, at build: a column's type and collation live as long as the index. */
-	check_hashable_type(index, column, TupleDescAttr(RelationGetDescr(index), column)->atttypid,
-						collation);
-	CatCList   *procs = SearchSysCacheList1(AMPROCNUM,
-											ObjectIdGetDatum(index->rd_opfamily[column]));
+	CatCList   *procs = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamily));
 	ByteClass	common = BYTES_NONE;
 	bool		by_value = true;
 
@@ -223,6 +221,18 @@ bloomidx_column_hashing(Relation index, int column)
 	return by_value && common != BYTES_NONE ? bloomidx::kHashByValue : bloomidx::kHashByFunction;
 }
 
+/* How CREATE INDEX hashes column `column`: bloomidx::kHashByValue or kHashByFunction. */
+uint8
+bloomidx_column_hashing(Relation index, int column)
+{
+	Oid			collation = index->rd_indcollation[column];
+
+	/* Once, at build: a column's type and collation live as long as the index. */
+	check_hashable_type(index, column, TupleDescAttr(RelationGetDescr(index), column)->atttypid,
+						collation);
+	return family_hashing(index->rd_opfamily[column], collation);
+}
+
 static void
 init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation, int column, uint8 hashing)
 {
@@ -231,6 +241,26 @@ init_hasher(ValueHasher *hasher, Oid hash_proc, Oid collation, int column, uint8
 	hasher->collation = collation;
 	hasher->seed = bloomidx::column_seed(column);
 	fmgr_info(hash_proc, &hasher->proc);
+}
+
+/*
+ * The hasher a build would give column `column` of an index whose column
+ * has operator class `opclass` and collation `collation`, for
+ * bloomidx_advise, which hashes a table's most common values as an index
+ * on it would.
+ */
+void
+bloomidx_opclass_hasher(ValueHasher *hasher, Oid opclass, Oid collation, int column)
+{
+	Oid			family = get_opclass_family(opclass);
+	Oid			type = get_opclass_input_type(opclass);
+	Oid			proc = get_opfamily_proc(family, type, type, BLOOMIDX_HASH_PROC);
+
+	if (!OidIsValid(proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("operator class with OID %u has no hash support function", opclass)));
+	init_hasher(hasher, proc, collation, column, family_hashing(family, collation));
 }
 
 /*

@@ -25,6 +25,10 @@
 
 namespace bloomidx {
 
+// A build's TID takes about this many bytes a row (a group of 64 rows in
+// heap order, 70-80 bytes, and the group's place): for estimates.
+constexpr double kTypicalTidBytes = 1.3;
+
 struct HeapTid {
     uint32_t block;
     uint16_t offset; // 1-based, as PostgreSQL's OffsetNumber

@@ -1,0 +1,374 @@
+/*
+ * advise.cpp: bloomidx_advise(tab regclass, columns text[],
+ * false_positive_rate float8): sizes a bloomidx index on the given columns
+ * of a table from the statistics ANALYZE gathered (pg_statistic: the
+ * fraction of NULLs, the number of distinct values, the most common
+ * values' frequencies) and returns the CREATE INDEX that builds it, with
+ * the bits per column, the signature length, each column's predicted
+ * false-positive rate, the predicted size and a word on columns an index
+ * serves poorly.
+ *
+ * Each column is held to a rate of its own: false_positive_rate, or a
+ * tenth of the fraction of the rows a typical equality on it matches,
+ * whichever is higher.  A query that already returns a fifth of the table
+ * (a status with five values) loses nothing to a few false positives, so
+ * its column gets few bits; a near-unique key gets many.  core/advise.cpp
+ * finds the shortest signature that meets every column's rate.
+ *
+ * Like pg_stats, which shows a column's statistics only to those who may
+ * read the column, it needs SELECT on every column it is asked about: the
+ * statistics tell of the values.
+ */
+#include "bloomidx.h"
+
+#include "core/advise.hpp"
+#include "core/hash.hpp"
+#include "core/segment_filter.hpp"
+#include "core/tid_codec.hpp"
+
+extern "C" {
+#include "catalog/pg_statistic.h"
+#include "commands/defrem.h"
+#include "funcapi.h"
+
+PG_FUNCTION_INFO_V1(bloomidx_advise);
+}
+
+/*
+ * A column is held to at least this fraction of the share of the rows a
+ * typical equality on it matches: its false positives stay under a tenth
+ * of its true matches, so its rechecks add at most a tenth to the rows
+ * the query reads anyway.
+ */
+#define SHARE_OF_MATCHES 0.1
+
+/* An equality on a column matching at least this share: "no index helps". */
+#define BROAD_SHARE 0.05
+
+/* A column with at least this share of distinct values: "nearly unique". */
+#define UNIQUE_SHARE 0.9
+
+/* What the statistics tell of one column. */
+typedef struct ColumnStats
+{
+	char	   *name;
+	AttrNumber	attnum;
+	double		null_frac;
+	double		distinct;		/* distinct values, NULL counted as one */
+	double		top_frequency;	/* of the most common value (or NULL) */
+	bool		top_is_null;
+	/* Its most common values and NULL, hashed as the index would. */
+	uint64	   *hashes;
+	double	   *freqs;
+	int			nlisted;
+	double		rest;			/* the rows holding other values */
+} ColumnStats;
+
+/* The table to advise on: a table, a materialized view or a partitioned table. */
+static Relation
+open_advised_table(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+
+	char		relkind = rel->rd_rel->relkind;
+
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
+		relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot create an index on relation \"%s\"", RelationGetRelationName(rel)),
+				 errdetail_relkind_not_supported(relkind)));
+	return rel;
+}
+
+/* The column's statistics, after the checks CREATE INDEX would make. */
+static void
+read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int column,
+				  ColumnStats *out)
+{
+	Oid			relid = RelationGetRelid(rel);
+	AttrNumber	attnum = get_attnum(relid, name);
+
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						name, RelationGetRelationName(rel))));
+	if (attnum < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index creation on system columns is not supported")));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(relid, attnum, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for column \"%s\" of relation \"%s\"",
+						name, RelationGetRelationName(rel)),
+				 errdetail("Its statistics tell of its values, which need SELECT on it.")));
+
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	Oid			type = att->atttypid;
+	Oid			opclass = GetDefaultOpClass(type, amoid);
+
+	if (!OidIsValid(opclass))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("data type %s has no default operator class for access method \"bloomidx\"",
+						format_type_be(type)),
+				 errhint("bloomidx indexes types with a hash function and equality; see the README's list.")));
+
+	bool		inherited = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE;
+	HeapTuple	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+										Int16GetDatum(attnum), BoolGetDatum(inherited));
+
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("column \"%s\" of relation \"%s\" has no statistics",
+						name, RelationGetRelationName(rel)),
+				 errhint("Run ANALYZE %s; first.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)))));
+
+	Form_pg_statistic stats = (Form_pg_statistic) GETSTRUCT(tuple);
+	AttStatsSlot sslot;
+	double		distinct = stats->stadistinct;
+
+	out->name = pstrdup(name);
+	out->attnum = attnum;
+	out->null_frac = stats->stanullfrac;
+	if (distinct < 0)
+		distinct = -distinct * rows;
+	out->distinct = Max(distinct, 0.0) + (out->null_frac > 0 ? 1 : 0);
+	out->distinct = Max(out->distinct, 1.0);
+	out->top_frequency = out->null_frac;
+	out->top_is_null = out->null_frac > 0;
+
+	/* The values ANALYZE found most common, and NULL. */
+	ValueHasher hasher;
+	int			nvalues = 0;
+	bool		have_mcv = get_attstatsslot(&sslot, tuple, STATISTIC_KIND_MCV, InvalidOid,
+											ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS);
+
+	if (have_mcv)
+		nvalues = Min(sslot.nvalues, sslot.nnumbers);
+	bloomidx_opclass_hasher(&hasher, opclass, att->attcollation, column);
+	out->hashes = (uint64 *) palloc(sizeof(uint64) * (nvalues + 1));
+	out->freqs = (double *) palloc(sizeof(double) * (nvalues + 1));
+	out->nlisted = 0;
+	out->rest = 1;
+	if (out->null_frac > 0)
+	{
+		out->hashes[0] = bloomidx::null_hash(column);
+		out->freqs[0] = out->null_frac;
+		out->nlisted = 1;
+		out->rest -= out->null_frac;
+	}
+	for (int i = 0; i < nvalues; i++)
+	{
+		out->hashes[out->nlisted] = bloomidx_hash_value(&hasher, sslot.values[i]);
+		out->freqs[out->nlisted] = sslot.numbers[i];
+		out->nlisted++;
+		out->rest -= sslot.numbers[i];
+		if (sslot.numbers[i] > out->top_frequency)
+		{
+			out->top_frequency = sslot.numbers[i];
+			out->top_is_null = false;
+		}
+	}
+	/* Every value listed: the rest is rounding. */
+	if (out->rest < 0 || out->distinct <= out->nlisted)
+		out->rest = 0;
+	if (have_mcv)
+		free_attstatsslot(&sslot);
+	ReleaseSysCache(tuple);
+}
+
+/* What to say of a column, or NULL. */
+static char *
+column_advice(const ColumnStats *c, double rows)
+{
+	double		share = 1.0 / c->distinct;
+
+	if (rows >= 1000 && c->distinct >= UNIQUE_SHARE * rows)
+		return psprintf("nearly unique: an equality on \"%s\" alone finds about one row, "
+						"which a btree index finds exactly in a few page reads; "
+						"bloomidx serves it in queries that combine it with other columns",
+						c->name);
+	if (share >= BROAD_SHARE)
+		return psprintf("%.0f distinct values: an equality on \"%s\" alone matches about %.0f%% "
+						"of the rows, which a sequential scan reads as fast; "
+						"it gets few bits, as it mostly narrows queries on other columns",
+						c->distinct, c->name, 100 * share);
+	if (c->top_frequency >= 0.2 && c->top_is_null)
+		return psprintf("%.0f%% of the rows are NULL, "
+						"and a query for IS NULL reads them whatever the index",
+						100 * c->top_frequency);
+	if (c->top_frequency >= 0.2)
+		return psprintf("skewed: %.0f%% of the rows hold its most common value, "
+						"and a query for that value reads them whatever the index",
+						100 * c->top_frequency);
+	return NULL;
+}
+
+/* CREATE INDEX ON table USING bloomidx (columns) WITH (length, colN). */
+static char *
+create_index_statement(Relation rel, const ColumnStats *cols, int n,
+					   const bloomidx::SizingResult *sizing)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "CREATE INDEX ON %s USING bloomidx (",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)));
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&s, "%s%s", i ? ", " : "", quote_identifier(cols[i].name));
+	appendStringInfo(&s, ") WITH (length = %d", sizing->length);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&s, ", col%d = %d", i + 1, (int) sizing->bits[i]);
+	appendStringInfoChar(&s, ')');
+	return s.data;
+}
+
+/* The column names, checked: one-dimensional, 1..32 of them, no NULL, none twice. */
+static int
+advised_columns(ArrayType *columns, Datum **names)
+{
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_NDIM(columns) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("columns must be a one-dimensional array")));
+	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT, names, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("columns must name at least one column")));
+	if (n > bloomidx::kMaxColumns)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("a bloomidx index has at most %d columns, not %d", bloomidx::kMaxColumns, n)));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("columns must not contain NULL")));
+		char	   *name = TextDatumGetCString((*names)[i]);
+
+		for (int j = 0; j < i; j++)
+			if (strcmp(name, TextDatumGetCString((*names)[j])) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" is named twice", name)));
+	}
+	return n;
+}
+
+Datum
+bloomidx_advise(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloomidx_advise needs a table, its columns and a false-positive rate, not NULL")));
+
+	double		rate = PG_GETARG_FLOAT8(2);
+
+	if (!(rate >= 0.000001 && rate <= 0.5))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("false_positive_rate must be between 0.000001 and 0.5, not %g", rate)));
+
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "bloomidx_advise must return a row");
+
+	Datum	   *names;
+	int			n = advised_columns(PG_GETARG_ARRAYTYPE_P(1), &names);
+	Relation	rel = open_advised_table(PG_GETARG_OID(0));
+	Oid			amoid = get_index_am_oid("bloomidx", false);
+	double		rows = Max(rel->rd_rel->reltuples, 0.0);
+	ColumnStats *cols = (ColumnStats *) palloc0(sizeof(ColumnStats) * n);
+	double		targets[bloomidx::kMaxColumns];
+	double		rates[bloomidx::kMaxColumns];
+	double		distinct[bloomidx::kMaxColumns];
+
+	for (int i = 0; i < n; i++)
+	{
+		read_column_stats(rel, amoid, rows, TextDatumGetCString(names[i]), i, &cols[i]);
+		targets[i] = Min(0.5, Max(rate, SHARE_OF_MATCHES / cols[i].distinct));
+		distinct[i] = cols[i].distinct;
+	}
+
+	bloomidx::SizingResult sizing = bloomidx::advise_sizing(targets, n, rates);
+
+	if (sizing.status != bloomidx::SizingStatus::Ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no signature of up to %d bits gives every column a false-positive rate of %g",
+						bloomidx::kMaxSignatureBits, rate),
+				 errhint("Ask for a higher false_positive_rate, or fewer columns.")));
+
+	bloomidx::ColumnValues values_of[bloomidx::kMaxColumns];
+
+	for (int i = 0; i < n; i++)
+	{
+		values_of[i].hashes = cols[i].hashes;
+		values_of[i].freqs = cols[i].freqs;
+		values_of[i].nlisted = cols[i].nlisted;
+		values_of[i].rest = cols[i].rest;
+		values_of[i].distinct = cols[i].distinct;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		rates[i] = bloomidx::expected_column_rate(sizing.length, sizing.bits, n, values_of, i);
+	}
+
+	double		pages = bloomidx::predicted_index_pages(rows, sizing.length, n, distinct,
+														bloomidx::filter_bits_per_key(BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE),
+														bloomidx::kTypicalTidBytes);
+	Datum	   *column_names = (Datum *) palloc(sizeof(Datum) * n);
+	Datum	   *bits = (Datum *) palloc(sizeof(Datum) * n);
+	Datum	   *column_rates = (Datum *) palloc(sizeof(Datum) * n);
+	Datum	   *advice = (Datum *) palloc(sizeof(Datum) * n);
+	bool	   *advice_nulls = (bool *) palloc(sizeof(bool) * n);
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	for (int i = 0; i < n; i++)
+	{
+		char	   *said = column_advice(&cols[i], rows);
+
+		column_names[i] = CStringGetTextDatum(cols[i].name);
+		bits[i] = Int32GetDatum(sizing.bits[i]);
+		column_rates[i] = Float8GetDatum(rates[i]);
+		advice_nulls[i] = said == NULL;
+		advice[i] = said ? CStringGetTextDatum(said) : (Datum) 0;
+	}
+
+	Datum		values[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
+
+	values[0] = CStringGetTextDatum(create_index_statement(rel, cols, n, &sizing));
+	values[1] = Int32GetDatum(sizing.length);
+	values[2] = Int64GetDatum((int64) (pages * BLCKSZ));
+	values[3] = PointerGetDatum(construct_array(column_names, n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[4] = PointerGetDatum(construct_array(bits, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+	values[5] = PointerGetDatum(construct_array(column_rates, n, FLOAT8OID, sizeof(float8),
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[6] = PointerGetDatum(construct_md_array(advice, advice_nulls, 1, dims, lbs, TEXTOID,
+												   -1, false, TYPALIGN_INT));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

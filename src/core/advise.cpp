@@ -1,0 +1,306 @@
+#include "advise.hpp"
+
+#include <cmath>
+
+#include "page_layout.hpp"
+#include "positions.hpp"
+#include "segment_filter.hpp"
+#include "signature.hpp"
+#include "slices.hpp"
+
+#include "core_guard.hpp"
+
+namespace bloomidx {
+
+namespace {
+
+// More bits per value never pay at per-row sizes (sizing.cpp's bound too).
+constexpr int kMaxAdvisedBits = 64;
+
+// At `length`, the fewest bits per column that meet every target, found
+// by raising the bits of each column still above its target, one at a
+// time, until none is (the rates are then in rates[]).  Raising a
+// column's bits lowers its own rate but raises the others' (more bits
+// set in every row), so the loop may go round several times; it gives up
+// once a column would need more than kMaxAdvisedBits or more bits than
+// the length, or its rate stops falling.
+bool fewest_bits(const double *targets, int n, int length, uint16_t *bits, double *rates) noexcept
+{
+    int cap = length < kMaxAdvisedBits ? length : kMaxAdvisedBits;
+    for (int i = 0; i < n; i++)
+        bits[i] = 1;
+    for (int round = 0; round < n * kMaxAdvisedBits; round++) {
+        bool all_met = true;
+        for (int i = 0; i < n; i++) {
+            rates[i] = false_positive_rate(length, bits, n, 1u << i);
+            if (rates[i] > targets[i])
+                all_met = false;
+        }
+        if (all_met)
+            return true;
+        for (int i = 0; i < n; i++) {
+            if (rates[i] <= targets[i])
+                continue;
+            if (bits[i] >= cap)
+                return false;
+            bits[i]++;
+            // Past the bits that minimise its rate, more only hurt.
+            double after = false_positive_rate(length, bits, n, 1u << i);
+            if (after >= rates[i])
+                return false;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+SizingResult advise_sizing(const double *targets, int n, double *rates) noexcept
+{
+    SizingResult res;
+    if (n < 1 || n > kMaxColumns)
+        return res;
+    for (int i = 0; i < n; i++)
+        if (!(targets[i] > 0 && targets[i] < 1))
+            return res;
+
+    uint16_t bits[kMaxColumns];
+    // Longer signatures meet lower rates: search the shortest multiple of
+    // 16 that meets them all.
+    int lo = 1, hi = kMaxSignatureBits / 16; // in units of 16 bits
+    if (!fewest_bits(targets, n, hi * 16, bits, rates)) {
+        res.status = SizingStatus::Unreachable;
+        res.length = hi * 16;
+        for (int i = 0; i < n; i++)
+            res.bits[i] = bits[i];
+        return res;
+    }
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (fewest_bits(targets, n, mid * 16, bits, rates))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    (void) fewest_bits(targets, n, lo * 16, bits, rates);
+    res.status = SizingStatus::Ok;
+    res.length = lo * 16;
+    res.worst_rate = 0;
+    for (int i = 0; i < n; i++) {
+        res.bits[i] = bits[i];
+        if (rates[i] > res.worst_rate) {
+            res.worst_rate = rates[i];
+            res.worst_column = i;
+        }
+    }
+    return res;
+}
+
+namespace {
+
+// Rows sampled for the rate of values the statistics do not list.
+constexpr int kSampledRows = 32768;
+
+// xorshift64*, seeded the same every call: the sampled rates repeat.
+struct Sampler {
+    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    uint64_t next() noexcept
+    {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        return state * 2685821657736338717ULL;
+    }
+    double unit() noexcept { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+};
+
+inline bool bit_set(const uint8_t *sig, int p) noexcept { return (sig[p >> 3] >> (p & 7)) & 1; }
+
+// P(b given positions of m all fall among k set bits) = C(k, b) / C(m, b).
+double covered(int k, int m, int b) noexcept
+{
+    double p = 1;
+    for (int x = 0; x < b; x++) {
+        if (k - x <= 0)
+            return 0;
+        p *= static_cast<double>(k - x) / (m - x);
+    }
+    return p;
+}
+
+// The fraction of the column's rows holding value `a` (listed) or any
+// listed value, from freqs normalised with rest to 1.
+double column_total(const ColumnValues &c) noexcept
+{
+    double total = c.rest > 0 ? c.rest : 0;
+    for (int u = 0; u < c.nlisted; u++)
+        total += c.freqs[u];
+    return total > 0 ? total : 1;
+}
+
+// Column i's listed value a: the chance that a row not holding it covers
+// its bits, by inclusion-exclusion over subsets T of its b bits:
+// sum over T of (-1)^|T| * prod over columns of P(the column's bits miss T).
+// A column's listed values enter through which of a's bits they hold (a
+// mask), summed over masks contained in T's complement (a subset-sum
+// transform); its other values through C(m - |T|, b_j) / C(m, b_j).
+// Returns -1 where no row can miss a (it is the column's only value).
+double listed_value_rate(int m, const uint16_t *bits, int ncols, const ColumnValues *cols, int i,
+                         int a) noexcept
+{
+    const int b = bits[i];
+    const uint32_t full = (1u << b) - 1;
+    uint8_t sig[kMaxSignatureBytes];
+    uint16_t pos[kMaxExactBits];
+    static_assert(kMaxExactBits <= 16, "subset tables on the stack");
+    double prod[1u << kMaxExactBits];
+    double sums[1u << kMaxExactBits];
+
+    for (int p = 0; p < (m + 7) / 8; p++)
+        sig[p] = 0;
+    add_value(sig, m, b, cols[i].hashes[a]);
+    int n = 0;
+    for (int p = 0; p < m && n < b; p++)
+        if (bit_set(sig, p))
+            pos[n++] = static_cast<uint16_t>(p);
+    for (uint32_t t = 0; t <= full; t++)
+        prod[t] = 1;
+
+    for (int j = 0; j < ncols; j++) {
+        const ColumnValues &c = cols[j];
+        double total = column_total(c);
+        double rest = (c.rest > 0 ? c.rest : 0) / total;
+        double norm = 1;
+        if (j == i) {
+            norm = 1 - c.freqs[a] / total; // rows not holding a
+            if (norm <= 1e-12)
+                return -1;
+        }
+        for (uint32_t t = 0; t <= full; t++)
+            sums[t] = 0;
+        for (int u = 0; u < c.nlisted; u++) {
+            if (j == i && u == a)
+                continue;
+            for (int p = 0; p < (m + 7) / 8; p++)
+                sig[p] = 0;
+            add_value(sig, m, bits[j], c.hashes[u]);
+            uint32_t mask = 0;
+            for (int k = 0; k < b; k++)
+                if (bit_set(sig, pos[k]))
+                    mask |= 1u << k;
+            sums[mask] += c.freqs[u] / total / norm;
+        }
+        // sums[X] = the listed values' share whose bits among a's are within X.
+        for (int k = 0; k < b; k++)
+            for (uint32_t x = 0; x <= full; x++)
+                if (x & (1u << k))
+                    sums[x] += sums[x ^ (1u << k)];
+        for (uint32_t t = 0; t <= full; t++) {
+            int size = __builtin_popcount(t);
+            prod[t] *= sums[full & ~t] + rest / norm * covered(m - size, m, bits[j]);
+        }
+    }
+    double rate = 0;
+    for (uint32_t t = 0; t <= full; t++)
+        rate += (__builtin_popcount(t) & 1) ? -prod[t] : prod[t];
+    return rate < 0 ? 0 : (rate > 1 ? 1 : rate);
+}
+
+} // namespace
+
+double expected_column_rate(int m, const uint16_t *bits, int ncols, const ColumnValues *cols,
+                            int column) noexcept
+{
+    if (m < 1 || m > kMaxSignatureBits || ncols < 1 || ncols > kMaxColumns || column < 0 ||
+        column >= ncols)
+        return -1;
+    for (int j = 0; j < ncols; j++)
+        if (bits[j] < 1 || bits[j] > m || cols[j].nlisted < 0)
+            return -1;
+
+    // A value the statistics do not list: its bits are as random as the
+    // model's, the rows are not; the rate follows from how many bits a row
+    // has set, sampled over rows drawn from the columns' values.
+    uint32_t hist[kMaxSignatureBits + 1];
+    uint8_t sig[kMaxSignatureBytes];
+    for (int k = 0; k <= m; k++)
+        hist[k] = 0;
+    Sampler rng;
+    for (int r = 0; r < kSampledRows; r++) {
+        for (int p = 0; p < (m + 7) / 8; p++)
+            sig[p] = 0;
+        for (int j = 0; j < ncols; j++) {
+            const ColumnValues &c = cols[j];
+            double x = rng.unit() * column_total(c);
+            uint64_t hash = 0;
+            bool listed = false;
+            for (int u = 0; u < c.nlisted && !listed; u++) {
+                x -= c.freqs[u];
+                if (x < 0) {
+                    hash = c.hashes[u];
+                    listed = true;
+                }
+            }
+            add_value(sig, m, bits[j], listed ? hash : rng.next());
+        }
+        int k = 0;
+        for (int p = 0; p < (m + 7) / 8; p++)
+            k += __builtin_popcount(sig[p]);
+        hist[k]++;
+    }
+    const int b = bits[column];
+    double unlisted_rate = 0;
+    for (int k = b; k <= m; k++)
+        unlisted_rate += hist[k] * covered(k, m, b);
+    unlisted_rate /= kSampledRows;
+
+    const ColumnValues &c = cols[column];
+    double sum = 0, weight = 0;
+    for (int a = 0; a < c.nlisted; a++) {
+        double rate = b <= kMaxExactBits ? listed_value_rate(m, bits, ncols, cols, column, a)
+                                         : unlisted_rate;
+        if (rate < 0)
+            continue;
+        sum += rate;
+        weight += 1;
+    }
+    double unlisted = c.distinct - c.nlisted;
+    if (unlisted > 0) {
+        sum += unlisted * unlisted_rate;
+        weight += unlisted;
+    }
+    return weight > 0 ? sum / weight : 0;
+}
+
+double predicted_index_pages(double rows, int length, int ncolumns, const double *distinct,
+                             double filter_bits_per_key, double tid_bytes) noexcept
+{
+    if (!(rows > 0) || length < 1 || ncolumns < 1)
+        return 1; // the metapage
+    double segments = std::ceil(rows / kSegmentRows);
+    double per_segment = rows / segments;
+    // A full segment's slice is one page; a shorter one's too.
+    double pages_per_segment = 1 /* header */ + length + 1 /* live bits */ +
+                               std::ceil(per_segment * tid_bytes / kBlockSize);
+    if (filter_bits_per_key > 0) {
+        double filter_bytes = 0;
+        for (int i = 0; i < ncolumns; i++) {
+            // Distinct values a segment holds if they fall at random.
+            double d = distinct[i] < 1 ? 1 : distinct[i];
+            double in_segment = d * -std::expm1(per_segment * std::log1p(-1.0 / d));
+            if (d <= 1)
+                in_segment = 1;
+            double blocks = filter_blocks(static_cast<uint64_t>(std::ceil(in_segment)),
+                                          filter_bits_per_key, kMaxFilterBlocks);
+            filter_bytes += blocks * kFilterBlockBytes;
+        }
+        pages_per_segment += filter_bytes / kBlockSize;
+    }
+    // A build puts up to kGroupSlots segments' filters in a group, which
+    // has a header page of its own.
+    double groups = filter_bits_per_key > 0 ? std::ceil(segments / kGroupSlots) : 0;
+    double directory = directory_pages(static_cast<uint32_t>(segments));
+    return 1 + directory + groups + std::ceil(segments * pages_per_segment);
+}
+
+} // namespace bloomidx
