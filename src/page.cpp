@@ -230,13 +230,26 @@ bloomidx_cached_meta(Relation index)
 	 * downgrade) is not damaged: it needs to be rebuilt, which says so.
 	 */
 	if (problem == PageProblem::BadVersion)
+	{
+		char	   *name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+													  RelationGetRelationName(index));
+
+		/* As btree's version mismatch, XX002: the index cannot be read. */
+		if (copy.version < bloomidx::kMetaVersion)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has on-disk format version %u, older than the version %u this bloomidx reads",
+							RelationGetRelationName(index), copy.version, bloomidx::kMetaVersion),
+					 errdetail("An earlier bloomidx built it."),
+					 errhint("REINDEX INDEX %s; rebuilds it in the current format.", name)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has on-disk format version %u, but this bloomidx reads only version %u",
+				 errmsg("index \"%s\" has on-disk format version %u, newer than the version %u this bloomidx reads",
 						RelationGetRelationName(index), copy.version, bloomidx::kMetaVersion),
-				 errhint("REINDEX INDEX %s; rebuilds it in the current format.",
-						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
-													RelationGetRelationName(index)))));
+				 errdetail("A later bloomidx built it; the server now runs an older one."),
+				 errhint("Install the bloomidx release that built it, or REINDEX INDEX %s; to rebuild it in this one's format.",
+						 name)));
+	}
 
 	if (problem == PageProblem::None &&
 		copy.ncolumns != RelationGetNumberOfAttributes(index))

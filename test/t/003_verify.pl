@@ -383,6 +383,22 @@ with_corruption(
 			"The pending list ends after 1 of the $npending pages the metapage counts: a link is damaged.");
 	});
 
+# An index of a newer on-disk format (a later bloomidx built it, then the
+# server went back to this one): every use says so and what to do; the
+# file put back, it answers again.
+with_corruption(
+	label  => 'metapage of format version 13',
+	mutate => sub { set_u16($_[0], 24 + 4, 13) },
+	check  => sub {
+		my $new_format =
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 13, newer than the version 12 this bloomidx reads\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or REINDEX INDEX public\.c_bl; to rebuild it in this one's format\./;
+		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
+		isnt($ret, 0, 'format version 13: a query through the index fails');
+		like($err, $new_format, 'format version 13: the query says why and what to do');
+		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		like($err, $new_format, 'format version 13: so does bloomidx_verify');
+	});
+
 # An index of an older on-disk format (metapage version 4: entry sums in
 # pd_prune_xid) is not read as if it were current: every use says to
 # REINDEX, and REINDEX does it.  Last, as REINDEX gives the index a new file.
@@ -392,7 +408,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 4) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, but this bloomidx reads only version 12\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, older than the version 12 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 4: a query through the index fails');
 		like($err, $old_format, 'format version 4: the query says to REINDEX');

@@ -279,7 +279,7 @@ sub check_statement
 		# which is an error naming the index and saying to REINDEX.)
 		if ($state eq 'XX002' && $msg =~ /index "\Q$idx\E"/
 			&& ("$msg $detail" =~ /\bblock \d+/ || $msg =~ /heap tuple \(\d+,\d+\)/
-				|| $msg =~ /has on-disk format version \d+, but/))
+				|| $msg =~ /has on-disk format version \d+, (?:older|newer) than/))
 		{
 			$count{XX002}++;
 			return;

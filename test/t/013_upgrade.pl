@@ -1,0 +1,122 @@
+
+# ALTER EXTENSION bloomidx UPDATE on a database whose bloomidx indexes were
+# built by version 1.0: the update adds 1.1's functions and changes no
+# on-disk format, so the indexes keep answering, before and after, exactly
+# as a sequential scan does, take inserts, deletes and VACUUM, and the new
+# functions read them.  The updated extension holds the same objects as a
+# fresh CREATE EXTENSION of 1.1, and 1.1 can be asked for by name.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use BloomidxTAP;
+
+init_seed();
+
+my $node = new_bloomidx_node('upgrade', helpers => 1);
+
+# The extension's members, described, one per line.
+sub members
+{
+	my ($dbname) = @_;
+	return $node->safe_psql($dbname, q{
+		SELECT string_agg(pg_describe_object(classid, objid, objsubid), E'\n'
+		                  ORDER BY pg_describe_object(classid, objid, objsubid))
+		FROM pg_depend
+		WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+		  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'bloomidx')});
+}
+
+my $fresh = members('postgres');
+like($fresh, qr/function bloomidx_advise\(/, 'a fresh CREATE EXTENSION has 1.1\'s functions');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
+	'1.1', 'a fresh CREATE EXTENSION installs 1.1');
+
+# Version 1.0, in a database of its own (the helpers go with the extension).
+$node->safe_psql('postgres', 'DROP EXTENSION bloomidx CASCADE');
+$node->safe_psql('postgres', "CREATE EXTENSION bloomidx VERSION '1.0'");
+install_helpers($node);
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
+	'1.0', 'version 1.0 can be installed by name');
+unlike(members('postgres'), qr/bloomidx_advise/, '1.0 has no bloomidx_advise');
+
+# Indexes built by 1.0: defaults, options, partial, a partitioned table;
+# some rows sealed into segments, some pending.
+create_test_table($node, 't');
+load_rows($node, 't', 1, 70000);
+$node->safe_psql('postgres', q{
+CREATE INDEX t_bl ON t USING bloomidx (a, b, c, d);
+CREATE TABLE u AS SELECT * FROM t;
+CREATE INDEX u_bl ON u USING bloomidx (d, c) WITH (length = 64, col1 = 2, col2 = 5);
+CREATE TABLE p (id int4, a int4, b int8, c text, d int4) PARTITION BY RANGE (id);
+CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (40000);
+CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (40000) TO (1000000);
+CREATE INDEX p_bl ON p USING bloomidx (a, b, c, d);
+});
+load_rows($node, 't', 70001, 72000);
+$node->safe_psql('postgres', 'INSERT INTO p SELECT * FROM t');
+$node->safe_psql('postgres', 'INSERT INTO u SELECT * FROM t WHERE id > 70000');
+$node->safe_psql('postgres', 'ANALYZE t, u, p');
+
+my $rows = fetch_rows($node, 't');
+my @conds = @{ random_conditions($rows, full_or_quick(150, 60)) };
+
+# Every query through each index, against a sequential scan: u's index
+# is asked the conditions on its columns.
+sub check_answers
+{
+	my ($label) = @_;
+	compare_index_to_seqscan(
+		idx_node => $node, seq_node => $node, table => 't', index => 't_bl',
+		conds => \@conds, label => "$label, t_bl");
+	my @dc = grep { !/\b[ab]\b/ } @conds;
+	push @dc, 'd = 3', "c = 'v7'", 'd IS NULL', "d = 5 AND c = 'v100'";
+	compare_index_to_seqscan(
+		idx_node => $node, seq_node => $node, table => 'u', index => 'u_bl',
+		conds => \@dc, label => "$label, u_bl");
+	compare_index_to_seqscan(
+		idx_node => $node, seq_node => $node, table => 'p1', index => 'p1_a_b_c_d_idx',
+		conds => \@conds, label => "$label, partition p1");
+	return;
+}
+
+check_answers('built by 1.0');
+verify_index($node, $_, 'built by 1.0') for qw(t_bl u_bl p1_a_b_c_d_idx p2_a_b_c_d_idx);
+
+$node->safe_psql('postgres', 'ALTER EXTENSION bloomidx UPDATE');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
+	'1.1', 'ALTER EXTENSION bloomidx UPDATE goes to 1.1');
+is(members('postgres'), $fresh, 'the updated extension holds what a fresh 1.1 holds');
+
+check_answers('1.0 indexes under 1.1');
+verify_index($node, $_, 'under 1.1') for qw(t_bl u_bl p1_a_b_c_d_idx p2_a_b_c_d_idx);
+
+# The new functions on indexes 1.0 built.
+like($node->safe_psql('postgres',
+		"SELECT create_index FROM bloomidx_advise('t', '{a, b, c, d}')"),
+	qr/^CREATE INDEX ON public\.t USING bloomidx \(a, b, c, d\) WITH \(length = \d+, col1 = \d+, col2 = \d+, col3 = \d+, col4 = \d+\)$/,
+	'bloomidx_advise works after the update');
+is($node->safe_psql('postgres', "SELECT live_rows + pending_rows FROM bloomidx_index_info('t_bl')"),
+	$node->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	'bloomidx_index_info counts every row of a 1.0 index');
+
+# Writes after the update: deletes, VACUUM, inserts.
+$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 5 = 0; DELETE FROM u WHERE id % 5 = 0');
+$node->safe_psql('postgres', 'VACUUM t, u');
+load_rows($node, 't', 72001, 75000);
+$node->safe_psql('postgres', 'INSERT INTO u SELECT * FROM t WHERE id > 72000');
+$rows = fetch_rows($node, 't');
+@conds = @{ random_conditions($rows, full_or_quick(150, 60)) };
+check_answers('1.0 indexes after writes under 1.1');
+verify_index($node, $_, 'after writes') for qw(t_bl u_bl);
+
+# And back: an update to a version that does not exist says so.
+my ($ret, $out, $err) = $node->psql('postgres', "ALTER EXTENSION bloomidx UPDATE TO '9.9'");
+isnt($ret, 0, 'an update to an unknown version fails');
+like($err, qr/extension "bloomidx" has no update path from version "1\.1" to version "9\.9"/,
+	'and says there is no such update path');
+
+$node->stop;
+done_testing();
