@@ -45,6 +45,14 @@ PG_FUNCTION_INFO_V1(bloomidx_advise);
 /* An equality on a column matching at least this share: "no index helps". */
 #define BROAD_SHARE 0.05
 
+/*
+ * The most common values whose real bits the rate prediction uses (the
+ * list is in falling frequency; the rest count as values of random bits):
+ * its cost grows with the square of their number over all columns, and
+ * the lumps that real bits make come from the common values.
+ */
+#define MAX_LISTED_VALUES 100
+
 /* A column with at least this share of distinct values: "nearly unique". */
 #define UNIQUE_SHARE 0.9
 
@@ -156,7 +164,7 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 											ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS);
 
 	if (have_mcv)
-		nvalues = Min(sslot.nvalues, sslot.nnumbers);
+		nvalues = Min(Min(sslot.nvalues, sslot.nnumbers), MAX_LISTED_VALUES);
 	bloomidx_opclass_hasher(&hasher, opclass, att->attcollation, column);
 	out->hashes = (uint64 *) palloc(sizeof(uint64) * (nvalues + 1));
 	out->freqs = (double *) palloc(sizeof(double) * (nvalues + 1));
@@ -329,10 +337,14 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 		values_of[i].rest = cols[i].rest;
 		values_of[i].distinct = cols[i].distinct;
 	}
+	uint32	   *fill = (uint32 *) palloc(sizeof(uint32) * (sizing.length + 1));
+
+	if (!bloomidx::sample_row_fill(sizing.length, sizing.bits, n, values_of, fill))
+		elog(ERROR, "bloomidx_advise: sizing out of range");
 	for (int i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		rates[i] = bloomidx::expected_column_rate(sizing.length, sizing.bits, n, values_of, i);
+		rates[i] = bloomidx::expected_column_rate(sizing.length, sizing.bits, n, values_of, i, fill);
 	}
 
 	double		pages = bloomidx::predicted_index_pages(rows, sizing.length, n, distinct,

@@ -49,7 +49,7 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 		bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
 
 		if (problem != bloomidx::PageProblem::None)
-			bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+			bloomidx_report_meta_problem(index, page, problem);
 		copy->header = *bloomidx::directory_header(page);
 		bloomidx_directory_copy_room(copy, copy->header.nsegments);
 		memcpy(copy->entries, bloomidx::directory_entries(page),
@@ -356,7 +356,7 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	bloomidx::PageProblem problem = bloomidx::check_meta_page(current);
 
 	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+		bloomidx_report_meta_problem(index, current, problem);
 	if (bloomidx::directory_header(current)->nsegments != n ||
 		memcmp(bloomidx::directory_entries(current), cur->entries,
 			   Min(n, bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry)) != 0 ||

@@ -96,8 +96,11 @@ metapage_tail(Relation index)
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
 	BlockNumber tail = bloomidx::directory_header(page)->pending_tail;
+	uint32		version = bloomidx::meta_data(page)->version;
 
 	UnlockReleaseBuffer(buffer);
+	if (problem == bloomidx::PageProblem::BadVersion)
+		bloomidx_report_bad_version(index, version);
 	if (problem != bloomidx::PageProblem::None)
 		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 	if (tail >= RelationGetNumberOfBlocks(index))
@@ -139,7 +142,7 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 	bloomidx::PageProblem problem = bloomidx::check_meta_page(metapage);
 
 	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+		bloomidx_report_meta_problem(index, metapage, problem);
 
 	BlockNumber tail = bloomidx::directory_header(metapage)->pending_tail;
 	Buffer		old = InvalidBuffer;

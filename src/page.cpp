@@ -202,6 +202,43 @@ bloomidx_sums_passed(BufferHints *hints, BlockNumber blkno, Page page)
 		hints->checked[blkno] = PageGetLSN(page);
 }
 
+/*
+ * An index of another format (an older bloomidx, or a newer one after a
+ * downgrade) is not damaged: it needs to be rebuilt, or the release that
+ * wrote it, which the error says.  As btree's version mismatch, XX002: the
+ * index cannot be read.
+ */
+void
+bloomidx_report_bad_version(Relation index, uint32 version)
+{
+	char	   *name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+												  RelationGetRelationName(index));
+
+	if (version < bloomidx::kMetaVersion)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has on-disk format version %u, older than the version %u this bloomidx reads",
+						RelationGetRelationName(index), version, bloomidx::kMetaVersion),
+				 errdetail("An earlier bloomidx built it."),
+				 errhint("REINDEX INDEX %s; rebuilds it in the current format.", name)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" has on-disk format version %u, newer than the version %u this bloomidx reads",
+					RelationGetRelationName(index), version, bloomidx::kMetaVersion),
+			 errdetail("A later bloomidx built it; the server now runs an older one."),
+			 errhint("Install the bloomidx release that built it, or REINDEX INDEX %s; to rebuild it in this one's format.",
+					 name)));
+}
+
+/* What check_meta_page found on the metapage `page`, as an ERROR. */
+void
+bloomidx_report_meta_problem(Relation index, const uint8 *page, PageProblem problem)
+{
+	if (problem == PageProblem::BadVersion)
+		bloomidx_report_bad_version(index, bloomidx::meta_data(page)->version);
+	bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+}
+
 /* The index's metapage contents (see IndexCache). */
 const MetaPageData *
 bloomidx_cached_meta(Relation index)
@@ -225,31 +262,8 @@ bloomidx_cached_meta(Relation index)
 		copy = *bloomidx::meta_data(page);
 	UnlockReleaseBuffer(buffer);
 
-	/*
-	 * An index of another format (an older bloomidx, or a newer one after a
-	 * downgrade) is not damaged: it needs to be rebuilt, which says so.
-	 */
 	if (problem == PageProblem::BadVersion)
-	{
-		char	   *name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
-													  RelationGetRelationName(index));
-
-		/* As btree's version mismatch, XX002: the index cannot be read. */
-		if (copy.version < bloomidx::kMetaVersion)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has on-disk format version %u, older than the version %u this bloomidx reads",
-							RelationGetRelationName(index), copy.version, bloomidx::kMetaVersion),
-					 errdetail("An earlier bloomidx built it."),
-					 errhint("REINDEX INDEX %s; rebuilds it in the current format.", name)));
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has on-disk format version %u, newer than the version %u this bloomidx reads",
-						RelationGetRelationName(index), copy.version, bloomidx::kMetaVersion),
-				 errdetail("A later bloomidx built it; the server now runs an older one."),
-				 errhint("Install the bloomidx release that built it, or REINDEX INDEX %s; to rebuild it in this one's format.",
-						 name)));
-	}
+		bloomidx_report_bad_version(index, copy.version);
 
 	if (problem == PageProblem::None &&
 		copy.ncolumns != RelationGetNumberOfAttributes(index))

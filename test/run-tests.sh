@@ -11,7 +11,8 @@
 # the extension, then runs the suites:
 #   build        make -j2 && make install
 #   unit         make unittest (C++ core, GoogleTest)
-#   regress      make installcheck (pg_regress, then the isolation tests)
+#   regress      make installcheck (pg_regress, then the isolation tests;
+#                first, that sql/readme.sql runs the README's SQL examples)
 #                against a throwaway cluster, then a crash and recovery
 #                that checks the run's WAL (regress_wal_check)
 #   tap          prove test/t/*.pl (crash recovery, streaming replica, ...)
@@ -247,7 +248,9 @@ suite_regress() {
 	checkpoint="$(regress_sql 'SELECT checkpoint_lsn FROM pg_control_checkpoint()')"
 	wal_start="$(regress_sql 'SELECT pg_current_wal_lsn()')"
 	rm -f regression.diffs regression.out output_iso/regression.diffs
-	local rc=0
+	local rc=0 readme=0
+	# The README's SQL examples (test 'readme') must be the README's own.
+	perl test/readme/readme_sql.pl --check README.md sql/readme.sql || readme=1
 	# pg_regress is only a client here: it may run as root against the
 	# server that runs as postgres.
 	timeout -k 10 "$SUITE_TIMEOUT" make installcheck PG_CONFIG="$PG_CONFIG" \
@@ -266,7 +269,8 @@ suite_regress() {
 		cluster_print_logs
 		return "$rc"
 	fi
-	regress_wal_check "$checkpoint" "$wal_start"
+	regress_wal_check "$checkpoint" "$wal_start" || return 1
+	return "$readme"
 }
 
 suite_tap() {

@@ -98,9 +98,6 @@ SizingResult advise_sizing(const double *targets, int n, double *rates) noexcept
 
 namespace {
 
-// Rows sampled for the rate of values the statistics do not list.
-constexpr int kSampledRows = 32768;
-
 // xorshift64*, seeded the same every call: the sampled rates repeat.
 struct Sampler {
     uint64_t state = 0x9E3779B97F4A7C15ULL;
@@ -208,20 +205,25 @@ double listed_value_rate(int m, const uint16_t *bits, int ncols, const ColumnVal
 
 } // namespace
 
-double expected_column_rate(int m, const uint16_t *bits, int ncols, const ColumnValues *cols,
-                            int column) noexcept
+namespace {
+
+bool arguments_ok(int m, const uint16_t *bits, int ncols, const ColumnValues *cols) noexcept
 {
-    if (m < 1 || m > kMaxSignatureBits || ncols < 1 || ncols > kMaxColumns || column < 0 ||
-        column >= ncols)
-        return -1;
+    if (m < 1 || m > kMaxSignatureBits || ncols < 1 || ncols > kMaxColumns)
+        return false;
     for (int j = 0; j < ncols; j++)
         if (bits[j] < 1 || bits[j] > m || cols[j].nlisted < 0)
-            return -1;
+            return false;
+    return true;
+}
 
-    // A value the statistics do not list: its bits are as random as the
-    // model's, the rows are not; the rate follows from how many bits a row
-    // has set, sampled over rows drawn from the columns' values.
-    uint32_t hist[kMaxSignatureBits + 1];
+} // namespace
+
+bool sample_row_fill(int m, const uint16_t *bits, int ncols, const ColumnValues *cols,
+                     uint32_t *hist) noexcept
+{
+    if (!arguments_ok(m, bits, ncols, cols))
+        return false;
     uint8_t sig[kMaxSignatureBytes];
     for (int k = 0; k <= m; k++)
         hist[k] = 0;
@@ -248,6 +250,18 @@ double expected_column_rate(int m, const uint16_t *bits, int ncols, const Column
             k += __builtin_popcount(sig[p]);
         hist[k]++;
     }
+    return true;
+}
+
+double expected_column_rate(int m, const uint16_t *bits, int ncols, const ColumnValues *cols,
+                            int column, const uint32_t *hist) noexcept
+{
+    if (!arguments_ok(m, bits, ncols, cols) || column < 0 || column >= ncols)
+        return -1;
+
+    // A value the statistics do not list: its bits are as random as the
+    // model's, the rows are not; the rate follows from how many bits a row
+    // has set.
     const int b = bits[column];
     double unlisted_rate = 0;
     for (int k = b; k <= m; k++)

@@ -34,6 +34,16 @@ struct ColumnValues {
     double distinct;
 };
 
+// How many of a signature's `length` bits rows have set: hist[k] of
+// kSampledRows rows drawn from the columns' values (each column's value
+// independently, a listed one by its frequency, else a value with random
+// bits) have k bits set; hist has length + 1 entries.  Sampled with a
+// fixed seed, so the answer is repeatable.  False for arguments out of
+// range.
+constexpr int kSampledRows = 32768;
+bool sample_row_fill(int length, const uint16_t *bits, int ncols, const ColumnValues *cols,
+                     uint32_t *hist) noexcept;
+
 // The false-positive rate an equality on column `column` will really get
 // on such a table, for a query value drawn uniformly from the column's
 // distinct values: the fraction of the rows not holding it whose
@@ -42,12 +52,13 @@ struct ColumnValues {
 // hashes set, so that a column of five values whose bits happen to
 // overlap, or a table of few distinct rows, is predicted as it will be.
 // Exact (inclusion-exclusion over the query value's bits) for a listed
-// query value of up to kMaxExactBits bits; for the other values, from the
-// distribution of a row's set bits, sampled with a fixed seed (so the
-// answer is repeatable); -1 for arguments out of range.
+// query value of up to kMaxExactBits bits; for the other values, from
+// sample_row_fill's hist.  Costs about (listed values of the column) x
+// (listed values of all columns) signature draws; -1 for arguments out of
+// range.
 constexpr int kMaxExactBits = 12;
 double expected_column_rate(int length, const uint16_t *bits, int ncols, const ColumnValues *cols,
-                            int column) noexcept;
+                            int column, const uint32_t *hist) noexcept;
 
 // What the index is predicted to take on disk, in 8 kB pages, for `rows`
 // rows sealed into segments of a signature of `length` bits: per segment

@@ -123,6 +123,14 @@ double simulate(const std::vector<SimColumn> &cols, int m, const uint16_t *bits,
     return sum / cols[q].hashes.size();
 }
 
+// expected_column_rate with the fill sampled first.
+double predict(int m, const uint16_t *bits, const std::vector<ColumnValues> &v, int q)
+{
+    std::vector<uint32_t> hist(static_cast<size_t>(m) + 1);
+    EXPECT_TRUE(sample_row_fill(m, bits, static_cast<int>(v.size()), v.data(), hist.data()));
+    return expected_column_rate(m, bits, static_cast<int>(v.size()), v.data(), q, hist.data());
+}
+
 std::vector<ColumnValues> views(const std::vector<SimColumn> &cols)
 {
     std::vector<ColumnValues> v;
@@ -161,7 +169,7 @@ TEST(ExpectedColumnRate, AllValuesRandomIsTheModel)
     const uint16_t bits[4] = {5, 5, 3, 4};
     for (int q = 0; q < 4; q++) {
         double model = false_positive_rate(80, bits, 4, 1u << q);
-        double predicted = expected_column_rate(80, bits, 4, v.data(), q);
+        double predicted = predict(80, bits, v, q);
         EXPECT_NEAR(predicted, model, 0.03 * model) << "column " << q;
     }
 }
@@ -176,7 +184,7 @@ TEST(ExpectedColumnRate, LowCardinalityColumnsAsSimulated)
         std::vector<ColumnValues> v = views(cols);
         const uint16_t bits[4] = {3, 4, 3, 5};
         for (int q = 0; q < 3; q++) {
-            double predicted = expected_column_rate(64, bits, 4, v.data(), q);
+            double predicted = predict(64, bits, v, q);
             double measured = simulate(cols, 64, bits, q, 200000);
             EXPECT_NEAR(predicted, measured, 0.08 * measured + 2e-5)
                 << "seed " << seed << " column " << q;
@@ -189,10 +197,13 @@ TEST(ExpectedColumnRate, BadArguments)
     std::vector<SimColumn> cols = {unlisted()};
     std::vector<ColumnValues> v = views(cols);
     const uint16_t bits[1] = {3};
-    EXPECT_EQ(expected_column_rate(0, bits, 1, v.data(), 0), -1);
-    EXPECT_EQ(expected_column_rate(64, bits, 1, v.data(), 1), -1);
+    std::vector<uint32_t> hist(65);
+    EXPECT_FALSE(sample_row_fill(0, bits, 1, v.data(), hist.data()));
+    ASSERT_TRUE(sample_row_fill(64, bits, 1, v.data(), hist.data()));
+    EXPECT_EQ(expected_column_rate(0, bits, 1, v.data(), 0, hist.data()), -1);
+    EXPECT_EQ(expected_column_rate(64, bits, 1, v.data(), 1, hist.data()), -1);
     const uint16_t too_many[1] = {65};
-    EXPECT_EQ(expected_column_rate(64, too_many, 1, v.data(), 0), -1);
+    EXPECT_EQ(expected_column_rate(64, too_many, 1, v.data(), 0, hist.data()), -1);
 }
 
 TEST(PredictedIndexPages, GrowsWithRowsAndLength)

@@ -1,0 +1,130 @@
+-- Generated from README.md by test/readme/readme_sql.pl: do not edit;
+-- change the README and run `make sql/readme.sql`.
+
+-- README.md, line 11 (hidden setup)
+-- the README's examples run in a database of their own, and
+-- indexes are built serially, so that their pages are the same on every run
+SELECT current_database() AS regress_database \gset
+CREATE DATABASE bloomidx_readme;
+\c bloomidx_readme
+SET max_parallel_maintenance_workers = 0;
+CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
+INSERT INTO orders SELECT g, g % 5000, 'eu', 'new', 'X-' || g % 100, 1 FROM generate_series(1, 1000) g;
+
+-- README.md, line 20
+CREATE EXTENSION bloomidx;
+CREATE INDEX ON orders USING bloomidx (customer_id, region, status, sku);
+SELECT * FROM orders WHERE region = 'eu' AND sku = 'X-12';
+
+-- README.md, line 25 (hidden setup)
+DROP TABLE orders; DROP EXTENSION bloomidx;
+
+-- README.md, line 96
+CREATE EXTENSION bloomidx;
+CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
+INSERT INTO orders
+SELECT g, 1 + (g * 7919) % 5000,
+       (ARRAY['eu', 'us-east', 'us-west', 'apac'])[1 + g % 4],
+       (ARRAY['new', 'paid', 'shipped', 'delivered', 'returned'])[1 + (g / 7) % 5],
+       'X-' || (g * 31) % 2000,
+       1 + g % 9
+FROM generate_series(1, 30000) g;
+ANALYZE orders;
+
+-- What to build: bits per column from the statistics, and the statement.
+SELECT create_index, bits, false_positive_rates
+FROM bloomidx_advise('orders', '{customer_id, region, status, sku}');
+
+-- README.md, line 118
+CREATE INDEX orders_bl ON orders USING bloomidx (customer_id, region, status, sku);
+
+-- Any subset of the columns, in any order:
+EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE sku = 'X-12' AND region = 'apac';
+SELECT order_id, customer_id FROM orders WHERE customer_id = 4242 AND status = 'paid';
+SELECT count(*) FROM orders WHERE sku IN ('X-1', 'X-2', 'X-3') AND status = 'returned';
+
+-- What is in it, and what a query on columns 2 and 4 will recheck:
+SELECT segments, segment_rows, pending_rows FROM bloomidx_index_info('orders_bl');
+SELECT bloomidx_false_positive_rate('orders_bl', '{2,4}');
+
+-- README.md, line 176
+CREATE TABLE t (a int4, b int8, c text, d int4);
+CREATE INDEX t_bl ON t USING bloomidx (a, b, c, d) WITH (false_positive_rate = 0.001);
+SET enable_seqscan = off;   -- t is empty: a plan for when it is not
+EXPLAIN (COSTS OFF) SELECT * FROM t WHERE b = 42 AND c = 'x';
+--  Bitmap Heap Scan on t
+--    Recheck Cond: ((b = 42) AND (c = 'x'::text))
+--    ->  Bitmap Index Scan on t_bl
+--          Index Cond: ((b = 42) AND (c = 'x'::text))
+RESET enable_seqscan;
+
+-- README.md, line 418
+SELECT column_names, bits, false_positive_rates, advice
+FROM bloomidx_advise('orders', '{customer_id, region, status, sku}', 0.001);
+SELECT length, predicted_size, pg_size_pretty(predicted_size)
+FROM bloomidx_advise('orders', '{customer_id, region, status, sku}');
+
+-- README.md, line 475
+SELECT * FROM bloomidx_index_info('orders_bl');
+
+-- README.md, line 491
+SELECT bloomidx_verify('orders_bl');
+
+-- README.md, line 598
+ALTER EXTENSION bloomidx UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'bloomidx';
+
+-- README.md, line 848 (hidden setup)
+-- a shard and a coordinator, each a database of its own
+CREATE ROLE app;
+CREATE DATABASE bloomidx_readme_shard;
+CREATE DATABASE bloomidx_readme_coordinator;
+\c bloomidx_readme_shard
+
+-- README.md, line 854
+-- on each shard
+CREATE EXTENSION bloomidx;
+CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
+CREATE INDEX ON orders USING bloomidx (customer_id, region, status, sku);
+ALTER ROLE app SET cursor_tuple_fraction = 1;   -- the role postgres_fdw connects as (below)
+
+-- README.md, line 861 (hidden setup)
+\c bloomidx_readme_coordinator
+
+-- README.md, line 862
+-- on the coordinator
+CREATE EXTENSION postgres_fdw;
+CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4)
+    PARTITION BY HASH (customer_id);
+CREATE SERVER shard0 FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host 'shard0.example', dbname 'shop', async_capable 'true', batch_size '1000');
+CREATE USER MAPPING FOR CURRENT_USER SERVER shard0 OPTIONS (user 'app', password '...');
+CREATE FOREIGN TABLE orders_s0 PARTITION OF orders FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+    SERVER shard0 OPTIONS (table_name 'orders');
+-- ... and shard1 likewise, REMAINDER 1
+
+-- README.md, line 874 (hidden setup)
+\c bloomidx_readme
+DROP DATABASE bloomidx_readme_shard;
+DROP DATABASE bloomidx_readme_coordinator;
+DROP ROLE app;
+
+-- README.md, line 977
+CREATE OPERATOR CLASS my_pg_lsn_ops
+FOR TYPE pg_lsn USING bloomidx AS
+    OPERATOR 1 = (pg_lsn, pg_lsn),
+    FUNCTION 1 pg_lsn_hash_extended(pg_lsn, int8);
+CREATE TABLE wal_marks (lsn pg_lsn, other_column int4);
+CREATE INDEX ON wal_marks USING bloomidx (lsn my_pg_lsn_ops, other_column);
+
+-- README.md, line 989
+SELECT opc.opcname, p.amproc
+FROM pg_opclass opc
+JOIN pg_am am ON am.oid = opc.opcmethod AND am.amname = 'hash'
+JOIN pg_amproc p ON p.amprocfamily = opc.opcfamily AND p.amprocnum = 2
+                AND p.amproclefttype = opc.opcintype
+WHERE opc.opcintype = 'pg_lsn'::regtype;
+
+-- README.md, line 997 (hidden setup)
+\c :regress_database
+DROP DATABASE bloomidx_readme;
