@@ -1,6 +1,7 @@
 # bloomidx: PGXS build.  `make`, `make install`, `make installcheck`
 # (pg_regress against a running server), `make unittest` (the C++ core on
-# its own, no PostgreSQL needed).  test/run-tests.sh runs every suite.
+# its own, no PostgreSQL needed), `make dist` (the archive PGXN takes).
+# test/run-tests.sh runs every suite.
 
 EXTENSION = bloomidx
 MODULE_big = bloomidx
@@ -18,13 +19,15 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise readme
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise package readme
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)
 EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench results regression.diffs regression.out
+# make dist's archives, of this version or an older one.
+EXTRA_CLEAN += $(EXTENSION)-[0-9]*.zip
 
 PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -fvisibility=hidden -Wno-register -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -fno-exceptions -fno-rtti
@@ -93,3 +96,21 @@ bench:
 # regress suite checks that it is up to date (test/readme/readme_sql.pl).
 sql/readme.sql: README.md test/readme/readme_sql.pl
 	perl test/readme/readme_sql.pl README.md > $@
+
+# The archive PGXN takes (`make dist`): NAME-VERSION.zip, with NAME and
+# VERSION those of META.json (bloomidx-1.1.0.zip), every file under
+# NAME-VERSION/ and META.json at its top.  git archive makes it from the
+# committed tree (HEAD), as PGXN's own tools do: untracked files (build
+# products) stay out, and so does what .gitattributes marks export-ignore;
+# so do uncommitted changes (a warning says so).  META.json is checked
+# first (test/package/meta_check.pl): no archive goes out with metadata
+# PGXN would refuse or that disagrees with the files.
+DIST_NAME = $(shell perl -MJSON::PP -e 'local $$/; my $$m = decode_json(<STDIN>); print "$$m->{name}-$$m->{version}"' <META.json)
+.PHONY: dist
+dist:
+	perl test/package/meta_check.pl .
+	@test "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$$(pwd -P)" && git rev-parse -q --verify HEAD >/dev/null || \
+		{ echo "make dist: the archive is made from the committed tree: run it at the top of a git checkout" >&2; exit 1; }
+	@git diff --quiet HEAD -- || \
+		echo "make dist: WARNING: uncommitted changes are not in the archive, which is made from HEAD" >&2
+	git archive --format=zip --prefix=$(DIST_NAME)/ -o $(DIST_NAME).zip HEAD

@@ -19,6 +19,11 @@
 #   demo         the README's demos (test/demo.sh, test/demo_shards.sh) on
 #                20,000 rows: they run to the end, and the shards' demo
 #                checks that one node, its standby and the shards agree
+#   package      prove test/package: META.json against the PGXN Meta Spec
+#                and the tree (meta_check.pl, and that it refuses broken
+#                ones), and `make dist` in a fresh clone: the archive's
+#                contents, and that it builds (no install; never as the
+#                postgres user)
 # Each suite runs even if an earlier one failed (except that regress and tap
 # need the build).  A version's run ends with "N passed, N failed" (N =
 # suites), a run of several versions with the same line over versions; the
@@ -31,11 +36,13 @@
 #   BLOOMIDX_TAP_PORT      PGPORT given to prove (default 5493; the TAP
 #                          framework picks free ports for its nodes itself)
 #   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all;
-#                          in a run of several versions, unit and demo only
-#                          on the first: the C++ core unit tests includes
-#                          nothing of PostgreSQL, and the build compiles it
-#                          with each version's toolchain all the same; the
-#                          demos' SQL is run by the other suites)
+#                          in a run of several versions, unit, demo and
+#                          package only on the first: the C++ core unit
+#                          tests includes nothing of PostgreSQL, and the
+#                          build compiles it with each version's toolchain
+#                          all the same; the demos' SQL is run by the other
+#                          suites; the packaging is the same for every
+#                          version)
 #   PROVE_FLAGS            extra prove flags, e.g. --verbose
 #   BLOOMIDX_TAP_TESTS     a glob of the TAP files to run, e.g. "00[37]*"
 #                          (default all)
@@ -159,7 +166,7 @@ fi
 
 REGRESS_PORT="${BLOOMIDX_REGRESS_PORT:-5491}"
 TAP_PORT="${BLOOMIDX_TAP_PORT:-5493}"
-SUITES="${BLOOMIDX_SUITES:-build unit regress tap demo}"
+SUITES="${BLOOMIDX_SUITES:-build unit regress tap demo package}"
 SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-1500}"
 
 # ---------------------------------------------------------------- suites
@@ -176,6 +183,13 @@ suite_demo() {
 
 suite_unit() {
 	timeout -k 10 "$SUITE_TIMEOUT" make -j2 unittest PG_CONFIG="$PG_CONFIG"
+}
+
+# Runs as whoever runs this script, in temp folders of its own: nothing
+# here needs a server or the postgres user (who may not read the checkout).
+suite_package() {
+	# shellcheck disable=SC2086
+	TMPDIR="$BLOOMIDX_TMPDIR" timeout -k 10 "$SUITE_TIMEOUT" /usr/bin/prove ${PROVE_FLAGS:-} test/package/
 }
 
 # The regression cluster keeps every page the tests dirty in memory and
@@ -380,6 +394,7 @@ if wants unit; then run_suite unit; fi
 if wants regress; then run_suite regress need_build; fi
 if wants tap; then run_suite tap need_build; fi
 if wants demo; then run_suite demo need_build; fi
+if wants package; then run_suite package; fi
 
 echo
 echo "======================================================================"
