@@ -1,7 +1,7 @@
 -- Generated from README.md by test/readme/readme_sql.pl: do not edit;
 -- change the README and run `make sql/readme.sql`.
 
--- README.md, line 11 (hidden setup)
+-- README.md, bloomidx (hidden setup)
 -- the README's examples run in a database of their own, and
 -- indexes are built serially, so that their pages are the same on every run
 SELECT current_database() AS regress_database \gset
@@ -11,15 +11,15 @@ SET max_parallel_maintenance_workers = 0;
 CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
 INSERT INTO orders SELECT g, g % 5000, 'eu', 'new', 'X-' || g % 100, 1 FROM generate_series(1, 1000) g;
 
--- README.md, line 20
+-- README.md, bloomidx, example 1
 CREATE EXTENSION bloomidx;
 CREATE INDEX ON orders USING bloomidx (customer_id, region, status, sku);
 SELECT * FROM orders WHERE region = 'eu' AND sku = 'X-12';
 
--- README.md, line 25 (hidden setup)
+-- README.md, bloomidx (hidden setup)
 DROP TABLE orders; DROP EXTENSION bloomidx;
 
--- README.md, line 96
+-- README.md, Quick start, example 1
 CREATE EXTENSION bloomidx;
 CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
 INSERT INTO orders
@@ -35,7 +35,7 @@ ANALYZE orders;
 SELECT create_index, bits, false_positive_rates
 FROM bloomidx_advise('orders', '{customer_id, region, status, sku}');
 
--- README.md, line 118
+-- README.md, Quick start, example 2
 CREATE INDEX orders_bl ON orders USING bloomidx (customer_id, region, status, sku);
 
 -- Any subset of the columns, in any order:
@@ -47,7 +47,7 @@ SELECT count(*) FROM orders WHERE sku IN ('X-1', 'X-2', 'X-3') AND status = 'ret
 SELECT segments, segment_rows, pending_rows FROM bloomidx_index_info('orders_bl');
 SELECT bloomidx_false_positive_rate('orders_bl', '{2,4}');
 
--- README.md, line 176
+-- README.md, Queries it answers, example 1
 CREATE TABLE t (a int4, b int8, c text, d int4);
 CREATE INDEX t_bl ON t USING bloomidx (a, b, c, d) WITH (false_positive_rate = 0.001);
 SET enable_seqscan = off;   -- t is empty: a plan for when it is not
@@ -58,40 +58,40 @@ EXPLAIN (COSTS OFF) SELECT * FROM t WHERE b = 42 AND c = 'x';
 --          Index Cond: ((b = 42) AND (c = 'x'::text))
 RESET enable_seqscan;
 
--- README.md, line 418
+-- README.md, The advisor, example 1
 SELECT column_names, bits, false_positive_rates, advice
 FROM bloomidx_advise('orders', '{customer_id, region, status, sku}', 0.001);
 SELECT length, predicted_size, pg_size_pretty(predicted_size)
 FROM bloomidx_advise('orders', '{customer_id, region, status, sku}');
 
--- README.md, line 475
+-- README.md, Looking inside, example 1
 SELECT * FROM bloomidx_index_info('orders_bl');
 
--- README.md, line 491
+-- README.md, Looking inside, example 2
 SELECT bloomidx_verify('orders_bl');
 
--- README.md, line 598
+-- README.md, Extension versions, example 1
 ALTER EXTENSION bloomidx UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'bloomidx';
 
--- README.md, line 848 (hidden setup)
+-- README.md, Scaling out (hidden setup)
 -- a shard and a coordinator, each a database of its own
 CREATE ROLE app;
 CREATE DATABASE bloomidx_readme_shard;
 CREATE DATABASE bloomidx_readme_coordinator;
 \c bloomidx_readme_shard
 
--- README.md, line 854
+-- README.md, Scaling out, example 1
 -- on each shard
 CREATE EXTENSION bloomidx;
 CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
 CREATE INDEX ON orders USING bloomidx (customer_id, region, status, sku);
 ALTER ROLE app SET cursor_tuple_fraction = 1;   -- the role postgres_fdw connects as (below)
 
--- README.md, line 861 (hidden setup)
+-- README.md, Scaling out (hidden setup)
 \c bloomidx_readme_coordinator
 
--- README.md, line 862
+-- README.md, Scaling out, example 2
 -- on the coordinator
 CREATE EXTENSION postgres_fdw;
 CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4)
@@ -103,13 +103,13 @@ CREATE FOREIGN TABLE orders_s0 PARTITION OF orders FOR VALUES WITH (MODULUS 2, R
     SERVER shard0 OPTIONS (table_name 'orders');
 -- ... and shard1 likewise, REMAINDER 1
 
--- README.md, line 874 (hidden setup)
+-- README.md, Scaling out (hidden setup)
 \c bloomidx_readme
 DROP DATABASE bloomidx_readme_shard;
 DROP DATABASE bloomidx_readme_coordinator;
 DROP ROLE app;
 
--- README.md, line 977
+-- README.md, Adding a type, example 1
 CREATE OPERATOR CLASS my_pg_lsn_ops
 FOR TYPE pg_lsn USING bloomidx AS
     OPERATOR 1 = (pg_lsn, pg_lsn),
@@ -117,7 +117,7 @@ FOR TYPE pg_lsn USING bloomidx AS
 CREATE TABLE wal_marks (lsn pg_lsn, other_column int4);
 CREATE INDEX ON wal_marks USING bloomidx (lsn my_pg_lsn_ops, other_column);
 
--- README.md, line 989
+-- README.md, Adding a type, example 2
 SELECT opc.opcname, p.amproc
 FROM pg_opclass opc
 JOIN pg_am am ON am.oid = opc.opcmethod AND am.amname = 'hash'
@@ -125,6 +125,6 @@ JOIN pg_amproc p ON p.amprocfamily = opc.opcfamily AND p.amprocnum = 2
                 AND p.amproclefttype = opc.opcintype
 WHERE opc.opcintype = 'pg_lsn'::regtype;
 
--- README.md, line 997 (hidden setup)
+-- README.md, Adding a type (hidden setup)
 \c :regress_database
 DROP DATABASE bloomidx_readme;
