@@ -19,7 +19,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise package readme
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise package
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
 ISOLATION_OPTS = --load-extension=bloomidx
@@ -93,9 +93,16 @@ bench:
 	SCALE=$(SCALE) bash test/bench/run.sh
 
 # The pg_regress input that runs every SQL example of README.md; the
-# regress suite checks that it is up to date (test/readme/readme_sql.pl).
+# regress suite checks that it is up to date (test/readme/readme_sql.pl)
+# and runs it (`make installcheck-readme`) before the others: its examples
+# create and drop databases, which take checkpoints, and the suite's WAL
+# check replays everything the other tests wrote from one checkpoint.
 sql/readme.sql: README.md test/readme/readme_sql.pl
 	perl test/readme/readme_sql.pl README.md > $@
+
+.PHONY: installcheck-readme
+installcheck-readme:
+	$(MAKE) installcheck REGRESS=readme ISOLATION=
 
 # The archive PGXN takes (`make dist`): NAME-VERSION.zip, with NAME and
 # VERSION those of META.json (bloomidx-1.1.0.zip), every file under

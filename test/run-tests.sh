@@ -12,7 +12,8 @@
 #   build        make -j2 && make install
 #   unit         make unittest (C++ core, GoogleTest)
 #   regress      make installcheck (pg_regress, then the isolation tests;
-#                first, that sql/readme.sql runs the README's SQL examples)
+#                first, make installcheck-readme: the README's SQL examples,
+#                after checking that sql/readme.sql holds them)
 #                against a throwaway cluster, then a crash and recovery
 #                that checks the run's WAL (regress_wal_check)
 #   tap          prove test/t/*.pl (crash recovery, streaming replica, ...)
@@ -258,13 +259,20 @@ regress_wal_check() {
 suite_regress() {
 	cluster_trap
 	cluster_start "$REGRESS_PORT" bloomidx-regress "$REGRESS_SETTINGS"
+	local rc=0 readme=0
+	# The README's SQL examples (test 'readme') must be the README's own;
+	# they run first, as their CREATE and DROP DATABASE take checkpoints.
+	perl test/readme/readme_sql.pl --check README.md sql/readme.sql || readme=1
+	timeout -k 10 "$SUITE_TIMEOUT" make installcheck-readme PG_CONFIG="$PG_CONFIG" \
+		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" || readme=1
+	if ((readme != 0)); then
+		warn "the README's SQL examples failed"
+		[[ -f regression.diffs ]] && cat regression.diffs
+	fi
 	local checkpoint wal_start
 	checkpoint="$(regress_sql 'SELECT checkpoint_lsn FROM pg_control_checkpoint()')"
 	wal_start="$(regress_sql 'SELECT pg_current_wal_lsn()')"
 	rm -f regression.diffs regression.out output_iso/regression.diffs
-	local rc=0 readme=0
-	# The README's SQL examples (test 'readme') must be the README's own.
-	perl test/readme/readme_sql.pl --check README.md sql/readme.sql || readme=1
 	# pg_regress is only a client here: it may run as root against the
 	# server that runs as postgres.
 	timeout -k 10 "$SUITE_TIMEOUT" make installcheck PG_CONFIG="$PG_CONFIG" \
