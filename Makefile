@@ -9,17 +9,19 @@ DATA = sql/bloomidx--1.0.sql sql/bloomidx--1.0--1.1.sql
 PGFILEDESC = "bloomidx - Bloom signature index access method"
 
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o \
-	src/core/tid_codec.o src/core/slices.o src/core/segment_pages.o src/core/page_delta.o src/core/segment_filter.o src/core/filter_pages.o src/core/advise.o
+	src/core/tid_codec.o src/core/slices.o src/core/segment_pages.o src/core/page_delta.o src/core/segment_filter.o src/core/filter_pages.o src/core/advise.o \
+	src/core/fill.o
 GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
 	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/verify.o \
-	src/predict.o src/ddl_check.o src/directory.o src/directory_pages.o src/segment_write.o src/segment_scan.o src/info.o src/seal.o src/merge.o src/sweep.o src/debug.o src/wal.o src/filter_write.o src/filter_scan.o src/filter_merge.o src/block_write.o src/advise.o
+	src/predict.o src/ddl_check.o src/directory.o src/directory_pages.o src/segment_write.o src/segment_scan.o src/info.o src/seal.o src/merge.o src/sweep.o src/debug.o src/wal.o src/filter_write.o src/filter_scan.o src/filter_merge.o src/block_write.o src/advise.o \
+	src/stats.o src/page_items.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # No C++ runtime is linked: the glue and the core use no exceptions (built
 # with -fno-exceptions), no RTTI (-fno-rtti) and no operator new but
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise package
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise inspect package
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
 ISOLATION_OPTS = --load-extension=bloomidx

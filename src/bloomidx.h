@@ -430,6 +430,8 @@ extern "C" void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscanke
 								ScanKey orderbys, int norderbys);
 extern "C" int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern "C" void bloomidx_endscan(IndexScanDesc scan);
+bool		bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
+										   uint32 generation, const bloomidx::RowPageGeometry *g);
 
 /*
  * segment_scan.cpp: a query over the segments.  The query's bit positions:
@@ -477,6 +479,11 @@ Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrate
 							   BufferHints *hints);
 bool		bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
 									   bloomidx::PageProblem problem);
+bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
+									   uint32 generation, char *dst,
+									   const bloomidx::SegmentEntry *e, uint32 nslices,
+									   BlockNumber nblocks, int kind, int tid_page,
+									   const bloomidx::SegmentHeader *header);
 
 /*
  * filter_scan.cpp: the query's keys as (column, hashes) pairs, asked of the
@@ -531,6 +538,9 @@ extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* 
 extern "C" PGDLLEXPORT Datum bloomidx_index_info(PG_FUNCTION_ARGS);	/* info.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_advise(PG_FUNCTION_ARGS);	/* advise.cpp */
 Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode);
+extern "C" PGDLLEXPORT Datum bloomidx_stats(PG_FUNCTION_ARGS);	/* stats.cpp */
+extern "C" PGDLLEXPORT Datum bloomidx_page_items(PG_FUNCTION_ARGS);	/* page_items.cpp */
+bloomidx::PageProblem bloomidx_page_kind(Page page, uint16 *kind);
 extern "C" PGDLLEXPORT Datum bloomidx_seal(PG_FUNCTION_ARGS);	/* seal.cpp */
 int64		bloomidx_seal_once(Relation index, uint32 min_rows);
 int64		bloomidx_seal_all(Relation index, uint32 min_rows);

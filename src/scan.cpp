@@ -432,9 +432,9 @@ bloomidx_sink_flush(TidSink *sink)
  * holds one page lock at a time, so that it never waits for an insert
  * that holds the metapage and waits for this page.
  */
-static bool
-pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer, uint32 generation,
-					  const bloomidx::RowPageGeometry *g)
+bool
+bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
+							   uint32 generation, const bloomidx::RowPageGeometry *g)
 {
 	const uint8 *raw = (const uint8 *) BufferGetPage(*buffer);
 
@@ -549,7 +549,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		Page		page = BufferGetPage(buffer);
 
-		if (pending_page_recycled(index, blkno, &buffer, generation, &so->state.geometry))
+		if (bloomidx_pending_page_recycled(index, blkno, &buffer, generation, &so->state.geometry))
 			return false;
 		walked++;
 

@@ -217,12 +217,15 @@ list_slices(const SliceQuery *query)
 	return n;
 }
 
-/* Reads and checks page blkno of the segment into dst; false: recycled. */
-static bool
-copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
-				  uint32 generation, char *dst, const bloomidx::SegmentEntry *e,
-				  uint32 nslices, BlockNumber nblocks, int kind, int tid_page,
-				  const bloomidx::SegmentHeader *header)
+/*
+ * Reads and checks page blkno of the segment (its header, live page or TID
+ * page tid_page, as kind says) into dst; false: recycled.
+ */
+bool
+bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
+						   uint32 generation, char *dst, const bloomidx::SegmentEntry *e,
+						   uint32 nslices, BlockNumber nblocks, int kind, int tid_page,
+						   const bloomidx::SegmentHeader *header)
 {
 	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
 
@@ -272,9 +275,9 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
 		if (p != work->tid_page_index)
 		{
 			work->tid_page_index = -1;
-			if (!copy_segment_page(index, h->tid_blocks[p], hints, generation,
-								   work->tid_page.data, e, nslices, nblocks,
-								   bloomidx::kPageTids, p, h))
+			if (!bloomidx_copy_segment_page(index, h->tid_blocks[p], hints, generation,
+											work->tid_page.data, e, nslices, nblocks,
+											bloomidx::kPageTids, p, h))
 				return false;
 			work->tid_page_index = p;
 		}
@@ -305,9 +308,9 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 	bool		recycled = false;
 	uint32		candidates;
 
-	if (!copy_segment_page(index, e->header_block, hints, generation,
-						   (char *) &work->header, e, nslices, nblocks, bloomidx::kPageSegment,
-						   0, NULL))
+	if (!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
+									(char *) &work->header, e, nslices, nblocks,
+									bloomidx::kPageSegment, 0, NULL))
 		return false;
 	work->tid_page_index = -1;
 	work->group = -1;
@@ -315,9 +318,9 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 	/* Every row live: no need to read the live page. */
 	if (e->live_rows == e->rows)
 		memset(work->cur, 0xFF, sizeof(work->cur));
-	else if (!copy_segment_page(index, work->header.live_block, hints, generation,
-								(char *) work->cur, e, nslices, nblocks, bloomidx::kPageLive,
-								0, NULL))
+	else if (!bloomidx_copy_segment_page(index, work->header.live_block, hints, generation,
+										 (char *) work->cur, e, nslices, nblocks,
+										 bloomidx::kPageLive, 0, NULL))
 		return false;
 
 	if (!and_slices(index, work, e, query->base, query->nbase, work->result, generation, hints,

@@ -3,9 +3,10 @@
 # metapage, the special space and the signature/TID area of several small
 # bloomidx indexes are overwritten with random values (hundreds of positions
 # over many rounds, each round starting from the pristine files).  Every
-# query through a damaged index (forced Bitmap Index Scan), every VACUUM and
-# every bloomidx_verify must then either succeed -- a query with exactly the
-# rows a sequential scan finds -- or fail with
+# query through a damaged index (forced Bitmap Index Scan), every VACUUM,
+# every bloomidx_verify, bloomidx_stats and bloomidx_page_items of each
+# page must then either succeed -- a query with exactly the rows a
+# sequential scan finds -- or fail with
 #   XX002 (ERRCODE_INDEX_CORRUPTED) naming the index (and a block or a heap
 #         tuple), or
 #   XX001 (ERRCODE_DATA_CORRUPTED) naming a block of the index's file: the
@@ -329,6 +330,13 @@ for my $round (1 .. $ROUNDS)
 				  @{ $tab->{queries} }),
 			[ 'VACUUM', "VACUUM $tab->{table}", undef ],
 			[ 'bloomidx_verify', "SELECT bloomidx_verify('$tab->{index}')", undef ],
+			[ 'bloomidx_stats', "SELECT * FROM bloomidx_stats('$tab->{index}')", undef ],
+			[
+				'bloomidx_page_items of every page',
+				"SELECT count(*) FROM generate_series(0, $tab->{npages} - 1) b, "
+				  . "bloomidx_page_items('$tab->{index}', b)",
+				undef
+			],
 			[ "query after VACUUM [$q0->{cond}]", "$BloomidxTAP::INDEX_GUCS $q0->{sql}", $q0->{expected} ]);
 		my @res = run_statements($ignore, map { $_->[1] } @checks);
 		for my $j (0 .. $#checks)
