@@ -68,6 +68,21 @@ FROM bloomidx_advise('orders', '{customer_id, region, status, sku}');
 SELECT * FROM bloomidx_index_info('orders_bl');
 
 -- README.md, Looking inside, example 2
+SELECT live_rows, dead_rows, segments, pending_rows, total_pages, slice_pages, tid_pages,
+       signature_length, column_bits,
+       round(fill::numeric, 3) AS fill, round(predicted_fill::numeric, 3) AS predicted_fill,
+       round(fill_rates[1]::numeric / predicted_rates[1]::numeric, 2) AS column_1_drift
+FROM bloomidx_stats('orders_bl');
+
+-- README.md, Looking inside, example 3
+SELECT page_kind, count(*) AS pages
+FROM generate_series(0, pg_relation_size('orders_bl') / 8192 - 1) AS b,
+     bloomidx_page_items('orders_bl', b::int4)
+WHERE item IS NULL
+GROUP BY page_kind ORDER BY min(b);
+SELECT item, item_kind, detail FROM bloomidx_page_items('orders_bl', 0);
+
+-- README.md, Looking inside, example 4
 SELECT bloomidx_verify('orders_bl');
 
 -- README.md, Extension versions, example 1
