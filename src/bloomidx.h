@@ -389,6 +389,44 @@ typedef struct BloomidxBuildPart
 	FilterGroupBuild filters;	/* this part's group being filled */
 } BloomidxBuildPart;
 
+/*
+ * The steps of a build, as pg_stat_progress_create_index shows them in its
+ * phase "building index: <name>" (bloomidx_build_phase_name names them;
+ * PostgreSQL's PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE, 1, comes first).
+ * Segments are written as the scan gathers their rows, so writing them is
+ * no step of its own: the scan is most of a build's time, and the steps
+ * after it write less than a segment a participant.
+ * - SCAN: the table scan; each full segment written as it fills.  Blocks
+ *   total and done are the table's, as table_index_build_scan counts them
+ *   (in a parallel build, the leader's view of the shared scan: none when
+ *   the leader does not take part, as for btree).  No tuple counts: the
+ *   rows are not known before the scan has read them all (reltuples is an
+ *   estimate, -1 before the first VACUUM or ANALYZE).
+ * - LAST_ROWS: the rows each participant holds when its part of the scan
+ *   ends, less than a segment, written as one more segment or as pending
+ *   pages (build.cpp); the leader of a parallel build then waits for its
+ *   workers to write theirs.  Tuples total: the rows the index takes;
+ *   done: those written (none in a parallel build, whose leader knows
+ *   neither before its workers are done).
+ * - DIRECTORY: the index's file made durable (fsynced when a checkpoint
+ *   began during the build) and its segments and pending list entered in
+ *   the metapage and directory pages.  Tuples as LAST_ROWS left them.
+ * - SEAL: a parallel build only: the leader seals the rows its
+ *   participants left pending.  Tuples total: those rows; done: the rows
+ *   sealed so far (those of the list's last page, and a last run too short
+ *   for a segment, stay pending).
+ */
+typedef enum BuildPhase
+{
+	BUILD_PHASE_SCAN = PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE + 1,
+	BUILD_PHASE_LAST_ROWS,
+	BUILD_PHASE_DIRECTORY,
+	BUILD_PHASE_SEAL
+} BuildPhase;
+
+extern "C" char *bloomidx_build_phase_name(int64 phase);	/* handler.cpp */
+void		bloomidx_build_progress(BuildPhase phase, double tuples_total, double tuples_done);
+
 extern "C" IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 											IndexInfo *indexInfo);
 extern "C" void bloomidx_buildempty(Relation index);
@@ -543,7 +581,7 @@ extern "C" PGDLLEXPORT Datum bloomidx_page_items(PG_FUNCTION_ARGS);	/* page_item
 bloomidx::PageProblem bloomidx_page_kind(Page page, uint16 *kind);
 extern "C" PGDLLEXPORT Datum bloomidx_seal(PG_FUNCTION_ARGS);	/* seal.cpp */
 int64		bloomidx_seal_once(Relation index, uint32 min_rows);
-int64		bloomidx_seal_all(Relation index, uint32 min_rows);
+int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 uint32		bloomidx_seal_threshold(uint32 capacity);
 void		bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy);	/* merge.cpp */

@@ -199,12 +199,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 	part->index_tuples += 1;
 	if (rows->nrows == rows->capacity)
-	{
 		flush_segment(index, part);
-		if (!IsParallelWorker())
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-										 (int64) part->index_tuples);
-	}
 }
 
 /*
@@ -241,6 +236,27 @@ bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool paralle
 	rows_to_pending_pages(index, part);
 	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
 		flush_page(index, part);
+}
+
+/*
+ * Enters a step of the build in CREATE INDEX's progress (bloomidx.h,
+ * BuildPhase), with its tuple counts.  The table's blocks count in the
+ * scan alone (table_index_build_scan sets them there): they go back to
+ * zero, as btree's do after its scan.
+ */
+void
+bloomidx_build_progress(BuildPhase phase, double tuples_total, double tuples_done)
+{
+	const int	params[] = {
+		PROGRESS_CREATEIDX_SUBPHASE,
+		PROGRESS_SCAN_BLOCKS_TOTAL,
+		PROGRESS_SCAN_BLOCKS_DONE,
+		PROGRESS_CREATEIDX_TUPLES_TOTAL,
+		PROGRESS_CREATEIDX_TUPLES_DONE
+	};
+	const int64 values[] = {phase, 0, 0, (int64) tuples_total, (int64) tuples_done};
+
+	pgstat_progress_update_multi_param(lengthof(params), params, values);
 }
 
 /* Sets the pending link of a page written by the build (chains of parts joined). */
@@ -345,12 +361,15 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	bloomidx_build_ids_init(&ids);
 	bloomidx_build_part_init(part, index, nworkers > 0, &ids, entries);
+	bloomidx_build_progress(BUILD_PHASE_SCAN, 0, 0);
 	if (nworkers == 0 || !bloomidx_build_parallel(heap, index, indexInfo, nworkers, part))
 	{
 		bloomidx_build_part_scan(part, heap, index, indexInfo, NULL, true);
+		bloomidx_build_progress(BUILD_PHASE_LAST_ROWS, part->index_tuples,
+								part->index_tuples - part->rows.nrows);
 		bloomidx_build_part_finish(part, index, false);
 	}
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) part->index_tuples);
+	bloomidx_build_progress(BUILD_PHASE_DIRECTORY, part->index_tuples, part->index_tuples);
 	/* Every participant's segments are on disk: made durable before they are published. */
 	bloomidx_block_writer_finish(&part->writer, index);
 	publish_build(index, part);
@@ -374,8 +393,16 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * keys).
 	 */
 	if (nworkers > 0)
+	{
+		double		in_segments = 0;
+
+		for (uint32 i = 0; i < part->nentries; i++)
+			in_segments += part->entries[i].rows;
+		bloomidx_build_progress(BUILD_PHASE_SEAL, part->index_tuples - in_segments, 0);
 		bloomidx_seal_all(index, Min(bloomidx_seal_threshold(part->state.geometry.capacity),
-									 bloomidx_tail_segment_rows(&part->state, part->nentries)));
+									 bloomidx_tail_segment_rows(&part->state, part->nentries)),
+						  true);
+	}
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 

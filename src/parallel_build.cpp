@@ -179,9 +179,16 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 
 	leader->ids = &shared->ids;
 	leader->entries = entries;
+	/*
+	 * The scan's step of the progress ends with the leader's part of it; a
+	 * leader that takes no part waits for the workers' scans in it.
+	 */
 	if (leader_scans)
+	{
 		bloomidx_build_part_scan(leader, heap, index, indexInfo,
 								 table_beginscan_parallel(heap, pscan), true);
+		bloomidx_build_progress(BUILD_PHASE_LAST_ROWS, 0, 0);
+	}
 	bloomidx_build_part_finish(leader, index, true);
 
 	WaitForParallelWorkersToFinish(pcxt);

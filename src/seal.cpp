@@ -205,16 +205,22 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 
 /*
  * Seals while the pending list holds at least min_rows rows beyond its
- * tail; the caller holds the seal lock.  Returns the rows sealed.
+ * tail; the caller holds the seal lock.  Returns the rows sealed.  With
+ * build_progress (CREATE INDEX sealing what its participants left), the
+ * rows sealed so far are its progress's tuples done.
  */
 int64
-bloomidx_seal_all(Relation index, uint32 min_rows)
+bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress)
 {
 	int64		total = 0;
 	int64		n;
 
 	while ((n = bloomidx_seal_once(index, min_rows)) > 0)
+	{
 		total += n;
+		if (build_progress)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, total);
+	}
 	return total;
 }
 
