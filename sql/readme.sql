@@ -87,6 +87,21 @@ SELECT item, item_kind, detail FROM bloomidx_page_items('orders_bl', 0);
 -- README.md, Looking inside, example 4
 SELECT bloomidx_verify('orders_bl');
 
+-- README.md, Following a build, example 1
+SELECT pid, command, phase, blocks_done, blocks_total, tuples_done, tuples_total
+FROM pg_stat_progress_create_index;
+
+-- README.md, Following a build, example 2
+SELECT n, pg_indexam_progress_phasename((SELECT oid FROM pg_am WHERE amname = 'bloomidx'), n)
+FROM generate_series(1, 6) AS n;
+
+-- README.md, What the index can do, example 1
+SELECT p, pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'bloomidx'), p) AS am,
+       pg_index_has_property('orders_bl', p) AS index,
+       pg_index_column_has_property('orders_bl', 1, p) AS column_1
+FROM unnest(ARRAY['can_order', 'can_unique', 'can_multi_col', 'can_exclude', 'can_include',
+                  'bitmap_scan', 'index_scan', 'search_array', 'search_nulls', 'returnable']) AS p;
+
 -- README.md, Extension versions, example 1
 ALTER EXTENSION bloomidx UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'bloomidx';
