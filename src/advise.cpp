@@ -76,13 +76,7 @@ typedef struct ColumnStats
 static Relation
 open_advised_table(Oid relid)
 {
-	Relation	rel = try_relation_open(relid, AccessShareLock);
-
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-
+	Relation	rel = bloomidx_open_relation(relid, AccessShareLock);
 	char		relkind = rel->rd_rel->relkind;
 
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&

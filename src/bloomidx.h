@@ -575,6 +575,7 @@ extern "C" PGDLLEXPORT Datum bloomidx_ddl_check(PG_FUNCTION_ARGS);	/* ddl_check.
 extern "C" PGDLLEXPORT Datum bloomidx_false_positive_rate(PG_FUNCTION_ARGS);	/* predict.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_index_info(PG_FUNCTION_ARGS);	/* info.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_advise(PG_FUNCTION_ARGS);	/* advise.cpp */
+Relation	bloomidx_open_relation(Oid relid, LOCKMODE lockmode);
 Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode);
 extern "C" PGDLLEXPORT Datum bloomidx_stats(PG_FUNCTION_ARGS);	/* stats.cpp */
 extern "C" PGDLLEXPORT Datum bloomidx_page_items(PG_FUNCTION_ARGS);	/* page_items.cpp */

@@ -16,6 +16,23 @@ PG_FUNCTION_INFO_V1(bloomidx_index_info);
 }
 
 /*
+ * Opens the relation a function's regclass argument names: a regclass
+ * may hold the OID of a relation dropped since, which is an ERROR here,
+ * not a NULL.
+ */
+Relation
+bloomidx_open_relation(Oid relid, LOCKMODE lockmode)
+{
+	Relation	rel = try_relation_open(relid, lockmode);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return rel;
+}
+
+/*
  * Opens a bloomidx index whose metapage a function reads or changes
  * (`what` it works on, for the error about a partitioned index), with
  * lockmode.
@@ -23,12 +40,7 @@ PG_FUNCTION_INFO_V1(bloomidx_index_info);
 Relation
 bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode)
 {
-	Relation	index = try_relation_open(indexoid, lockmode);
-
-	if (index == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", indexoid)));
+	Relation	index = bloomidx_open_relation(indexoid, lockmode);
 
 	char		relkind = index->rd_rel->relkind;
 
