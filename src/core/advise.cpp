@@ -43,10 +43,12 @@ bool fewest_bits(const double *targets, int n, int length, uint16_t *bits, doubl
                 continue;
             if (bits[i] >= cap)
                 return false;
+            // Its rate now: the columns raised before it this round have
+            // raised it since rates[i] was taken.
+            double before = false_positive_rate(length, bits, n, 1u << i);
             bits[i]++;
             // Past the bits that minimise its rate, more only hurt.
-            double after = false_positive_rate(length, bits, n, 1u << i);
-            if (after >= rates[i])
+            if (false_positive_rate(length, bits, n, 1u << i) >= before)
                 return false;
         }
     }

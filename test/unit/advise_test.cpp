@@ -56,6 +56,21 @@ TEST(AdviseSizing, ShortestLengthThatMeetsTheTargets)
     EXPECT_FALSE(any) << "length " << shorter << " would do";
 }
 
+TEST(AdviseSizing, RaisingOneColumnDoesNotStopAnother)
+{
+    // At 32 bits, (3, 10) meets both targets.  On the way there the loose
+    // column is raised in the same round as the tight one, which raises
+    // the tight column's rate: judged against its rate from before that,
+    // its next bit looked useless and the search gave up at 32 bits.
+    const double targets[2] = {0.060256, 2.51189e-06};
+    double rates[2];
+    SizingResult r = advise_sizing(targets, 2, rates);
+    ASSERT_EQ(r.status, SizingStatus::Ok);
+    EXPECT_EQ(r.length, 32);
+    for (int i = 0; i < 2; i++)
+        EXPECT_LE(rates[i], targets[i]) << "column " << i;
+}
+
 TEST(AdviseSizing, BadAndUnreachableRequests)
 {
     double rates[32];
