@@ -157,7 +157,20 @@ SET ROLE adv_reader;
 SELECT bits FROM bloomidx_advise('adv_orders', '{status, region}');
 SELECT bits FROM bloomidx_advise('adv_orders', '{status, sku}');
 RESET ROLE;
-REVOKE ALL ON adv_orders FROM adv_reader;
+-- Nor, as pg_stats, on a table whose row-level security applies: its
+-- statistics tell of the rows the policy hides.  Its owner, to whom it
+-- does not apply, still may.
+GRANT SELECT ON adv_lowcard TO adv_reader;
+ALTER TABLE adv_lowcard ENABLE ROW LEVEL SECURITY;
+CREATE POLICY adv_paid ON adv_lowcard USING (paid);
+SET ROLE adv_reader;
+SELECT count(*) FROM pg_stats WHERE tablename = 'adv_lowcard';
+SELECT bits FROM bloomidx_advise('adv_lowcard', '{status}');
+RESET ROLE;
+SELECT bits FROM bloomidx_advise('adv_lowcard', '{status}');
+DROP POLICY adv_paid ON adv_lowcard;
+ALTER TABLE adv_lowcard DISABLE ROW LEVEL SECURITY;
+REVOKE ALL ON adv_orders, adv_lowcard FROM adv_reader;
 DROP ROLE adv_reader;
 
 DROP VIEW adv_view;

@@ -17,7 +17,9 @@
  *
  * Like pg_stats, which shows a column's statistics only to those who may
  * read the column, it needs SELECT on every column it is asked about: the
- * statistics tell of the values.
+ * statistics tell of the values.  And like pg_stats, it tells nothing of a
+ * table whose row-level security applies to the caller: the statistics
+ * tell of the rows the policies hide.
  */
 #include "bloomidx.h"
 
@@ -30,6 +32,7 @@ extern "C" {
 #include "catalog/pg_statistic.h"
 #include "commands/defrem.h"
 #include "funcapi.h"
+#include "utils/rls.h"
 
 PG_FUNCTION_INFO_V1(bloomidx_advise);
 }
@@ -85,6 +88,14 @@ open_advised_table(Oid relid)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot create an index on relation \"%s\"", RelationGetRelationName(rel)),
 				 errdetail_relkind_not_supported(relkind)));
+
+	/* pg_stats' rule: no row_security_active() table. */
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for the statistics of table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("Row-level security applies to the table, and its statistics tell of the rows it hides; pg_stats shows them to no one it applies to.")));
 	return rel;
 }
 

@@ -151,7 +151,9 @@ double listed_value_rate(int m, const uint16_t *bits, int ncols, const ColumnVal
     const uint32_t full = (1u << b) - 1;
     uint8_t sig[kMaxSignatureBytes];
     uint16_t pos[kMaxExactBits];
-    static_assert(kMaxExactBits <= 16, "subset tables on the stack");
+    // 64 kB at kMaxExactBits = 12, within the 512 kB PostgreSQL keeps
+    // below max_stack_depth for frames that do not check it.
+    static_assert((2 * sizeof(double) << kMaxExactBits) <= 64 * 1024, "subset tables on the stack");
     double prod[1u << kMaxExactBits];
     double sums[1u << kMaxExactBits];
 
