@@ -98,13 +98,15 @@ bench:
 # regress suite checks that it is up to date (test/readme/readme_sql.pl)
 # and runs it (`make installcheck-readme`) before the others: its examples
 # create and drop databases, which take checkpoints, and the suite's WAL
-# check replays everything the other tests wrote from one checkpoint.
+# check replays everything the other tests wrote from one checkpoint.  In
+# a database of its own, which the others' run need not drop (a DROP
+# DATABASE checkpoints too).
 sql/readme.sql: README.md test/readme/readme_sql.pl
 	perl test/readme/readme_sql.pl README.md > $@
 
 .PHONY: installcheck-readme
 installcheck-readme:
-	$(MAKE) installcheck REGRESS=readme ISOLATION=
+	$(MAKE) installcheck REGRESS=readme ISOLATION= CONTRIB_TESTDB=contrib_regression_readme
 
 # The archive PGXN takes (`make dist`): NAME-VERSION.zip, with NAME and
 # VERSION those of META.json (bloomidx-1.1.0.zip), every file under

@@ -140,6 +140,29 @@ SELECT * FROM bloomidx_advise('adv_fresh', '{a}');
 ALTER TABLE adv_point ADD COLUMN n int;
 SELECT * FROM bloomidx_advise('adv_point', '{t, n}');
 
+-- An empty table analyzed has no statistics either, and says why.
+CREATE TABLE adv_empty (a int);
+ANALYZE adv_empty;
+SELECT * FROM bloomidx_advise('adv_empty', '{a}');
+-- A column of one value.
+CREATE TABLE adv_one AS SELECT 7 AS a, g AS b FROM generate_series(1, 2000) g;
+ANALYZE adv_one;
+SELECT bits, advice[1] FROM bloomidx_advise('adv_one', '{a, b}');
+
+-- Long work is cancellable: 32 columns at the lowest rate.
+DO $$
+BEGIN
+    EXECUTE (SELECT 'CREATE TABLE adv_wide AS SELECT '
+                    || string_agg(format('floor(100 * power(random(), 3))::int AS c%s', i), ', ')
+                    || ' FROM generate_series(1, 3000)'
+             FROM generate_series(1, 32) i);
+END
+$$;
+ANALYZE adv_wide;
+SET statement_timeout = '50ms';
+SELECT length FROM bloomidx_advise('adv_wide', (SELECT array_agg('c' || i) FROM generate_series(1, 32) i), 0.000001);
+RESET statement_timeout;
+
 -- A partitioned table: the statistics of the whole tree.
 CREATE TABLE adv_parted (k int, v text) PARTITION BY RANGE (k);
 CREATE TABLE adv_parted_1 PARTITION OF adv_parted FOR VALUES FROM (0) TO (500);
@@ -148,6 +171,17 @@ INSERT INTO adv_parted SELECT g % 1000, 'v' || (g % 7) FROM generate_series(1, 5
 SELECT * FROM bloomidx_advise('adv_parted', '{k, v}');
 ANALYZE adv_parted;
 SELECT create_index, bits FROM bloomidx_advise('adv_parted', '{k, v}');
+-- Its predicted size is that of an index per partition.
+INSERT INTO adv_parted SELECT g % 1000, 'v' || (g % 7) FROM generate_series(1, 135000) g;
+ANALYZE adv_parted;
+SELECT create_index FROM bloomidx_advise('adv_parted', '{k, v}') \gexec
+SELECT sum(pg_relation_size(i.indexrelid)) BETWEEN 0.75 * a.predicted_size AND 1.25 * a.predicted_size
+       AS size_as_predicted
+FROM pg_partition_tree('adv_parted') p
+JOIN pg_index i ON i.indrelid = p.relid,
+     bloomidx_advise('adv_parted', '{k, v}') a
+WHERE p.isleaf
+GROUP BY a.predicted_size;
 
 -- Privileges: the statistics tell of the values, so SELECT on each
 -- column is needed, as for pg_stats.
@@ -174,7 +208,7 @@ REVOKE ALL ON adv_orders, adv_lowcard FROM adv_reader;
 DROP ROLE adv_reader;
 
 DROP VIEW adv_view;
-DROP TABLE adv_orders, adv_lowcard, adv_point, adv_fresh, adv_parted;
+DROP TABLE adv_orders, adv_lowcard, adv_point, adv_fresh, adv_parted, adv_empty, adv_one, adv_wide;
 DROP SEQUENCE adv_seq;
 DROP FUNCTION advice_check(text, text[]);
 DROP FUNCTION measured_rate(text, text);

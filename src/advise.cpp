@@ -29,6 +29,7 @@
 #include "core/tid_codec.hpp"
 
 extern "C" {
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_statistic.h"
 #include "commands/defrem.h"
 #include "funcapi.h"
@@ -139,6 +140,13 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 	HeapTuple	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
 										Int16GetDatum(attnum), BoolGetDatum(inherited));
 
+	/* ANALYZE of an empty table stores no statistics, and says it found 0 rows. */
+	if (!HeapTupleIsValid(tuple) && rel->rd_rel->reltuples == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation \"%s\" is empty, so its columns have no statistics",
+						RelationGetRelationName(rel)),
+				 errhint("Load its rows and run ANALYZE, or ask about a table that holds such data.")));
 	if (!HeapTupleIsValid(tuple))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -214,10 +222,15 @@ column_advice(const ColumnStats *c, double rows)
 						"bloomidx serves it in queries that combine it with other columns",
 						c->name);
 	if (share >= BROAD_SHARE)
+	{
+		if (c->distinct < 1.5)
+			return psprintf("a single value: an equality on \"%s\" matches every row or none, "
+							"which no index helps with", c->name);
 		return psprintf("%.0f distinct values: an equality on \"%s\" alone matches about %.0f%% "
 						"of the rows, which a sequential scan reads as fast; "
 						"it gets few bits, as it mostly narrows queries on other columns",
 						c->distinct, c->name, 100 * share);
+	}
 	if (c->top_frequency >= 0.2 && c->top_is_null)
 		return psprintf("%.0f%% of the rows are NULL, "
 						"and a query for IS NULL reads them whatever the index",
@@ -286,6 +299,57 @@ advised_columns(ArrayType *columns, Datum **names)
 	return n;
 }
 
+/* For the core's long loops: stop, so that the interrupt is served here. */
+static bool
+interrupt_pending(void *arg)
+{
+	return InterruptPending;
+}
+
+/*
+ * The pages the index will take: on a partitioned table, the sum of its
+ * leaves' indexes, each of its own rows (reltuples), with the tree's
+ * statistics for the distinct values (a leaf holds at most its rows').
+ */
+static double
+predicted_pages(Relation rel, double rows, int length, int n, const double *distinct)
+{
+	double		bits_per_key = bloomidx::filter_bits_per_key(BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE);
+
+	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return bloomidx::predicted_index_pages(rows, length, n, distinct, bits_per_key,
+											   bloomidx::kTypicalTidBytes);
+
+	List	   *tree = find_all_inheritors(RelationGetRelid(rel), AccessShareLock, NULL);
+	ListCell   *lc;
+	double		pages = 0;
+
+	foreach(lc, tree)
+	{
+		Oid			relid = lfirst_oid(lc);
+		HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		if (!HeapTupleIsValid(tuple))
+			continue;			/* dropped meanwhile */
+
+		Form_pg_class leaf = (Form_pg_class) GETSTRUCT(tuple);
+		double		leaf_rows = Max(leaf->reltuples, 0.0);
+		bool		indexed = leaf->relkind == RELKIND_RELATION || leaf->relkind == RELKIND_MATVIEW;
+
+		ReleaseSysCache(tuple);
+		if (!indexed)
+			continue;
+
+		double		leaf_distinct[bloomidx::kMaxColumns];
+
+		for (int i = 0; i < n; i++)
+			leaf_distinct[i] = Min(distinct[i], Max(leaf_rows, 1.0));
+		pages += bloomidx::predicted_index_pages(leaf_rows, length, n, leaf_distinct, bits_per_key,
+												 bloomidx::kTypicalTidBytes);
+	}
+	return pages;
+}
+
 Datum
 bloomidx_advise(PG_FUNCTION_ARGS)
 {
@@ -323,8 +387,14 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 		distinct[i] = cols[i].distinct;
 	}
 
-	bloomidx::SizingResult sizing = bloomidx::advise_sizing(targets, n, rates);
+	bloomidx::SizingResult sizing;
 
+	/* The core stops when an interrupt is pending, to be served here. */
+	do
+	{
+		CHECK_FOR_INTERRUPTS();
+		sizing = bloomidx::advise_sizing(targets, n, rates, interrupt_pending, NULL);
+	} while (sizing.status == bloomidx::SizingStatus::Interrupted);
 	if (sizing.status != bloomidx::SizingStatus::Ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -348,13 +418,15 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 		elog(ERROR, "bloomidx_advise: sizing out of range");
 	for (int i = 0; i < n; i++)
 	{
-		CHECK_FOR_INTERRUPTS();
-		rates[i] = bloomidx::expected_column_rate(sizing.length, sizing.bits, n, values_of, i, fill);
+		do
+		{
+			CHECK_FOR_INTERRUPTS();
+			rates[i] = bloomidx::expected_column_rate(sizing.length, sizing.bits, n, values_of, i,
+													  fill, interrupt_pending, NULL);
+		} while (rates[i] == bloomidx::kRateInterrupted);
 	}
 
-	double		pages = bloomidx::predicted_index_pages(rows, sizing.length, n, distinct,
-														bloomidx::filter_bits_per_key(BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE),
-														bloomidx::kTypicalTidBytes);
+	double		pages = predicted_pages(rel, rows, sizing.length, n, distinct);
 	Datum	   *column_names = (Datum *) palloc(sizeof(Datum) * n);
 	Datum	   *bits = (Datum *) palloc(sizeof(Datum) * n);
 	Datum	   *column_rates = (Datum *) palloc(sizeof(Datum) * n);

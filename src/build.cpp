@@ -15,27 +15,24 @@
 
 /*
  * The rows from which a build's last ones become a segment rather than
- * pending pages, when the index has nsegments other segments.  Every query
- * reads every pending page row by row, and of a segment only its tested
- * slices (or nothing, where its filters rule it out); a segment takes its
- * m slice pages whatever its rows.  So the tail is a segment once its
- * pending pages would be more than m / (nsegments + 1): what that costs in
- * size is at most a share of the index as large as one segment's, and a
- * query reads no more than that many pending pages after a serial build
- * (after a parallel one, up to a partly filled page more per participant).
- * A few pages stay pending (TAIL_PENDING_PAGES), which a scan reads in
- * less time than a segment's header and slices.
+ * pending pages, when the index has nsegments other segments
+ * (core/page_layout.hpp's tail_segment_rows).  Every query reads every
+ * pending page row by row, and of a segment only its tested slices (or
+ * nothing, where its filters rule it out); a segment takes its m slice
+ * pages whatever its rows.  So the tail is a segment once its pending
+ * pages would be more than m / (nsegments + 1): what that costs in size is
+ * at most a share of the index as large as one segment's, and a query
+ * reads no more than that many pending pages after a serial build (after
+ * a parallel one, up to a partly filled page more per participant).  A
+ * few pages stay pending (kTailPendingPages), which a scan reads in less
+ * time than a segment's header and slices.
  */
-#define TAIL_PENDING_PAGES 4
-
 uint32
 bloomidx_tail_segment_rows(const BloomidxState *state, uint32 nsegments)
 {
-	uint64		pages = Max(state->meta.signature_bits / ((uint64) nsegments + 1),
-							TAIL_PENDING_PAGES);
-
-	return Min(pages * state->geometry.capacity,
-			   (uint64) bloomidx_segment_capacity(state->geometry.capacity));
+	return (uint32) bloomidx::tail_segment_rows(state->meta.signature_bits, nsegments,
+												state->geometry.capacity,
+												bloomidx_segment_capacity(state->geometry.capacity));
 }
 
 void

@@ -226,7 +226,7 @@ bloomidx_report_bad_version(Relation index, uint32 version)
 			 errmsg("index \"%s\" has on-disk format version %u, newer than the version %u this bloomidx reads",
 					RelationGetRelationName(index), version, bloomidx::kMetaVersion),
 			 errdetail("A later bloomidx built it; the server now runs an older one."),
-			 errhint("Install the bloomidx release that built it, or REINDEX INDEX %s; to rebuild it in this one's format.",
+			 errhint("Install the bloomidx release that built it, or run REINDEX INDEX %s to rebuild the index in this one's format.",
 					 name)));
 }
 

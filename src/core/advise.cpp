@@ -24,12 +24,17 @@ constexpr int kMaxAdvisedBits = 64;
 // set in every row), so the loop may go round several times; it gives up
 // once a column would need more than kMaxAdvisedBits or more bits than
 // the length, or its rate stops falling.
-bool fewest_bits(const double *targets, int n, int length, uint16_t *bits, double *rates) noexcept
+enum class Fit { Met, Missed, Interrupted };
+
+Fit fewest_bits(const double *targets, int n, int length, uint16_t *bits, double *rates,
+                Interrupted interrupted, void *arg) noexcept
 {
     int cap = length < kMaxAdvisedBits ? length : kMaxAdvisedBits;
     for (int i = 0; i < n; i++)
         bits[i] = 1;
     for (int round = 0; round < n * kMaxAdvisedBits; round++) {
+        if (interrupted && interrupted(arg))
+            return Fit::Interrupted;
         bool all_met = true;
         for (int i = 0; i < n; i++) {
             rates[i] = false_positive_rate(length, bits, n, 1u << i);
@@ -37,27 +42,28 @@ bool fewest_bits(const double *targets, int n, int length, uint16_t *bits, doubl
                 all_met = false;
         }
         if (all_met)
-            return true;
+            return Fit::Met;
         for (int i = 0; i < n; i++) {
             if (rates[i] <= targets[i])
                 continue;
             if (bits[i] >= cap)
-                return false;
+                return Fit::Missed;
             // Its rate now: the columns raised before it this round have
             // raised it since rates[i] was taken.
             double before = false_positive_rate(length, bits, n, 1u << i);
             bits[i]++;
             // Past the bits that minimise its rate, more only hurt.
             if (false_positive_rate(length, bits, n, 1u << i) >= before)
-                return false;
+                return Fit::Missed;
         }
     }
-    return false;
+    return Fit::Missed;
 }
 
 } // namespace
 
-SizingResult advise_sizing(const double *targets, int n, double *rates) noexcept
+SizingResult advise_sizing(const double *targets, int n, double *rates, Interrupted interrupted,
+                           void *arg) noexcept
 {
     SizingResult res;
     if (n < 1 || n > kMaxColumns)
@@ -67,24 +73,61 @@ SizingResult advise_sizing(const double *targets, int n, double *rates) noexcept
             return res;
 
     uint16_t bits[kMaxColumns];
-    // Longer signatures meet lower rates: search the shortest multiple of
-    // 16 that meets them all.
-    int lo = 1, hi = kMaxSignatureBits / 16; // in units of 16 bits
-    if (!fewest_bits(targets, n, hi * 16, bits, rates)) {
+    const int top = kMaxSignatureBits / 16; // lengths in units of 16 bits
+    // No column can do better than at the longest length with every other
+    // column at one bit and its own at the cap (the rate falls with the
+    // length and the others' bits, and up to far past the cap with its
+    // own): a target below that is out of reach, said at once rather than
+    // after trying every length.
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++)
+            bits[j] = 1;
+        bits[i] = kMaxAdvisedBits;
+        if (false_positive_rate(top * 16, bits, n, 1u << i) > targets[i]) {
+            res.status = SizingStatus::Unreachable;
+            res.length = top * 16;
+            for (int j = 0; j < n; j++)
+                res.bits[j] = bits[j];
+            return res;
+        }
+    }
+    // Longer signatures meet lower rates: the shortest multiple of 16 that
+    // meets them all, found by doubling from short lengths (a long length
+    // that fails costs most: every column raised to its cap), then
+    // bisecting between the last that failed and the first that met.
+    int lo = 1, hi = 0;
+    for (int step = 1; hi == 0 && lo <= top; step *= 2) {
+        int length = step < top ? step : top;
+        Fit fit = fewest_bits(targets, n, length * 16, bits, rates, interrupted, arg);
+        if (fit == Fit::Interrupted) {
+            res.status = SizingStatus::Interrupted;
+            return res;
+        }
+        if (fit == Fit::Met)
+            hi = length;
+        else
+            lo = length + 1;
+    }
+    if (hi == 0) {
         res.status = SizingStatus::Unreachable;
-        res.length = hi * 16;
+        res.length = top * 16;
         for (int i = 0; i < n; i++)
             res.bits[i] = bits[i];
         return res;
     }
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (fewest_bits(targets, n, mid * 16, bits, rates))
+        Fit fit = fewest_bits(targets, n, mid * 16, bits, rates, interrupted, arg);
+        if (fit == Fit::Interrupted) {
+            res.status = SizingStatus::Interrupted;
+            return res;
+        }
+        if (fit == Fit::Met)
             hi = mid;
         else
             lo = mid + 1;
     }
-    (void) fewest_bits(targets, n, lo * 16, bits, rates);
+    (void) fewest_bits(targets, n, lo * 16, bits, rates, nullptr, nullptr);
     res.status = SizingStatus::Ok;
     res.length = lo * 16;
     res.worst_rate = 0;
@@ -97,6 +140,10 @@ SizingResult advise_sizing(const double *targets, int n, double *rates) noexcept
     }
     return res;
 }
+
+} // namespace bloomidx
+
+namespace bloomidx {
 
 namespace {
 
@@ -229,6 +276,9 @@ bool sample_row_fill(int m, const uint16_t *bits, int ncols, const ColumnValues 
     if (!arguments_ok(m, bits, ncols, cols))
         return false;
     uint8_t sig[kMaxSignatureBytes];
+    double totals[kMaxColumns];
+    for (int j = 0; j < ncols; j++)
+        totals[j] = column_total(cols[j]);
     for (int k = 0; k <= m; k++)
         hist[k] = 0;
     Sampler rng;
@@ -237,7 +287,7 @@ bool sample_row_fill(int m, const uint16_t *bits, int ncols, const ColumnValues 
             sig[p] = 0;
         for (int j = 0; j < ncols; j++) {
             const ColumnValues &c = cols[j];
-            double x = rng.unit() * column_total(c);
+            double x = rng.unit() * totals[j];
             uint64_t hash = 0;
             bool listed = false;
             for (int u = 0; u < c.nlisted && !listed; u++) {
@@ -258,7 +308,8 @@ bool sample_row_fill(int m, const uint16_t *bits, int ncols, const ColumnValues 
 }
 
 double expected_column_rate(int m, const uint16_t *bits, int ncols, const ColumnValues *cols,
-                            int column, const uint32_t *hist) noexcept
+                            int column, const uint32_t *hist, Interrupted interrupted,
+                            void *arg) noexcept
 {
     if (!arguments_ok(m, bits, ncols, cols) || column < 0 || column >= ncols)
         return -1;
@@ -275,6 +326,8 @@ double expected_column_rate(int m, const uint16_t *bits, int ncols, const Column
     const ColumnValues &c = cols[column];
     double sum = 0, weight = 0;
     for (int a = 0; a < c.nlisted; a++) {
+        if (interrupted && interrupted(arg))
+            return kRateInterrupted;
         double rate = b <= kMaxExactBits ? listed_value_rate(m, bits, ncols, cols, column, a)
                                          : unlisted_rate;
         if (rate < 0)
@@ -293,32 +346,52 @@ double expected_column_rate(int m, const uint16_t *bits, int ncols, const Column
 double predicted_index_pages(double rows, int length, int ncolumns, const double *distinct,
                              double filter_bits_per_key, double tid_bytes) noexcept
 {
-    if (!(rows > 0) || length < 1 || ncolumns < 1)
+    if (!(rows > 0) || length < 1 || length > kMaxSignatureBits || ncolumns < 1 ||
+        ncolumns > kMaxColumns)
         return 1; // the metapage
-    double segments = std::ceil(rows / kSegmentRows);
-    double per_segment = rows / segments;
-    // A full segment's slice is one page; a shorter one's too.
-    double pages_per_segment = 1 /* header */ + length + 1 /* live bits */ +
-                               std::ceil(per_segment * tid_bytes / kBlockSize);
-    if (filter_bits_per_key > 0) {
-        double filter_bytes = 0;
-        for (int i = 0; i < ncolumns; i++) {
-            // Distinct values a segment holds if they fall at random.
-            double d = distinct[i] < 1 ? 1 : distinct[i];
-            double in_segment = d * -std::expm1(per_segment * std::log1p(-1.0 / d));
-            if (d <= 1)
-                in_segment = 1;
-            double blocks = filter_blocks(static_cast<uint64_t>(std::ceil(in_segment)),
-                                          filter_bits_per_key, kMaxFilterBlocks);
-            filter_bytes += blocks * kFilterBlockBytes;
+    // As a serial build lays them out: full segments, then the last rows
+    // a segment of their own or pending pages (tail_segment_rows).
+    const RowPageGeometry pending = row_page_geometry(
+        static_cast<uint32_t>(signature_bytes(length)),
+        filter_bits_per_key > 0 ? static_cast<uint32_t>(ncolumns) : 0);
+    double full = std::floor(rows / kSegmentRows);
+    double tail = rows - full * kSegmentRows;
+    double pending_pages = 0;
+    if (tail > 0 && tail < static_cast<double>(tail_segment_rows(
+                               static_cast<uint32_t>(length), static_cast<uint32_t>(full),
+                               pending.capacity, kSegmentRows)))
+        pending_pages = std::ceil(tail / pending.capacity);
+    double pages = 1 + pending_pages;
+    double segments = full;
+    for (int part = 0; part < 2; part++) {
+        double seg_rows = part == 0 ? kSegmentRows : tail;
+        double count = part == 0 ? full : (pending_pages == 0 && tail > 0 ? 1 : 0);
+        if (count == 0)
+            continue;
+        if (part == 1)
+            segments += 1;
+        // Header, one slice page per bit, live bits, compressed TIDs.
+        double per_segment = 1 + length + 1 + std::ceil(seg_rows * tid_bytes / kBlockSize);
+        if (filter_bits_per_key > 0) {
+            double filter_bytes = 0;
+            for (int i = 0; i < ncolumns; i++) {
+                // Distinct values a segment holds if they fall at random.
+                double d = distinct[i] < 1 ? 1 : distinct[i];
+                double in_segment = d <= 1 ? 1 : d * -std::expm1(seg_rows * std::log1p(-1.0 / d));
+                double blocks = filter_blocks(static_cast<uint64_t>(std::ceil(in_segment)),
+                                              filter_bits_per_key, kMaxFilterBlocks);
+                filter_bytes += blocks * kFilterBlockBytes;
+            }
+            per_segment += filter_bytes / kBlockSize;
         }
-        pages_per_segment += filter_bytes / kBlockSize;
+        pages += count * per_segment;
     }
     // A build puts up to kGroupSlots segments' filters in a group, which
-    // has a header page of its own.
-    double groups = filter_bits_per_key > 0 ? std::ceil(segments / kGroupSlots) : 0;
-    double directory = directory_pages(static_cast<uint32_t>(segments));
-    return 1 + directory + groups + std::ceil(segments * pages_per_segment);
+    // has a header page of its own; past 224 segments, directory pages.
+    if (filter_bits_per_key > 0)
+        pages += std::ceil(segments / kGroupSlots);
+    pages += directory_pages(static_cast<uint32_t>(segments));
+    return std::ceil(pages);
 }
 
 } // namespace bloomidx

@@ -15,12 +15,22 @@
 
 namespace bloomidx {
 
+// Asked between steps of the longer computations here: true stops them
+// (they then return SizingStatus::Interrupted, or kRateInterrupted), so
+// that the caller can serve an interrupt outside the core and call again.
+// NULL: never stop.
+using Interrupted = bool (*)(void *arg);
+constexpr double kRateInterrupted = -2;
+
 // The shortest length (a multiple of 16) at which every column i meets
 // targets[i] (0 < target < 1) as a one-column query, with the fewest bits
 // per column that do, and each column's rate there (rates[0..ncolumns)).
 // Status Ok, Unreachable (no length up to 4096 bits meets them all: the
-// result then holds the longest length's attempt) or BadRequest.
-SizingResult advise_sizing(const double *targets, int ncolumns, double *rates) noexcept;
+// result then holds the longest length's attempt), BadRequest or
+// Interrupted.  Lengths are tried from short to long, doubling, then
+// halving the step back: the long ones cost most.
+SizingResult advise_sizing(const double *targets, int ncolumns, double *rates,
+                           Interrupted interrupted = nullptr, void *arg = nullptr) noexcept;
 
 // One column's values as ANALYZE saw them: the hashes (hash.hpp, as
 // the index would hash them) of its most common values and of NULL, each
@@ -53,20 +63,24 @@ bool sample_row_fill(int length, const uint16_t *bits, int ncols, const ColumnVa
 // overlap, or a table of few distinct rows, is predicted as it will be.
 // Exact (inclusion-exclusion over the query value's bits) for a listed
 // query value of up to kMaxExactBits bits; for the other values, from
-// sample_row_fill's hist.  Costs about (listed values of the column) x
-// (listed values of all columns) signature draws; -1 for arguments out of
-// range.
+// sample_row_fill's hist.  Costs, for each listed value of the column,
+// a signature draw per listed value of every column and 2^bits steps per
+// column; asks `interrupted` before each.  -1 for arguments out of range,
+// kRateInterrupted when interrupted.
 constexpr int kMaxExactBits = 12;
 double expected_column_rate(int length, const uint16_t *bits, int ncols, const ColumnValues *cols,
-                            int column, const uint32_t *hist) noexcept;
+                            int column, const uint32_t *hist, Interrupted interrupted = nullptr,
+                            void *arg = nullptr) noexcept;
 
 // What the index is predicted to take on disk, in 8 kB pages, for `rows`
-// rows sealed into segments of a signature of `length` bits: per segment
-// its header, one slice page per bit, its live bits, its compressed TIDs
-// (tid_bytes a row) and its filters (filter_bits_per_key for each distinct
-// value of each column in the segment, distinct[i] being column i's number
-// of distinct values in the table, NULL counted as one); plus the metapage
-// and the directory pages.
+// rows as a serial build lays them out at a signature of `length` bits:
+// full segments (each its header, one slice page per bit, its live bits,
+// its compressed TIDs, tid_bytes a row, and its filters,
+// filter_bits_per_key for each distinct value of each column in the
+// segment, distinct[i] being column i's number of distinct values in the
+// table, NULL counted as one; 0: no filters), the last rows as a segment
+// or pending pages (page_layout.hpp's tail_segment_rows), the filter
+// groups' headers, the metapage and the directory pages.
 double predicted_index_pages(double rows, int length, int ncolumns, const double *distinct,
                              double filter_bits_per_key, double tid_bytes) noexcept;
 

@@ -170,6 +170,20 @@ constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes, uint32_t k
                            kTidSize + keys * kFilterKeySize, keys};
 }
 
+// The rows from which a build's last ones become a segment rather than
+// pending pages, when the index has `nsegments` other segments (build.cpp
+// says why): once their pending pages would be more than
+// max(m / (nsegments + 1), kTailPendingPages), at most a segment's rows.
+constexpr uint32_t kTailPendingPages = 4;
+constexpr uint64_t tail_segment_rows(uint32_t signature_bits, uint32_t nsegments,
+                                     uint32_t pending_capacity, uint32_t segment_capacity)
+{
+    uint64_t pages = signature_bits / (static_cast<uint64_t>(nsegments) + 1);
+    pages = pages > kTailPendingPages ? pages : kTailPendingPages;
+    uint64_t rows = pages * pending_capacity;
+    return rows < segment_capacity ? rows : segment_capacity;
+}
+
 // More entries than any data page holds (the shortest signature, 2 bytes,
 // gives the most): the size of per-page arrays in scans and vacuum.
 constexpr uint32_t kMaxPageEntries = kPayloadBytes / (2 + kTidSize);

@@ -51,6 +51,7 @@ enum class SizingStatus {
     LengthTooShort, // length given: no bits per column reach the rate
     Unreachable,    // no length up to 4096 bits reaches the rate
     Contradiction,  // length and every column given, and they miss the rate
+    Interrupted,    // the caller's Interrupted check said to stop (advise.hpp)
 };
 
 // On failure, the one given option that the rate cannot be met with: the

@@ -391,7 +391,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 13) },
 	check  => sub {
 		my $new_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 13, newer than the version 12 this bloomidx reads\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or REINDEX INDEX public\.c_bl; to rebuild it in this one's format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 13, newer than the version 12 this bloomidx reads\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 13: a query through the index fails');
 		like($err, $new_format, 'format version 13: the query says why and what to do');

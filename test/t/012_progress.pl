@@ -233,12 +233,25 @@ $node->safe_psql('postgres', 'ALTER TABLE t SET (parallel_workers = 2)');
 like($err, qr/bloomidx index "t_bloomidx": parallel build, 2 of 2 workers launched, leader participating/,
 	'parallel: the build ran over the leader and 2 workers');
 $steps = check_progress('parallel', 'REINDEX', $seen);
+# How the heap scan splits between the participants decides whether they
+# leave enough pending rows for the leader's seal (build.cpp's tail rule;
+# on a loaded machine one participant may get most of the blocks): the
+# seal is checked where it ran, and where it did not, that less than a
+# segment's rows stayed pending.
 my $seal = $steps->{'sealing pending rows'} // [];
-ok(@$seal > 0, 'parallel: the seal of the rows the participants left was seen');
-my $pending = $seal->[0]{tuples_total} // 0;
-cmp_ok($pending, '>', 0, 'parallel: the seal has rows to seal');
-my $left = $node->safe_psql('postgres', "SELECT pending_rows FROM bloomidx_index_info('t_bloomidx')");
-cmp_ok($left, '<', $pending, "parallel: of the $pending rows left pending, the seal took all but $left");
+my ($left, $left_pages) = split /\|/, $node->safe_psql('postgres',
+	"SELECT pending_rows, pending_pages FROM bloomidx_index_info('t_bloomidx')");
+if (@$seal)
+{
+	my $pending = $seal->[0]{tuples_total} // 0;
+	cmp_ok($pending, '>', 0, 'parallel: the seal has rows to seal');
+	cmp_ok($left, '<', $pending, "parallel: of the $pending rows left pending, the seal took all but $left");
+}
+else
+{
+	note "parallel: the participants left too few rows to seal ($left rows on $left_pages pages)";
+	cmp_ok($left, '<', 16384, 'parallel: no seal, and less than a segment of rows stayed pending');
+}
 for my $s (@{ $steps->{'syncing and writing directory'} // [] })
 {
 	is("$s->{tuples_total} $s->{tuples_done}", "$nrows $nrows",

@@ -85,10 +85,36 @@ sub check_answers
 check_answers('built by 1.0');
 verify_index($node, $_, 'built by 1.0') for qw(t_bl u_bl p1_a_b_c_d_idx p2_a_b_c_d_idx);
 
+# What the indexes' operator classes are made of: operators and support
+# functions of every bloomidx family.  The update must leave it alone.
+my $opclasses_sql = q{
+	SELECT string_agg(format('%s %s %s', f.opfamily, f.member, f.n), E'\n' ORDER BY 1)
+	FROM (SELECT amopfamily::regclass::text AS opfamily, amopopr::regoperator::text AS member,
+	             amopstrategy AS n
+	      FROM pg_amop WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'bloomidx')
+	      UNION ALL
+	      SELECT amprocfamily::text, amproc::regprocedure::text, amprocnum
+	      FROM pg_amproc WHERE amprocfamily IN
+	          (SELECT oid FROM pg_opfamily WHERE opfmethod = (SELECT oid FROM pg_am WHERE amname = 'bloomidx'))) f};
+my $opclasses_10 = $node->safe_psql('postgres', $opclasses_sql);
+my $members_10 = members('postgres');
+
 $node->safe_psql('postgres', 'ALTER EXTENSION bloomidx UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
 	'1.1', 'ALTER EXTENSION bloomidx UPDATE goes to 1.1');
 is(members('postgres'), $fresh, 'the updated extension holds what a fresh 1.1 holds');
+is($node->safe_psql('postgres', $opclasses_sql), $opclasses_10,
+	'the update leaves the operator classes the indexes use as they were');
+my %before = map { $_ => 1 } split /\n/, $members_10;
+my @added = grep { !$before{$_} } split /\n/, members('postgres');
+my %after = map { $_ => 1 } split /\n/, members('postgres');
+my @removed = grep { !$after{$_} } split /\n/, $members_10;
+is_deeply(\@added,
+	[ 'function bloomidx_advise(regclass,text[],double precision)',
+	  'function bloomidx_page_items(regclass,integer)',
+	  'function bloomidx_stats(regclass)' ],
+	'1.0 to 1.1 adds bloomidx_advise, bloomidx_page_items and bloomidx_stats');
+is_deeply(\@removed, [], 'and removes nothing');
 
 check_answers('1.0 indexes under 1.1');
 verify_index($node, $_, 'under 1.1') for qw(t_bl u_bl p1_a_b_c_d_idx p2_a_b_c_d_idx);
