@@ -41,9 +41,25 @@ CREATE TYPE hf_range AS RANGE (subtype = bpchar, collation = hf_ci);
 ALTER TABLE bpn ADD COLUMN p hf_pair[], ADD COLUMN g hf_range[];
 CREATE INDEX bpn_p ON bpn USING bloomidx (p);
 CREATE INDEX bpn_g ON bpn USING bloomidx (r, g);
+-- bloomidx_advise refuses such a column too, rather than advise a CREATE
+-- INDEX that fails.
+ANALYZE bpn;
+SELECT create_index FROM bloomidx_advise('bpn', '{r, p}');
 DROP TABLE bpn;
 DROP TYPE hf_pair, hf_range;
 DROP DOMAIN hf_code;
+
+-- The array operator class takes every array type, also one whose
+-- elements have no extended hash function (point[]): hash_array_extended
+-- fails on the first array it hashes, so that an index built on an empty
+-- table would make every INSERT fail.  CREATE INDEX refuses the type, and
+-- so does bloomidx_advise.
+CREATE TABLE hf_points (p point[]);
+CREATE INDEX ON hf_points USING bloomidx (p);
+INSERT INTO hf_points VALUES ('{"(1,2)"}');
+ANALYZE hf_points;
+SELECT create_index FROM bloomidx_advise('hf_points', '{p}');
+DROP TABLE hf_points;
 
 -- Under a deterministic collation char(n) hashes its bytes without the
 -- trailing blanks: the same answers, and rows that differ only there match.

@@ -136,6 +136,19 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 						format_type_be(type)),
 				 errhint("bloomidx indexes types with a hash function and equality; see the README's list.")));
 
+	/* The hash function CREATE INDEX would take, on a type it would take. */
+	ValueHasher hasher;
+
+	bloomidx_opclass_hasher(&hasher, opclass, att->attcollation, column);
+	if (bloomidx_hashes_equal_apart(type, att->attcollation))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloomidx cannot hash type %s of column \"%s\"",
+						format_type_be_qualified(type), name),
+				 errdetail(BLOOMIDX_EQUAL_APART_DETAIL),
+				 errhint(BLOOMIDX_EQUAL_APART_HINT)));
+	bloomidx_check_array_hashing(hasher.proc.fn_oid, type);
+
 	bool		inherited = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE;
 	HeapTuple	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
 										Int16GetDatum(attnum), BoolGetDatum(inherited));
@@ -171,14 +184,12 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 	out->top_is_null = out->null_frac > 0;
 
 	/* The values ANALYZE found most common, and NULL. */
-	ValueHasher hasher;
 	int			nvalues = 0;
 	bool		have_mcv = get_attstatsslot(&sslot, tuple, STATISTIC_KIND_MCV, InvalidOid,
 											ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS);
 
 	if (have_mcv)
 		nvalues = Min(Min(sslot.nvalues, sslot.nnumbers), MAX_LISTED_VALUES);
-	bloomidx_opclass_hasher(&hasher, opclass, att->attcollation, column);
 	out->hashes = (uint64 *) palloc(sizeof(uint64) * (nvalues + 1));
 	out->freqs = (double *) palloc(sizeof(double) * (nvalues + 1));
 	out->nlisted = 0;

@@ -149,6 +149,12 @@ const ValueHasher *bloomidx_key_hasher(Relation index, const BloomidxState *stat
 									   int column, Oid key_type, ValueHasher *scratch);
 uint64		bloomidx_hash_value(const ValueHasher *hasher, Datum value);
 void		bloomidx_opclass_hasher(ValueHasher *hasher, Oid opclass, Oid collation, int column);
+bool		bloomidx_hashes_equal_apart(Oid type, Oid collation);
+void		bloomidx_check_array_hashing(Oid hash_proc, Oid type);
+
+/* What bloomidx_hashes_equal_apart refuses, said where a type is refused. */
+#define BLOOMIDX_EQUAL_APART_DETAIL "It holds char(n) values under a nondeterministic collation inside a composite or range, which PostgreSQL's hash functions hash with their trailing blanks although equality ignores them."
+#define BLOOMIDX_EQUAL_APART_HINT "Use varchar or text there, or a deterministic collation."
 /* keys (may be NULL): each column's filter key (bloomidx::filter_key). */
 void		bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 									const bool *isnull, uint8 *signature, uint32 *keys);

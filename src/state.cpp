@@ -165,12 +165,24 @@ holds_nondeterministic_bpchar(Oid type, Oid collation)
 }
 
 /*
- * Refuses a type whose equal values PostgreSQL's hash functions can hash
- * apart: char(n) under a nondeterministic collation nested in a composite
- * or a range, whose hash reaches hashbpcharextended with its trailing
- * blanks.  (A char(n), or an array of them, is hashed without them by
- * bpchar_function_hash.)
+ * Whether PostgreSQL's hash functions can hash equal values of type, under
+ * collation, apart: char(n) under a nondeterministic collation nested in a
+ * composite or a range, whose hash reaches hashbpcharextended with its
+ * trailing blanks.  (A char(n), or an array of them, is hashed without
+ * them by bpchar_function_hash.)
  */
+bool
+bloomidx_hashes_equal_apart(Oid type, Oid collation)
+{
+	Oid			base = getBaseType(type);
+	Oid			element = get_element_type(base);
+
+	if (base == BPCHAROID || (OidIsValid(element) && getBaseType(element) == BPCHAROID))
+		return false;
+	return holds_nondeterministic_bpchar(base, collation);
+}
+
+/* Refuses a type bloomidx_hashes_equal_apart says is hashed wrongly. */
 static void
 check_hashable_type(Relation index, int column, Oid type, Oid collation)
 {
@@ -179,18 +191,37 @@ check_hashable_type(Relation index, int column, Oid type, Oid collation)
 	 * its name is given qualified, as CREATE INDEX may run under a search
 	 * path of its own (pg_catalog only, from PostgreSQL 17).
 	 */
-	Oid			base = getBaseType(type);
-	Oid			element = get_element_type(base);
-
-	if (base == BPCHAROID || (OidIsValid(element) && getBaseType(element) == BPCHAROID))
-		return;
-	if (holds_nondeterministic_bpchar(base, collation))
+	if (bloomidx_hashes_equal_apart(type, collation))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloomidx cannot hash type %s in column %d of index \"%s\"",
 						format_type_be_qualified(type), column + 1, RelationGetRelationName(index)),
-				 errdetail("It holds char(n) values under a nondeterministic collation inside a composite or range, which PostgreSQL's hash functions hash with their trailing blanks although equality ignores them."),
-				 errhint("Use varchar or text there, or a deterministic collation.")));
+				 errdetail(BLOOMIDX_EQUAL_APART_DETAIL),
+				 errhint(BLOOMIDX_EQUAL_APART_HINT)));
+}
+
+/*
+ * Refuses an array type whose elements have no extended hash function
+ * (point[], xml[], an array of composites holding one), when the column's
+ * hash function is hash_array_extended, which the array operator class
+ * gives every array type: it fails on the first array it hashes, so that
+ * an index built on an empty table would refuse every INSERT.  (A type
+ * with no hash function of its own has no bloomidx operator class.)
+ */
+void
+bloomidx_check_array_hashing(Oid hash_proc, Oid type)
+{
+	Oid			base = getBaseType(type);
+
+	if (hash_proc == F_HASH_ARRAY_EXTENDED &&
+		lookup_type_cache(base, TYPECACHE_HASH_EXTENDED_PROC)->hash_extended_proc !=
+		F_HASH_ARRAY_EXTENDED)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("bloomidx cannot hash type %s: its elements have no extended hash function",
+						format_type_be_qualified(type)),
+				 errdetail("An array is hashed by its elements' extended hash functions (hash_array_extended)."),
+				 errhint("Index an array of a type that has a hash operator class.")));
 }
 
 /*
@@ -228,8 +259,10 @@ bloomidx_column_hashing(Relation index, int column)
 	Oid			collation = index->rd_indcollation[column];
 
 	/* Once, at build: a column's type and collation live as long as the index. */
-	check_hashable_type(index, column, TupleDescAttr(RelationGetDescr(index), column)->atttypid,
-						collation);
+	Oid			type = TupleDescAttr(RelationGetDescr(index), column)->atttypid;
+
+	check_hashable_type(index, column, type, collation);
+	bloomidx_check_array_hashing(index_getprocid(index, column + 1, BLOOMIDX_HASH_PROC), type);
 	return family_hashing(index->rd_opfamily[column], collation);
 }
 
