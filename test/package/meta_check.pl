@@ -45,7 +45,8 @@
 # the Makefile's DATA holds exactly the extension's scripts in sql/, its
 # EXTENSION the extensions of provides, its MODULE_big or MODULES the
 # library module_pathname names; a relocatable extension's scripts do not
-# use @extschema@.
+# use @extschema@; every other extension the regress and isolation tests
+# create is a test requirement.
 
 use strict;
 use warnings;
@@ -693,7 +694,39 @@ sub check_tree
 			}
 		}
 	}
+	check_test_requirements($meta, \@extensions);
 	return scalar @extensions;
+}
+
+# What `make installcheck` (what `pgxn check` runs) needs: every other
+# extension that a regress or isolation test creates (sql/*.sql but the
+# extensions' scripts, specs/*.spec) is one of /prereqs/test/requires;
+# as a recommendation only, a machine without it fails the tests.
+sub check_test_requirements
+{
+	my ($meta, $extensions) = @_;
+	my %own = map { $_ => 1 } @$extensions;
+	my $prereqs = $meta->{prereqs};
+	my $requires =
+	     json_type($prereqs) eq 'an object'
+	  && json_type($prereqs->{test}) eq 'an object'
+	  && json_type($prereqs->{test}{requires}) eq 'an object' ? $prereqs->{test}{requires} : {};
+	my %reported;
+	for my $path (sort(glob(File::Spec->catfile($dir, 'sql', '*.sql')),
+			glob(File::Spec->catfile($dir, 'specs', '*.spec'))))
+	{
+		my $file = File::Spec->abs2rel($path, $dir);
+		next if grep { basename($file) =~ /\A\Q$_\E--/ } @$extensions;
+		my $sql = slurp($path) // next;
+		$sql =~ s/--[^\n]*//g;
+		while ($sql =~ /\bCREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?"?([A-Za-z0-9_]+)/gi)
+		{
+			my $needed = $1;
+			next if $own{$needed} || exists $requires->{$needed} || $reported{$needed}++;
+			problem("$file: creates extension $needed, which ${meta_name}'s /prereqs/test/requires"
+				  . ' does not list (make installcheck fails without it)');
+		}
+	}
 }
 
 # ------------------------------------------------------------ main

@@ -201,6 +201,14 @@ my @refused = (
 		sub { $_[0]{resources} = { repository => { url => 'https://example.org/a.git', type => 'Git' } } },
 		qr{/resources/repository/type: "Git" is not lowercase}
 	],
+	[
+		'an extension the regress tests create, as a test recommendation only',
+		sub {
+			my $test = $_[0]{prereqs}{test};
+			$test->{recommends}{pageinspect} = delete $test->{requires}{pageinspect};
+		},
+		qr{^sql/\S+\.sql: creates extension pageinspect, which \S+'s /prereqs/test/requires does not list}m
+	],
 );
 
 for my $case (@refused)
@@ -252,7 +260,13 @@ my @allowed = (
 				repository => { url => 'git://example.org/a.git', web => 'https://example.org/a', type => 'git' } };
 		}
 	],
-	[ 'no optional key at all', sub { delete @{ $_[0] }{qw(description generated_by tags no_index prereqs release_status)} } ],
+	[
+		'no optional key but the test requirements (the tree\'s tests create extensions)',
+		sub {
+			delete @{ $_[0] }{qw(description generated_by tags no_index release_status)};
+			$_[0]{prereqs} = { test => { requires => $_[0]{prereqs}{test}{requires} } };
+		}
+	],
 );
 
 for my $case (@allowed)
@@ -376,6 +390,20 @@ for my $case (@tree_refused)
 	my ($status, $output) = run_check($copy);
 	ok($status == 1 && $output =~ m{Makefile: DATA has sql/\Q$update_script\E, which is not in the tree},
 		'refused: a script of the Makefile\'s DATA missing from sql/')
+	  or diag("exit status $status, output:\n$output");
+}
+
+{
+	# A test that creates an extension the metadata does not require; in a
+	# comment, CREATE EXTENSION creates nothing.
+	my $copy = tree_copy();
+	make_path(File::Spec->catdir($copy, 'sql'));
+	spew(File::Spec->catfile($copy, 'sql', 'uses_trgm.sql'), "-- CREATE EXTENSION hstore;\nCREATE EXTENSION IF NOT EXISTS pg_trgm;\n");
+	my ($status, $output) = run_check($copy);
+	ok($status == 1
+		  && $output =~ m{^sql/uses_trgm\.sql: creates extension pg_trgm, which META\.json's /prereqs/test/requires does not list \(make installcheck fails without it\)$}m
+		  && $output !~ /hstore/,
+		'refused: a regress test creating an extension /prereqs/test/requires does not list')
 	  or diag("exit status $status, output:\n$output");
 }
 
