@@ -114,14 +114,18 @@ installcheck-readme:
 # committed tree (HEAD), as PGXN's own tools do: untracked files (build
 # products) stay out, and so does what .gitattributes marks export-ignore;
 # so do uncommitted changes (a warning says so).  META.json is checked
-# first (test/package/meta_check.pl): no archive goes out with metadata
-# PGXN would refuse or that disagrees with the files.
-DIST_NAME = $(shell perl -MJSON::PP -e 'local $$/; my $$m = decode_json(<STDIN>); print "$$m->{name}-$$m->{version}"' <META.json)
+# first (test/package/meta_check.pl), as committed, on the tree the archive
+# holds (HEAD's, exported): no archive goes out with metadata PGXN would
+# refuse or that disagrees with the files; and the committed META.json
+# names it, so that an uncommitted version cannot name an archive of
+# another.
+DIST_NAME = $(shell git show HEAD:META.json 2>/dev/null | perl -MJSON::PP -e 'local $$/; my $$m = decode_json(<STDIN>); print "$$m->{name}-$$m->{version}"')
 .PHONY: dist
 dist:
-	perl test/package/meta_check.pl .
 	@test "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$$(pwd -P)" && git rev-parse -q --verify HEAD >/dev/null || \
 		{ echo "make dist: the archive is made from the committed tree: run it at the top of a git checkout" >&2; exit 1; }
 	@git diff --quiet HEAD -- || \
 		echo "make dist: WARNING: uncommitted changes are not in the archive, which is made from HEAD" >&2
+	@tree="$$(mktemp -d)" && git archive HEAD | tar -x -C "$$tree" && \
+		perl test/package/meta_check.pl "$$tree"; status=$$?; rm -rf "$$tree"; exit $$status
 	git archive --format=zip --prefix=$(DIST_NAME)/ -o $(DIST_NAME).zip HEAD

@@ -9,7 +9,8 @@
 # build product, and none of .ci/, .gitignore, .gitattributes); META.json
 # checks out against the unpacked tree; the unpacked tree compiles with
 # `make PG_CONFIG=...` (no install).  Also: `make dist` outside a git
-# checkout fails with a clear message, `make clean` removes the archive.
+# checkout fails with a clear message, an uncommitted META.json does not
+# name the archive, `make clean` removes the archive.
 #
 #   PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config prove test/package/dist.t
 #
@@ -167,6 +168,23 @@ is_deeply(\@modules, \@extensions, 'and makes the library') or diag(tail($output
 ok($status != 0 && $output =~ /make dist: the archive is made from the committed tree: run it at the top of a git checkout/,
 	'make dist outside a git checkout fails, saying why')
   or diag($output);
+
+# An uncommitted META.json (here of another version, which the control
+# file disagrees with) neither names the archive nor is checked in place of
+# the committed one: make dist checks, and names the archive by, what HEAD
+# holds.
+my $meta_path = File::Spec->catfile($clone, 'META.json');
+my $committed = slurp($meta_path);
+(my $edited = $committed) =~ s/"version"(\s*):(\s*)"\Q$meta->{version}\E"/"version"$1:$2"99.0.0"/g;
+spew($meta_path, $edited);
+unlink File::Spec->catfile($clone, $zip);
+($status, $output) = run_in($clone, 'make', 'dist', "PG_CONFIG=$pg_config");
+is($status, 0, 'make dist with a META.json changed but not committed') or diag(tail($output));
+like($output, qr/WARNING: uncommitted changes are not in the archive/, 'warns that the change is left out');
+ok(-f File::Spec->catfile($clone, $zip) && !-e File::Spec->catfile($clone, "$meta->{name}-99.0.0.zip"),
+	"and names the archive $zip, by the committed META.json")
+  or diag($output);
+spew($meta_path, $committed);
 
 ($status, $output) = run_in($clone, 'make', 'clean', "PG_CONFIG=$pg_config");
 ok($status == 0 && !-e File::Spec->catfile($clone, $zip), 'make clean removes the archive') or diag($output);
