@@ -23,6 +23,8 @@
  */
 #include "bloomidx.h"
 
+#include <cmath>
+
 #include "core/advise.hpp"
 #include "core/hash.hpp"
 #include "core/segment_filter.hpp"
@@ -97,7 +99,24 @@ open_advised_table(Oid relid)
 				 errmsg("permission denied for the statistics of table \"%s\"",
 						RelationGetRelationName(rel)),
 				 errdetail("Row-level security applies to the table, and its statistics tell of the rows it hides; pg_stats shows them to no one it applies to.")));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot create an index on temporary table \"%s\" of another session",
+						RelationGetRelationName(rel))));
 	return rel;
+}
+
+/*
+ * A share of the rows from pg_statistic, as ANALYZE writes one: 0 to 1.
+ * Statistics written by other means (pg_restore_attribute_stats takes any
+ * number from a table's owner on PostgreSQL 18) may hold anything, NaN
+ * too, which must not turn into NaN rates.
+ */
+static double
+row_share(double share)
+{
+	return share > 0 ? Min(share, 1.0) : 0;
 }
 
 /* The column's statistics, after the checks CREATE INDEX would make. */
@@ -171,13 +190,13 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 
 	Form_pg_statistic stats = (Form_pg_statistic) GETSTRUCT(tuple);
 	AttStatsSlot sslot;
-	double		distinct = stats->stadistinct;
+	double		distinct = std::isfinite(stats->stadistinct) ? stats->stadistinct : 0;
 
 	out->name = pstrdup(name);
 	out->attnum = attnum;
-	out->null_frac = stats->stanullfrac;
+	out->null_frac = row_share(stats->stanullfrac);
 	if (distinct < 0)
-		distinct = -distinct * rows;
+		distinct = row_share(-distinct) * rows;
 	out->distinct = Max(distinct, 0.0) + (out->null_frac > 0 ? 1 : 0);
 	out->distinct = Max(out->distinct, 1.0);
 	out->top_frequency = out->null_frac;
@@ -204,12 +223,14 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 	for (int i = 0; i < nvalues; i++)
 	{
 		out->hashes[out->nlisted] = bloomidx_hash_value(&hasher, sslot.values[i]);
-		out->freqs[out->nlisted] = sslot.numbers[i];
+		double		freq = row_share(sslot.numbers[i]);
+
+		out->freqs[out->nlisted] = freq;
 		out->nlisted++;
-		out->rest -= sslot.numbers[i];
-		if (sslot.numbers[i] > out->top_frequency)
+		out->rest -= freq;
+		if (freq > out->top_frequency)
 		{
-			out->top_frequency = sslot.numbers[i];
+			out->top_frequency = freq;
 			out->top_is_null = false;
 		}
 	}
@@ -385,7 +406,27 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 	int			n = advised_columns(PG_GETARG_ARRAYTYPE_P(1), &names);
 	Relation	rel = open_advised_table(PG_GETARG_OID(0));
 	Oid			amoid = get_index_am_oid("bloomidx", false);
-	double		rows = Max(rel->rd_rel->reltuples, 0.0);
+	double		rows = rel->rd_rel->reltuples;
+
+	/*
+	 * Statistics from before a TRUNCATE stay, but tell of rows that are
+	 * gone (reltuples -1: unknown); a negative n_distinct, a share of the
+	 * rows, needs the count.
+	 */
+	if (!(rows >= 0) || !std::isfinite(rows))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the row count of relation \"%s\" is unknown", RelationGetRelationName(rel)),
+				 errhint("Run ANALYZE %s; first.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)))));
+	/* ANALYZE of an empty table keeps the statistics of rows gone since. */
+	if (rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation \"%s\" is empty, so there is nothing to size an index for",
+						RelationGetRelationName(rel)),
+				 errhint("Load its rows and run ANALYZE, or ask about a table that holds such data.")));
 	ColumnStats *cols = (ColumnStats *) palloc0(sizeof(ColumnStats) * n);
 	double		targets[bloomidx::kMaxColumns];
 	double		rates[bloomidx::kMaxColumns];

@@ -349,6 +349,10 @@ double predicted_index_pages(double rows, int length, int ncolumns, const double
     if (!(rows > 0) || length < 1 || length > kMaxSignatureBits || ncolumns < 1 ||
         ncolumns > kMaxColumns)
         return 1; // the metapage
+    // No index holds more rows than its directory has segments for.
+    const double most = static_cast<double>(kMaxSegments) * kSegmentRows;
+    if (rows > most)
+        rows = most;
     // As a serial build lays them out: full segments, then the last rows
     // a segment of their own or pending pages (tail_segment_rows).
     const RowPageGeometry pending = row_page_geometry(
