@@ -95,9 +95,9 @@ SizingResult advise_sizing(const double *targets, int n, double *rates, Interrup
     // meets them all, found by doubling from short lengths (a long length
     // that fails costs most: every column raised to its cap), then
     // bisecting between the last that failed and the first that met.
-    int lo = 1, hi = 0;
-    for (int step = 1; hi == 0 && lo <= top; step *= 2) {
-        int length = step < top ? step : top;
+    int lo = 1, hi = 0; // hi: the shortest length known to meet them (0: none yet)
+    for (int step = 1; hi == 0 ? lo <= top : lo < hi; step *= 2) {
+        int length = hi == 0 ? (step < top ? step : top) : lo + (hi - lo) / 2;
         Fit fit = fewest_bits(targets, n, length * 16, bits, rates, interrupted, arg);
         if (fit == Fit::Interrupted) {
             res.status = SizingStatus::Interrupted;
@@ -114,18 +114,6 @@ SizingResult advise_sizing(const double *targets, int n, double *rates, Interrup
         for (int i = 0; i < n; i++)
             res.bits[i] = bits[i];
         return res;
-    }
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        Fit fit = fewest_bits(targets, n, mid * 16, bits, rates, interrupted, arg);
-        if (fit == Fit::Interrupted) {
-            res.status = SizingStatus::Interrupted;
-            return res;
-        }
-        if (fit == Fit::Met)
-            hi = mid;
-        else
-            lo = mid + 1;
     }
     (void) fewest_bits(targets, n, lo * 16, bits, rates, nullptr, nullptr);
     res.status = SizingStatus::Ok;
