@@ -11,10 +11,20 @@ PGFILEDESC = "bloomidx - Bloom signature index access method"
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o \
 	src/core/tid_codec.o src/core/slices.o src/core/segment_pages.o src/core/page_delta.o src/core/segment_filter.o src/core/filter_pages.o src/core/advise.o \
 	src/core/fill.o
-GLUE_OBJS = src/handler.o src/options.o src/state.o src/page.o src/build.o \
-	src/parallel_build.o src/insert.o src/scan.o src/vacuum.o src/cost.o src/validate.o src/verify.o \
-	src/predict.o src/ddl_check.o src/directory.o src/directory_pages.o src/segment_write.o src/segment_scan.o src/info.o src/seal.o src/merge.o src/sweep.o src/debug.o src/wal.o src/filter_write.o src/filter_scan.o src/filter_merge.o src/block_write.o src/advise.o \
-	src/stats.o src/page_items.o
+# The access method's callbacks (src/), the storage under them
+# (src/storage/), what both use (src/support/) and the SQL-callable
+# functions (src/functions/).
+AM_OBJS = src/handler.o src/options.o src/build.o src/parallel_build.o src/insert.o src/scan.o \
+	src/vacuum.o src/cost.o src/validate.o
+STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/directory.o \
+	src/storage/directory_pages.o src/storage/pending_list.o src/storage/filter_write.o \
+	src/storage/filter_merge.o src/storage/seal.o src/storage/merge.o src/storage/sweep.o \
+	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
+SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o
+FUNCTION_OBJS = src/functions/relation.o src/functions/verify.o src/functions/stats.o \
+	src/functions/page_items.o src/functions/index_info.o src/functions/false_positive_rate.o \
+	src/functions/advise.o src/functions/seal.o src/functions/ddl_check.o
+GLUE_OBJS = $(AM_OBJS) $(STORAGE_OBJS) $(SUPPORT_OBJS) $(FUNCTION_OBJS)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # No C++ runtime is linked: the glue and the core use no exceptions (built
 # with -fno-exceptions), no RTTI (-fno-rtti) and no operator new but
@@ -38,7 +48,10 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
-$(GLUE_OBJS): src/bloomidx.h src/pg.h src/core/page_layout.hpp src/core/signature.hpp
+$(GLUE_OBJS): src/support/support.h src/support/pg.h src/support/compat.h src/core/page_layout.hpp src/core/signature.hpp
+$(AM_OBJS) $(FUNCTION_OBJS) $(STORAGE_OBJS): src/storage/storage.h
+$(AM_OBJS) $(FUNCTION_OBJS): src/bloomidx.h
+$(FUNCTION_OBJS): src/functions/functions.h
 $(CORE_OBJS) $(GLUE_OBJS): $(wildcard src/core/*.hpp)
 
 # C++ unit tests of the core (GoogleTest, linked against the libgtest.a

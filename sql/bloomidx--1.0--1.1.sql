@@ -11,7 +11,7 @@
 -- INDEX that builds it, the signature length, the predicted size in bytes,
 -- and per column (in the order given) its bits, its predicted
 -- false-positive rate and a word where an index serves it poorly
--- (src/advise.cpp).  Needs SELECT on the columns, as pg_stats does.
+-- (src/functions/advise.cpp).  Needs SELECT on the columns, as pg_stats does.
 CREATE FUNCTION bloomidx_advise(tab pg_catalog.regclass, columns pg_catalog.text[],
     false_positive_rate pg_catalog.float8 DEFAULT 0.001,
     OUT create_index pg_catalog.text, OUT length pg_catalog.int4,
@@ -22,7 +22,7 @@ AS 'MODULE_PATHNAME', 'bloomidx_advise'
 LANGUAGE C STABLE;
 
 -- bloomidx_stats(index): what the index holds, read page by page, as
--- pgstattuple's pgstatindex reads a btree (src/stats.cpp): its live rows
+-- pgstattuple's pgstatindex reads a btree (src/functions/stats.cpp): its live rows
 -- (those a scan tests: segments' rows whose live bit is set, and every
 -- pending row) and dead ones (segments' rows whose live bit VACUUM
 -- cleared; the index learns of deletions only through VACUUM), its
@@ -57,7 +57,7 @@ GRANT EXECUTE ON FUNCTION bloomidx_stats(pg_catalog.regclass) TO pg_stat_scan_ta
 
 -- bloomidx_page_items(index, blkno): what block blkno of the index holds,
 -- for debugging, as pageinspect's bt_page_items and gin_leafpage_items
--- show a page (src/page_items.cpp): a first row for the page itself
+-- show a page (src/functions/page_items.cpp): a first row for the page itself
 -- (item NULL, item_kind 'page'), then one per item: its number on the
 -- page (item), what it is (item_kind), and as it applies a heap TID, its
 -- live bit, its bits (a signature, a slice, live bits, a filter block

@@ -68,7 +68,7 @@ ALTER OPERATOR FAMILY float_ops USING bloomidx ADD
 
 -- One family per type from here on.  bloomidx hashes the bytes itself
 -- (no function call per value) where equal values always have equal
--- bytes; it recognises those types by their hash function (src/state.cpp).
+-- bytes; it recognises those types by their hash function (src/support/value_hash.cpp).
 -- Every other type is hashed by its own extended hash function.  bool,
 -- date, bytea and timestamptz use the function of a type with the same
 -- representation, as PostgreSQL's hash opclasses do (hashcharextended,
@@ -192,7 +192,7 @@ DEFAULT FOR TYPE pg_catalog.anyarray USING bloomidx AS
 
 -- bloomidx_verify(index): checks a bloomidx index's metapage and every
 -- page, and that every row the table shows has its entry; raises the first
--- problem it finds (src/verify.cpp).  Not STRICT: NULL is an error, not a
+-- problem it finds (src/functions/verify.cpp).  Not STRICT: NULL is an error, not a
 -- silent NULL.  Runs with the caller's rights, who needs SELECT on the table.
 CREATE FUNCTION bloomidx_verify(index pg_catalog.regclass)
 RETURNS pg_catalog.void
@@ -202,7 +202,7 @@ LANGUAGE C;
 -- bloomidx_false_positive_rate(index, columns): the fraction of the rows
 -- that match none of its values which a query testing those columns
 -- (numbered from 1) still gets from the index, as the sizing model
--- predicts for the index as built (src/predict.cpp).  Not STRICT: NULL is
+-- predicts for the index as built (src/functions/false_positive_rate.cpp).  Not STRICT: NULL is
 -- an error.
 CREATE FUNCTION bloomidx_false_positive_rate(index pg_catalog.regclass, columns pg_catalog.int4[])
 RETURNS pg_catalog.float8
@@ -213,7 +213,7 @@ LANGUAGE C STABLE;
 -- on-disk format version, its sealed segments (how many, their rows, those
 -- VACUUM has not cleared), its pending pages and their rows, how many
 -- times its directory changed, and how many segments have filters, which
--- a query asks before their slices (src/info.cpp).  Sizes only, so no
+-- a query asks before their slices (src/functions/index_info.cpp).  Sizes only, so no
 -- privilege is needed, as for pg_relation_size.
 CREATE FUNCTION bloomidx_index_info(index pg_catalog.regclass,
     OUT format_version pg_catalog.int4, OUT segments pg_catalog.int4,
@@ -225,7 +225,7 @@ LANGUAGE C STRICT;
 
 -- bloomidx_seal(index): seals the index's pending rows (all but those of
 -- the last pending page) into segments, as gin_clean_pending_list does
--- for GIN's pending list; returns how many rows it sealed (src/seal.cpp).
+-- for GIN's pending list; returns how many rows it sealed (src/functions/seal.cpp).
 -- Inserts and VACUUM seal on their own once a segment's worth has
 -- gathered.  Needs to own the table.
 CREATE FUNCTION bloomidx_seal(index pg_catalog.regclass)
@@ -236,7 +236,7 @@ LANGUAGE C;
 -- bloomidx_ddl_check(): at the end of CREATE INDEX, ALTER INDEX, ALTER TABLE
 -- and CREATE SCHEMA (which may create indexes), checks the options of every
 -- bloomidx index the command made or altered against its number of
--- columns, which the options' own check cannot know (src/ddl_check.cpp):
+-- columns, which the options' own check cannot know (src/functions/ddl_check.cpp):
 -- options no build could use are refused there, not by every later
 -- REINDEX, TRUNCATE or restore of a dump.
 CREATE FUNCTION bloomidx_ddl_check()

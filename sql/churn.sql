@@ -1,5 +1,5 @@
 --
--- Churn (src/merge.cpp): round after round, rows deleted and as many
+-- Churn (src/storage/merge.cpp): round after round, rows deleted and as many
 -- inserted.  VACUUM merges the segments that deletions left mostly dead
 -- (or small), and the next segments reuse their pages, so the index stops
 -- growing.  After each round, queries are checked against a sequential

@@ -1,6 +1,6 @@
 --
 -- bloomidx_stats(index) and bloomidx_page_items(index, blkno)
--- (src/stats.cpp, src/page_items.cpp): the rows, pages and fill of an
+-- (src/functions/stats.cpp, src/functions/page_items.cpp): the rows, pages and fill of an
 -- index, and what each page holds.  Every figure is checked against
 -- another source: the table (count(*), its ctids), bloomidx_index_info,
 -- the file's length, bloomidx_false_positive_rate, the bits page_items

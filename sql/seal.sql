@@ -1,5 +1,5 @@
 --
--- Sealing pending rows into segments (src/seal.cpp): by bloomidx_seal(),
+-- Sealing pending rows into segments (src/storage/seal.cpp): by bloomidx_seal(),
 -- by an insert once a segment's worth has gathered, and by VACUUM, with
 -- deletes and more inserts in between.  After every step every query is
 -- checked against a sequential scan and bloomidx_verify checks every row.
@@ -96,7 +96,7 @@ RESET bloomidx.segment_rows;
 RESET max_parallel_maintenance_workers;
 DROP TABLE sl;
 
--- The debugging settings of the seal protocol's tests (src/debug.cpp) take
+-- The debugging settings of the seal protocol's tests (src/support/debug.cpp) take
 -- a value only from SET in a session: set for a role, a database or the
 -- server, a crash switch would reach every backend.
 LOAD 'bloomidx';

@@ -1,4 +1,4 @@
--- Segment filters (src/segments.md, *Segment filters*): CREATE INDEX
+-- Segment filters (src/storage/README.md, *Segment filters*): CREATE INDEX
 -- writes, per group of up to 15 segments, a filter per column; a seal, a
 -- group of one segment from the filter keys its pending rows kept; a
 -- merge, a group of the merged segment from its sources' filters.  A scan

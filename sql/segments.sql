@@ -1,5 +1,5 @@
 --
--- Sealed segments (src/segments.md): CREATE INDEX writes every segment's
+-- Sealed segments (src/storage/README.md): CREATE INDEX writes every segment's
 -- worth of rows as one segment (bit slices, TIDs, live bits) and leaves
 -- the rest as pending pages.  Segments are made small here
 -- (bloomidx.segment_rows) so that a small table has many.  Every query is

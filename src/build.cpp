@@ -1,9 +1,9 @@
 /*
  * build.cpp: CREATE INDEX and the init fork of an index on an UNLOGGED
  * table.  The heap scan gathers rows in memory; every segment's worth
- * becomes a segment (segment_write.cpp), and what is left at the end, less
+ * becomes a segment (storage/segment_write.cpp), and what is left at the end, less
  * than a segment, becomes one more if it would take too many pending pages
- * (bloomidx_tail_segment_rows), else pending pages (src/segments.md).
+ * (bloomidx_tail_segment_rows), else pending pages (storage/README.md).
  * Every page is written whole and WAL-logged whole as it is written.  A
  * build runs in one process, or split over parallel workers
  * (parallel_build.cpp): each participant runs bloomidx_build_part_scan
@@ -289,6 +289,34 @@ bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,
 	leader->pending_pages += npages;
 }
 
+/*
+ * The metapage of a new index: the options frozen (the sizing they give,
+ * and how each column's values are hashed), an empty directory, pending
+ * list and free list.
+ */
+static void
+fill_metapage(Relation index, Page page)
+{
+	uint16		signature_bits;
+	uint16		column_bits[INDEX_MAX_KEYS];
+	uint8		column_hashing[INDEX_MAX_KEYS];
+	int			ncolumns = RelationGetNumberOfAttributes(index);
+
+	bloomidx_options_for_build(index, &signature_bits, column_bits);
+	for (int i = 0; i < ncolumns; i++)
+		column_hashing[i] = bloomidx_column_hashing(index, i);
+	bloomidx_init_page(page, bloomidx::kPageMeta);
+	/* Pending rows keep filter keys when the index has filters, for the seals. */
+	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
+						(uint16) ncolumns, column_bits, column_hashing,
+						bloomidx_filter_bits_per_key(index) > 0);
+	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
+	bloomidx::directory_page_list_init(bloomidx::directory_page_list((uint8 *) page));
+	bloomidx::free_list_init(bloomidx::free_list((uint8 *) page));
+	/* pd_lower past the directory, so Generic WAL does not skip it as a hole */
+	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;
+}
+
 /* Writes the metapage as block 0 and caches the options it freezes. */
 static void
 write_metapage(Relation index)
@@ -297,7 +325,7 @@ write_metapage(Relation index)
 
 	Assert(BufferGetBlockNumber(buffer) == bloomidx::kMetaBlock);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	bloomidx_fill_metapage(index, BufferGetPage(buffer));
+	fill_metapage(index, BufferGetPage(buffer));
 	MarkBufferDirty(buffer);
 	UnlockReleaseBuffer(buffer);
 
@@ -422,7 +450,7 @@ bloomidx_buildempty(Relation index)
 	/* Filled first, as it may raise an ERROR, then copied in one go. */
 	PGAlignedBlock metapage;
 
-	bloomidx_fill_metapage(index, (Page) metapage.data);
+	fill_metapage(index, (Page) metapage.data);
 
 	Buffer		buffer = ReadBufferExtended(index, INIT_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 

@@ -1,6 +1,6 @@
 /*
  * cost.cpp: what a bitmap scan of a bloomidx index costs the planner: the
- * pages it reads and the work on them (src/segments.md, "Reading").
+ * pages it reads and the work on them (storage/README.md, "Reading").
  *
  * The segment filters rule out the segments that hold no match (but for
  * their rate); per sealed segment read a scan reads its header, its live page (charged
@@ -51,7 +51,7 @@ typedef struct KeyShape
 	double		elements;		/* elements of the tested IN lists */
 	double		hashed;			/* elements hashed before the scan */
 	double		slices;			/* bit positions tested: slices per segment */
-	int			filter_keys;	/* keys the segment filters are asked (filter_scan.cpp) */
+	int			filter_keys;	/* keys the segment filters are asked (storage/filter_scan.cpp) */
 } KeyShape;
 
 /*
@@ -227,7 +227,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		candidates = rows_per_segment * selectivity;
 
 	/*
-	 * Segment filters (filter_scan.cpp): a group's header and a region page
+	 * Segment filters (storage/filter_scan.cpp): a group's header and a region page
 	 * per key for every group (up to 15 segments a build wrote, or one a
 	 * seal or merge wrote), and of the segments only those that
 	 * hold a match (a segment of R rows holds one of the query's matches

@@ -1,6 +1,6 @@
 /*
  * insert.cpp: one row into an existing index.  Rows go to pending pages
- * (src/segments.md): the page this statement's previous row went to, else
+ * (storage/README.md): the page this statement's previous row went to, else
  * one the free space map knows has room (space VACUUM freed), else the
  * pending list's last page (its tail); when that is full, a new page (a
  * free one from the map, else a new one at the end of the file) is linked
@@ -90,39 +90,15 @@ try_append(Relation index, BlockNumber blkno, const BloomidxState *state,
 static BlockNumber
 metapage_tail(Relation index)
 {
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-	bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
-	BlockNumber tail = bloomidx::directory_header(page)->pending_tail;
-	uint32		version = bloomidx::meta_data(page)->version;
+	Buffer		buffer = bloomidx_lock_metapage(index, BUFFER_LOCK_SHARE);
+	BlockNumber tail =
+		bloomidx::directory_header((const uint8 *) BufferGetPage(buffer))->pending_tail;
 
 	UnlockReleaseBuffer(buffer);
-	if (problem == bloomidx::PageProblem::BadVersion)
-		bloomidx_report_bad_version(index, version);
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 	if (tail >= RelationGetNumberOfBlocks(index))
 		bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
 									 bloomidx::PageProblem::BadDirectory);
 	return tail;
-}
-
-/* A new page at the end of the file, exclusively locked. */
-Buffer
-bloomidx_extend_buffer(Relation index)
-{
-	bool		need_lock = !RELATION_IS_LOCAL(index);
-
-	if (need_lock)
-		LockRelationForExtension(index, ExclusiveLock);
-	Buffer		buffer = ReadBuffer(index, P_NEW);
-
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (need_lock)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return buffer;
 }
 
 /*
@@ -135,14 +111,8 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 			  uint32 *pending_pages)
 {
 	BlockNumber blkno = BufferGetBlockNumber(fresh);
-	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
 	const uint8 *metapage = (const uint8 *) BufferGetPage(meta);
-	bloomidx::PageProblem problem = bloomidx::check_meta_page(metapage);
-
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_meta_problem(index, metapage, problem);
 
 	BlockNumber tail = bloomidx::directory_header(metapage)->pending_tail;
 	Buffer		old = InvalidBuffer;

@@ -61,35 +61,6 @@ bloomidx_register_options(void)
 }
 
 /*
- * Bits per value of the segment filters a build, seal or merge writes (0:
- * none).  ALTER INDEX ... SET (segment_filter_rate = ...) takes effect at
- * the next seal or merge, as far as pending rows keep filter keys (frozen
- * by the build: an index built without filters needs a REINDEX for them).
- */
-double
-bloomidx_filter_bits_per_key(Relation index)
-{
-	/*
-	 * The sizing search evaluates the rate formula a few thousand times
-	 * (milliseconds): every scan and INSERT statement asks, so the last
-	 * answer is kept.
-	 */
-	static double last_rate = -1;
-	static double last_bits = 0;
-	const BloomidxOptions *opts = (const BloomidxOptions *) index->rd_options;
-	double		rate = opts ? opts->segment_filter_rate : BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE;
-
-	if (rate <= 0)
-		return 0;
-	if (rate != last_rate)
-	{
-		last_bits = bloomidx::filter_bits_per_key(rate);
-		last_rate = rate;
-	}
-	return last_bits;
-}
-
-/*
  * Without a false_positive_rate, options are taken as given even where they
  * miss the default target; but an index that keeps more than this fraction
  * of the rows an equality on one column does not match is most likely a

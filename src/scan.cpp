@@ -273,7 +273,7 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 
 		/*
 		 * A cross-type key hashes with its own type's function from the
-		 * column's family (state.cpp); one that cannot hash as the column's
+		 * column's family (support/value_hash.cpp); one that cannot hash as the column's
 		 * values did tests no bits, and the recheck decides.
 		 */
 		const ValueHasher *hasher = bloomidx_key_hasher(index, state, column, key->sk_subtype,
@@ -324,31 +324,6 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	return true;
 }
 
-/*
- * Pins data page blkno: through the buffer this backend last found it in
- * when there is a hint (no buffer table lookup, which is a fifth of a
- * scan of a cached index), else through the ring or a normal read.
- */
-Buffer
-bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
-				   BufferHints *hints)
-{
-	if (hints == NULL || blkno >= hints->n)
-		return ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
-
-	Buffer		hint = hints->buffers[blkno];
-
-	if (BufferIsValid(hint) && ReadRecentBuffer(BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, hint))
-	{
-		bloomidx_count_buffer_hit(index);
-		return hint;
-	}
-	/* Maybe read from disk again: its sums are to be checked again too. */
-	hints->checked[blkno] = InvalidXLogRecPtr;
-	hints->buffers[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-	return hints->buffers[blkno];
-}
-
 static bool
 build_query(IndexScanDesc scan, ScanOpaque *so)
 {
@@ -388,76 +363,6 @@ match_page(ScanOpaque *so, const bloomidx::QueryMatcher *matcher, const uint8 *r
 		CHECK_FOR_INTERRUPTS();
 	}
 	return n;
-}
-
-/*
- * Adds a TID that entry `entry` of block blkno holds.  A damaged TID must
- * not reach the bitmap (which rejects a bad offset without naming the
- * index) or the heap (a block past its end).  The table may have grown
- * since the scan began: a concurrent insert's row is past the length read
- * then.
- */
-void
-bloomidx_sink_add(Relation index, TidSink *sink, BlockNumber blkno, uint32 entry,
-				  const ItemPointerData *tid)
-{
-	OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(tid);
-	BlockNumber target = ItemPointerGetBlockNumberNoCheck(tid);
-
-	if (target >= sink->heap_blocks)
-		sink->heap_blocks = RelationGetNumberOfBlocks(sink->heap);
-	if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage ||
-		target >= sink->heap_blocks)
-		bloomidx_report_corrupted_page(index, blkno,
-									   psprintf("Entry %u holds an invalid heap TID.", entry));
-	sink->tids[sink->n++] = *tid;
-	if (sink->n == TID_BATCH)
-		bloomidx_sink_flush(sink);
-}
-
-void
-bloomidx_sink_flush(TidSink *sink)
-{
-	if (sink->n > 0)
-		tbm_add_tuples(sink->tbm, sink->tids, sink->n, true);
-	sink->found += sink->n;
-	sink->n = 0;
-}
-
-/*
- * A pending page met on the list (locked in *buffer) that is not one, or
- * was linked after the directory copy of `generation`: reused since the
- * copy (true: start again, the buffer released), or damage (an ERROR).
- * The page is copied and released before the metapage is read: a scan
- * holds one page lock at a time, so that it never waits for an insert
- * that holds the metapage and waits for this page.
- */
-bool
-bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
-							   uint32 generation, const bloomidx::RowPageGeometry *g)
-{
-	const uint8 *raw = (const uint8 *) BufferGetPage(*buffer);
-
-	if (!PageIsNew((Page) raw) && bloomidx::is_pending_kind(bloomidx::page_opaque(raw)->flags) &&
-		bloomidx::page_stamp(raw) <= generation)
-		return false;
-
-	Page		page = (Page) palloc(BLCKSZ);
-
-	memcpy(page, raw, BLCKSZ);
-	UnlockReleaseBuffer(*buffer);
-	*buffer = InvalidBuffer;
-	if (bloomidx_directory_generation(index) != generation)
-	{
-		pfree(page);
-		return true;
-	}
-	if (PageIsNew(page))
-		bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a new page.");
-	bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::None);
-	bloomidx_report_corrupted_page(index, blkno,
-								   "A pending page is stamped with a later directory generation than the directory's.");
-	return false;				/* not reached */
 }
 
 /* Tests one pending page (share-locked in *buffer) and adds its matches. */

@@ -337,7 +337,7 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-	/* The seal lock: no seal frees pending pages under the walk (seal.cpp). */
+	/* The seal lock: no seal frees pending pages under the walk (storage/seal.cpp). */
 	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	visit_pages(info, stats, callback, callback_state);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);

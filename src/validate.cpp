@@ -85,39 +85,6 @@ check_procedures(CatCList *procs, const char *family, Oid opcintype, bool *has_h
 	return ok;
 }
 
-/*
- * Whether one of PostgreSQL's hash operator families that holds opno as
- * its equality hashes lefttype with left_proc and righttype with
- * right_proc (its support function 2, the extended hash): then equal
- * values of the two types hash alike through them.  *hashable says whether
- * any hash family holds opno.  Also used by scans, for cross-type keys.
- */
-bool
-bloomidx_hash_family_agrees(Oid opno, Oid lefttype, Oid righttype, Oid left_proc,
-							Oid right_proc, bool *hashable)
-{
-	CatCList   *memberships = SearchSysCacheList1(AMOPOPID, ObjectIdGetDatum(opno));
-	bool		agree = false;
-
-	*hashable = false;
-	for (int i = 0; i < memberships->n_members && !agree; i++)
-	{
-		Form_pg_amop member = (Form_pg_amop) GETSTRUCT(&memberships->members[i]->tuple);
-
-		if (member->amopmethod != HASH_AM_OID || member->amopstrategy != HTEqualStrategyNumber)
-			continue;
-		*hashable = true;
-		agree = bloomidx_canonical_hash_proc(get_opfamily_proc(member->amopfamily, lefttype,
-															   lefttype, HASHEXTENDED_PROC)) ==
-			bloomidx_canonical_hash_proc(left_proc) &&
-			bloomidx_canonical_hash_proc(get_opfamily_proc(member->amopfamily, righttype,
-														   righttype, HASHEXTENDED_PROC)) ==
-			bloomidx_canonical_hash_proc(right_proc);
-	}
-	ReleaseCatCacheList(memberships);
-	return agree;
-}
-
 /* The family's support function 1 for type, or InvalidOid. */
 static Oid
 family_hash_proc(CatCList *procs, Oid type)

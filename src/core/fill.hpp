@@ -1,4 +1,4 @@
-// The measured fill of an index's signatures (bloomidx_stats, src/stats.cpp):
+// The measured fill of an index's signatures (bloomidx_stats, functions/stats.cpp):
 // how many of its m bits each row sets, tallied into a histogram of rows
 // by bits set, and what that histogram implies for queries.
 //

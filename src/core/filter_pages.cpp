@@ -1,4 +1,4 @@
-// Filter group pages (page_layout.hpp has the format; src/segments.md,
+// Filter group pages (page_layout.hpp has the format; storage/README.md,
 // *Segment filters*, how they are used).
 #include <cstring>
 

@@ -46,6 +46,19 @@ inline uint64_t hash_int(int64_t value, uint64_t seed) noexcept
 // value of its own, so "col IS NULL" can be searched.
 uint64_t null_hash(int column) noexcept;
 
+// MurmurHash3's 64-bit finalizer: every bit of h reaches every bit of
+// the result.  The segment filters spread a filter key (32 bits of a
+// value's hash) over a filter's blocks and probe bits with it.
+inline uint64_t mix64(uint64_t h) noexcept
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
 // Checks the hashes above against answers pinned when the on-disk format
 // (kHashXxh3V2) was fixed, and XXH3 against its published test vector.
 // False means this build hashes differently from the one that wrote the

@@ -20,7 +20,7 @@
 // (S + 6)-byte entries as fit in the 8,152 payload bytes, contrib/bloom's
 // tuples per page or one fewer.  Vacuum compacts entries [0, n).
 //
-// Slice page (format 2, for the bit-sliced segments of src/segments.md):
+// Slice page (format 2, for the bit-sliced segments of storage/README.md):
 // bit j of a segment's rows,
 //
 //   [page header, 24 B][kSliceWords words: row r at word r / 64, bit r % 64][hole, 24 B][special, 16 B]
@@ -118,7 +118,7 @@ constexpr uint16_t kMetaVersion = 12;       // bump on any change to this file t
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
-                                            // value hashing (state.cpp), version 2
+                                            // value hashing (support/value_hash.cpp), version 2
 
 // How a column's values became hashes (MetaPageData::column_hashing),
 // frozen at build because an operator family can gain members later.
@@ -171,7 +171,7 @@ constexpr RowPageGeometry row_page_geometry(uint32_t signature_bytes, uint32_t k
 }
 
 // The rows from which a build's last ones become a segment rather than
-// pending pages, when the index has `nsegments` other segments (build.cpp
+// pending pages, when the index has `nsegments` other segments (src/build.cpp
 // says why): once their pending pages would be more than
 // max(m / (nsegments + 1), kTailPendingPages), at most a segment's rows.
 constexpr uint32_t kTailPendingPages = 4;
@@ -324,7 +324,7 @@ void row_page_move(uint8_t *page, const RowPageGeometry &g, uint32_t from, uint3
 // what the entries past it used.
 void row_page_truncate(uint8_t *page, const RowPageGeometry &g, uint32_t count) noexcept;
 
-// A segment directory entry (src/segments.md), 32 bytes: 224 of them
+// A segment directory entry (storage/README.md), 32 bytes: 224 of them
 // inline in the metapage, the rest on directory pages (format 10).
 // The check covers every other field, so a damaged entry, which would
 // send a scan to the wrong blocks or drop a segment's rows, is an error.
@@ -554,7 +554,7 @@ bool free_list_overlaps(const FreeList &l, uint32_t first, uint32_t n) noexcept;
 bool free_extent_ok(const FreeList &l, uint32_t extent, uint32_t nslices, uint32_t nblocks,
                     const SegmentEntry *entries, uint32_t nentries) noexcept;
 
-// Pending pages are row-wise data pages linked in a list (src/segments.md):
+// Pending pages are row-wise data pages linked in a list (storage/README.md):
 // the next page's block sits in the special space's reserved words.
 inline uint32_t pending_next(const uint8_t *page) noexcept
 {
@@ -572,7 +572,7 @@ inline void set_pending_next(uint8_t *page, uint32_t next) noexcept
 // freed in, kept in the page header's pd_prune_xid (a heap field that no
 // index page otherwise uses; PageInit zeroes it).  A scan that finds a
 // stamp newer than its copy of the directory knows the page was recycled
-// since, and starts again (src/segments.md).
+// since, and starts again (storage/README.md).
 inline uint32_t page_stamp(const uint8_t *page) noexcept
 {
     uint32_t v;
@@ -683,7 +683,7 @@ void tid_group_span(const SegmentHeader &header, const uint8_t *tid_page, uint32
 uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
                         HeapTid *out) noexcept;
 
-// Filter group pages (src/segments.md, *Segment filters*).  A group holds
+// Filter group pages (storage/README.md, *Segment filters*).  A group holds
 // the filters of up to slot_capacity (at most kGroupSlots) segments, for
 // each column a blocked Bloom filter (core/segment_filter.hpp) of the same
 // block count in every slot.  Its header page, at the group's first block,

@@ -5,20 +5,16 @@
 #include <cstring>
 
 #include "core_guard.hpp"
+#include "hash.hpp"
 
 namespace bloomidx {
 
 namespace {
 
-// MurmurHash3's finalizer: every bit of the key reaches every bit.
-inline uint64_t remix(uint64_t h) noexcept
+// A key's remix: every bit of the key reaches every bit (hash.hpp).
+inline uint64_t remix(uint64_t key) noexcept
 {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
+    return mix64(key);
 }
 
 constexpr uint32_t kProbeStep = 0x9E3779B9u; // 2^32 / golden ratio, odd

@@ -85,7 +85,7 @@ struct SizingResult {
 // for more columns, and the search tries the same ones (it depends only on
 // the target and the options given, and assumes, as it does anyway, that
 // the rate falls with the length and is unimodal in the bits).
-// options.cpp relies on this to check options before the number of
+// src/options.cpp relies on this to check options before the number of
 // columns is known; a unit test holds the core to it.
 SizingResult choose_sizing(const SizingRequest &request) noexcept;
 

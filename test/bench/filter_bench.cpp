@@ -18,6 +18,7 @@
 #include <random>
 #include <vector>
 
+#include "core/hash.hpp"
 #include "core/segment_filter.hpp"
 
 using namespace bloomidx;
@@ -27,16 +28,6 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
 }
 
 uint64_t mulhi(uint64_t a, uint64_t b)
@@ -83,7 +74,7 @@ struct Fuse8 {
             std::fill(t2count.begin(), t2count.end(), 0);
             std::fill(t2hash.begin(), t2hash.end(), 0);
             for (uint64_t k : keys) {
-                uint64_t hash = mix(k + seed);
+                uint64_t hash = mix64(k + seed);
                 uint32_t h[3];
                 positions(hash, h);
                 for (uint8_t i = 0; i < 3; i++) {
@@ -129,7 +120,7 @@ struct Fuse8 {
     }
     bool contains(uint64_t k) const
     {
-        uint64_t hash = mix(k + seed);
+        uint64_t hash = mix64(k + seed);
         uint32_t h[3];
         positions(hash, h);
         return (fingerprint(hash) ^ fp[h[0]] ^ fp[h[1]] ^ fp[h[2]]) == 0;

@@ -89,7 +89,7 @@ cluster_trap
 # Data checksums on, as careful production clusters run (and PostgreSQL 18's
 # initdb does by default): PostgreSQL then checks every page it reads from
 # disk, and bloomidx verifies a segment page's own sum once per page image
-# instead of at every read (src/page.cpp).
+# instead of at every read (src/support/page.cpp).
 CLUSTER_INITDB_FLAGS=--data-checksums cluster_start "$PORT" bloomidx-bench
 TMP="$CLUSTER_DIR/bench"
 mkdir -p "$TMP" "$OUT_DIR"

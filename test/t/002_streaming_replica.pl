@@ -8,7 +8,7 @@
 # the primary.  wal_consistency_checking makes the standby compare every
 # replayed page with the primary's image.  Segments are small, so that the
 # builds write many and the inserts and VACUUMs seal pending rows often
-# (src/segments.md): the standby replays every step of it.
+# (src/storage/README.md): the standby replays every step of it.
 use strict;
 use warnings;
 

@@ -480,7 +480,7 @@ with_corruption(
 	});
 
 # ------------------------------------------------------------------------
-# Segments (src/segments.md): damage to a slice page, a TID page, the live
+# Segments (src/storage/README.md): damage to a slice page, a TID page, the live
 # page or a directory entry is an XX002 error naming the block, in
 # bloomidx_verify and in the queries that read it, never a missed row.
 # Small segments, so that a small table has several.
@@ -590,7 +590,7 @@ with_segment_damage(
 			'Segment directory entry 0 is damaged.');
 	});
 
-# Segment filters (src/segments.md, *Segment filters*): the segments'
+# Segment filters (src/storage/README.md, *Segment filters*): the segments'
 # group, named in each directory entry (its header block at byte 16 of the
 # entry), a header then region pages.  Damage to either is XX002, never a
 # segment skipped on a damaged filter.

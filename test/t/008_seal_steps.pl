@@ -1,5 +1,5 @@
 
-# A crash at each step of a seal and of a merge (src/segments.md, "Crashes"):
+# A crash at each step of a seal and of a merge (src/storage/README.md, "Crashes"):
 # bloomidx.debug_seal_stop makes the server stop (PANIC) right after the
 # chosen step, and the server restarts from WAL.  After each: no row lost or
 # seen twice (index against sequential scan, bloomidx_verify, the index's

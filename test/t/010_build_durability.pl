@@ -1,5 +1,5 @@
 # CREATE INDEX writes its segments straight to the index's file, past
-# shared buffers (src/block_write.cpp), so what makes them durable is the
+# shared buffers (src/storage/block_write.cpp), so what makes them durable is the
 # file's fsync, not a checkpoint writing buffers out.  Each case builds
 # indexes (serially and in parallel), then stops the server (a crash, or a
 # clean shutdown for an unlogged index), and checks after the restart that

@@ -11,7 +11,7 @@
  * format, which generic_redo replays like any other and
  * wal_consistency_checking = 'generic' checks like any other.
  */
-#include "bloomidx.h"
+#include "support/support.h"
 
 #include "core/page_delta.hpp"
 

@@ -33,10 +33,10 @@
  * CONCURRENTLY that failed late) gets its pages checked only, with a
  * NOTICE.  An UNLOGGED index has no data during recovery: a NOTICE says so.
  *
- * Glue frames hold plain data only (pg.h); all memory is palloc'd in one
+ * Glue frames hold plain data only (support/pg.h); all memory is palloc'd in one
  * context, deleted at the end (or by the error's cleanup).
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 #include "core/hash.hpp"
 
@@ -972,17 +972,7 @@ check_every_row(VerifyState *vs, Snapshot snapshot)
 static void
 open_relations(Oid indexoid, Relation *heap_out, Relation *index_out)
 {
-	char		relkind = get_rel_relkind(indexoid);
-
-	if (relkind == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", indexoid)));
-	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid)),
-				 errdetail_relkind_not_supported(relkind)));
+	bloomidx_check_is_index(indexoid);
 
 	/* Rights first, with no lock taken: a user who may not read the table
 	 * must not be able to queue locks on it either. */
@@ -1009,30 +999,7 @@ open_relations(Oid indexoid, Relation *heap_out, Relation *index_out)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("index with OID %u was dropped while it was being opened", indexoid)));
 
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != bloomidx_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("index \"%s\" is not a bloomidx index", RelationGetRelationName(index)),
-				 errdetail("It uses access method \"%s\".", get_am_name(index->rd_rel->relam))));
-
-	if (index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
-	{
-		char	   *name = DatumGetCString(DirectFunctionCall1(regclassout,
-															   ObjectIdGetDatum(indexoid)));
-
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot verify partitioned index \"%s\"", RelationGetRelationName(index)),
-				 errdetail("A partitioned index has no data of its own: each partition has its index."),
-				 errhint("Verify those: SELECT bloomidx_verify(relid) FROM pg_partition_tree(%s) WHERE isleaf;",
-						 quote_literal_cstr(name))));
-	}
-
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot verify index \"%s\" of another session's temporary table",
-						RelationGetRelationName(index))));
+	bloomidx_check_index_argument(index, indexoid, "data");
 
 	if (!index->rd_index->indisready)
 		ereport(ERROR,

@@ -1,9 +1,9 @@
 /*
  * page.cpp: making pages (the layout is in core/page_layout.hpp), the
- * metapage (block 0: options frozen at build; directory.cpp has its
+ * metapage (block 0: options frozen at build; storage/directory.cpp has its
  * directory part), and the checks every reader runs before trusting a page.
  */
-#include "bloomidx.h"
+#include "support/support.h"
 
 using bloomidx::MetaPageData;
 using bloomidx::PageOpaque;
@@ -28,32 +28,9 @@ bloomidx_init_data_page(Page page)
 	bloomidx_init_page(page, bloomidx::kPageData);
 }
 
-void
-bloomidx_fill_metapage(Relation index, Page page)
-{
-	uint16		signature_bits;
-	uint16		column_bits[INDEX_MAX_KEYS];
-	uint8		column_hashing[INDEX_MAX_KEYS];
-	int			ncolumns = RelationGetNumberOfAttributes(index);
-
-	bloomidx_options_for_build(index, &signature_bits, column_bits);
-	for (int i = 0; i < ncolumns; i++)
-		column_hashing[i] = bloomidx_column_hashing(index, i);
-	bloomidx_init_page(page, bloomidx::kPageMeta);
-	/* Pending rows keep filter keys when the index has filters, for the seals. */
-	bloomidx::meta_fill(bloomidx::meta_data((uint8 *) page), signature_bits,
-						(uint16) ncolumns, column_bits, column_hashing,
-						bloomidx_filter_bits_per_key(index) > 0);
-	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
-	bloomidx::directory_page_list_init(bloomidx::directory_page_list((uint8 *) page));
-	bloomidx::free_list_init(bloomidx::free_list((uint8 *) page));
-	/* pd_lower past the directory, so Generic WAL does not skip it as a hole */
-	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;
-}
-
 /*
  * The one report of a damaged page: an ERROR by scans, inserts and verify,
- * a WARNING by VACUUM, which skips the page (vacuum.cpp says why).
+ * a WARNING by VACUUM, which skips the page (src/vacuum.cpp says why).
  */
 static void
 report_corrupted_page(int elevel, Relation index, BlockNumber blkno, const char *detail)
@@ -188,7 +165,7 @@ bloomidx_buffer_hints(Relation index, BlockNumber nblocks)
  * present LSN before: the caller may then check it with Sums::Trust.
  */
 bool
-bloomidx_sums_known(const BufferHints *hints, BlockNumber blkno, Page page)
+bloomidx_sums_checked_at_lsn(const BufferHints *hints, BlockNumber blkno, Page page)
 {
 	return hints != NULL && hints->trust_sums && blkno < hints->n &&
 		!XLogRecPtrIsInvalid(PageGetLSN(page)) && hints->checked[blkno] == PageGetLSN(page);
@@ -196,7 +173,7 @@ bloomidx_sums_known(const BufferHints *hints, BlockNumber blkno, Page page)
 
 /* Records that the sums of page blkno (pinned and locked) passed. */
 void
-bloomidx_sums_passed(BufferHints *hints, BlockNumber blkno, Page page)
+bloomidx_remember_sums_checked(BufferHints *hints, BlockNumber blkno, Page page)
 {
 	if (hints != NULL && hints->trust_sums && blkno < hints->n)
 		hints->checked[blkno] = PageGetLSN(page);
@@ -239,6 +216,26 @@ bloomidx_report_meta_problem(Relation index, const uint8 *page, PageProblem prob
 	bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 }
 
+/*
+ * The metapage, pinned and locked in `mode` (BUFFER_LOCK_SHARE or
+ * _EXCLUSIVE), checked first: damage, or another on-disk format, is an
+ * ERROR.
+ */
+Buffer
+bloomidx_lock_metapage(Relation index, int mode)
+{
+	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+
+	LockBuffer(buffer, mode);
+
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	PageProblem problem = bloomidx::check_meta_page(page);
+
+	if (problem != PageProblem::None)
+		bloomidx_report_meta_problem(index, page, problem);
+	return buffer;
+}
+
 /* The index's metapage contents (see IndexCache). */
 const MetaPageData *
 bloomidx_cached_meta(Relation index)
@@ -246,30 +243,15 @@ bloomidx_cached_meta(Relation index)
 	if (index->rd_amcache != NULL)
 		return &((const IndexCache *) index->rd_amcache)->meta;
 
-	MetaPageData copy;
-	PageProblem problem = PageProblem::None;
-
 	if (RelationGetNumberOfBlocks(index) == 0)
 		bloomidx_report_not_built(index);
 
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
+	Buffer		buffer = bloomidx_lock_metapage(index, BUFFER_LOCK_SHARE);
+	MetaPageData copy = *bloomidx::meta_data((const uint8 *) BufferGetPage(buffer));
 
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-
-	problem = bloomidx::check_meta_page(page);
-	if (problem == PageProblem::None || problem == PageProblem::BadVersion)
-		copy = *bloomidx::meta_data(page);
 	UnlockReleaseBuffer(buffer);
-
-	if (problem == PageProblem::BadVersion)
-		bloomidx_report_bad_version(index, copy.version);
-
-	if (problem == PageProblem::None &&
-		copy.ncolumns != RelationGetNumberOfAttributes(index))
-		problem = PageProblem::BadOptions;
-	if (problem != PageProblem::None)
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+	if (copy.ncolumns != RelationGetNumberOfAttributes(index))
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, PageProblem::BadOptions);
 
 	IndexCache *cache = new_index_cache(index, &copy, 0);
 
@@ -286,5 +268,46 @@ bloomidx_check_data_page_tids(Relation index, BlockNumber blkno, Page page)
 									  bloomidx::meta_row_geometry(*bloomidx_cached_meta(index)));
 
 	if (problem != PageProblem::None)
+		bloomidx_report_page_problem(index, blkno, problem);
+}
+
+/*
+ * Pins data page blkno: through the buffer this backend last found it in
+ * when there is a hint (no buffer table lookup, which is a fifth of a
+ * scan of a cached index), else through the ring or a normal read.
+ */
+Buffer
+bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
+				   BufferHints *hints)
+{
+	if (hints == NULL || blkno >= hints->n)
+		return ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+
+	Buffer		hint = hints->buffers[blkno];
+
+	if (BufferIsValid(hint) && ReadRecentBuffer(BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, hint))
+	{
+		bloomidx_count_buffer_hit(index);
+		return hint;
+	}
+	/* Maybe read from disk again: its sums are to be checked again too. */
+	hints->checked[blkno] = InvalidXLogRecPtr;
+	hints->buffers[blkno] = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	return hints->buffers[blkno];
+}
+
+/*
+ * Raises ERRCODE_INDEX_CORRUPTED unless page is a sound pending page whose
+ * entries (those `entries` says) match its sums.
+ */
+void
+bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
+						 const bloomidx::RowPageGeometry *geometry,
+						 bloomidx::EntryChecks entries)
+{
+	bloomidx::PageProblem problem =
+		bloomidx::check_row_page((const uint8 *) page, *geometry, entries);
+
+	if (problem != bloomidx::PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
 }

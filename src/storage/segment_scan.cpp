@@ -1,5 +1,5 @@
 /*
- * segment_scan.cpp: a query over one sealed segment (src/segments.md).
+ * segment_scan.cpp: a query over one sealed segment (storage/README.md).
  *
  * The segment's live bits are ANDed with the slices of the query's base
  * positions, a few slice pages at a time (each locked and its sum checked
@@ -15,7 +15,7 @@
  * the directory's generation tells which, and in the second case the scan
  * starts again (the caller does).
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /* Slice pages locked at once: of the base positions; of the IN lists, in one pass. */
 #define SLICES_AT_ONCE 16
@@ -47,17 +47,6 @@ bloomidx_segment_scan_work(void)
 	return (SegmentScanWork *) palloc(sizeof(SegmentScanWork));
 }
 
-/* How a page failed its check: reused since the directory was copied, or damaged. */
-bool
-bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
-				  bloomidx::PageProblem problem)
-{
-	if (bloomidx_directory_generation(index) != generation)
-		return true;
-	bloomidx_report_page_problem(index, blkno, problem);
-	return false;				/* not reached */
-}
-
 /*
  * Pins and share-locks slice j of the segment in *buffer and checks it
  * (its sum once per page image, where the hints allow); *words: its bits.
@@ -72,13 +61,13 @@ lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHint
 	*buffer = bloomidx_read_page(index, blkno, NULL, hints);
 	LockBuffer(*buffer, BUFFER_LOCK_SHARE);
 	Page		page = BufferGetPage(*buffer);
-	bool		known = bloomidx_sums_known(hints, blkno, page);
+	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
 	bloomidx::PageProblem problem =
 		bloomidx::check_slice_page((const uint8 *) page, e->rows, j, e->segment_id,
 								   known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
 
 	if (problem == bloomidx::PageProblem::None && !known)
-		bloomidx_sums_passed(hints, blkno, page);
+		bloomidx_remember_sums_checked(hints, blkno, page);
 	*words = bloomidx::slice_page_words((const uint8 *) page);
 	return problem;
 }
@@ -231,7 +220,7 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-	bool		known = bloomidx_sums_known(hints, blkno, (Page) page);
+	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, (Page) page);
 	bloomidx::Sums sums = known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify;
 	bloomidx::PageProblem problem;
 
@@ -245,7 +234,7 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 	if (problem == bloomidx::PageProblem::None)
 	{
 		if (!known && kind != bloomidx::kPageSegment)
-			bloomidx_sums_passed(hints, blkno, (Page) page);
+			bloomidx_remember_sums_checked(hints, blkno, (Page) page);
 		if (kind == bloomidx::kPageSegment)
 			memcpy(dst, bloomidx::segment_header(page), sizeof(bloomidx::SegmentHeader));
 		else if (kind == bloomidx::kPageLive)

@@ -1,5 +1,5 @@
 /*
- * sweep.cpp: VACUUM's sweep of pages nothing points at (src/segments.md,
+ * sweep.cpp: VACUUM's sweep of pages nothing points at (storage/README.md,
  * "Crashes").
  *
  * A crash between writing a segment (or directory pages) and publishing it
@@ -18,7 +18,7 @@
  * pending page is never orphaned (it is linked in the record that makes
  * it).  A damaged page is left too: VACUUM warns elsewhere.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 typedef struct UsedBlocks
 {
@@ -178,21 +178,21 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 				 BufferAccessStrategy strategy)
 {
 	uint32		min_run = nslices + 3;	/* slices, live page, a TID page, header */
-	bloomidx::FreeExtent dropped[bloomidx::kMaxFreeExtents];
-	bloomidx::FreeExtent gathered[bloomidx::kMaxFreeExtents];
-	uint32		ndropped = 0,
-				ngathered = 0;
+	bloomidx::FreeExtent short_extents[bloomidx::kMaxFreeExtents];
+	bloomidx::FreeExtent new_extents[bloomidx::kMaxFreeExtents];
+	uint32		nshort_extents = 0,
+				nnew_extents = 0;
 
 	uint64		segments_listed = 0;	/* segments the list has blocks for */
 
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
 	{
 		if (dir->free.extents[i].nblocks < min_run)
-			dropped[ndropped++] = dir->free.extents[i];
+			short_extents[nshort_extents++] = dir->free.extents[i];
 		segments_listed += dir->free.extents[i].nblocks / min_run;
 	}
 
-	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + ndropped;
+	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + nshort_extents;
 	FreeRun    *runs = (FreeRun *) palloc(sizeof(FreeRun) * (free_blocks->nblocks / min_run + 1));
 	uint32		nruns = 0;
 	uint64		nfree = 0;
@@ -220,7 +220,7 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 	if (segments_listed >= GATHER_BELOW_SEGMENTS)
 		budget = 0;
 
-	for (uint32 r = 0; r < nruns && ngathered < room; r++)
+	for (uint32 r = 0; r < nruns && nnew_extents < room; r++)
 	{
 		if (runs[r].nblocks > budget)
 			continue;
@@ -232,11 +232,11 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 		for (BlockNumber b = start; b <= end; b++)
 		{
 			bloomidx_vacuum_delay_point();
-			if (b < end && ngathered < room && claim_page(index, b, strategy))
+			if (b < end && nnew_extents < room && claim_page(index, b, strategy))
 				continue;
 			/* [start, b) claimed: listed if long enough, else free again. */
-			if (b - start >= min_run && ngathered < room)
-				gathered[ngathered++] = bloomidx::FreeExtent{start, b - start};
+			if (b - start >= min_run && nnew_extents < room)
+				new_extents[nnew_extents++] = bloomidx::FreeExtent{start, b - start};
 			else
 				for (BlockNumber u = start; u < b; u++)
 					bloomidx_free_page(index, u, dir->header.generation);
@@ -244,23 +244,23 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 		}
 	}
 	pfree(runs);
-	if (ngathered == 0 && ndropped == 0)
+	if (nnew_extents == 0 && nshort_extents == 0)
 		return;
 
 	DirectoryChange change;
 
 	memset(&change, 0, sizeof(change));
-	change.gathered = gathered;
-	change.ngathered = ngathered;
-	change.dropped = dropped;
-	change.ndropped = ndropped;
+	change.extents_to_list = new_extents;
+	change.nextents_to_list = nnew_extents;
+	change.extents_to_unlist = short_extents;
+	change.nextents_to_unlist = nshort_extents;
 	uint32		generation = bloomidx_publish(index, &change);
 
-	for (uint32 i = 0; i < ngathered; i++)
-		mark_unused(free_blocks, gathered[i].first, gathered[i].nblocks);
-	/* The dropped extents' pages, free for pending pages now (bloomidx_free_page records them). */
-	for (uint32 i = 0; i < ndropped; i++)
-		for (BlockNumber b = dropped[i].first; b < dropped[i].first + dropped[i].nblocks; b++)
+	for (uint32 i = 0; i < nnew_extents; i++)
+		mark_unused(free_blocks, new_extents[i].first, new_extents[i].nblocks);
+	/* The unlisted extents' pages, free for pending pages now (bloomidx_free_page records them). */
+	for (uint32 i = 0; i < nshort_extents; i++)
+		for (BlockNumber b = short_extents[i].first; b < short_extents[i].first + short_extents[i].nblocks; b++)
 			bloomidx_free_page(index, b, generation);
 }
 

@@ -1,6 +1,6 @@
 /*
  * merge.cpp: VACUUM's rewrite of segments that deletions left mostly dead
- * (src/segments.md, "Writing", VACUUM).
+ * (storage/README.md, "Writing", VACUUM).
  *
  * A segment's slices cost the same pages however few of its rows live, so
  * under churn (rows deleted, as many inserted) an index that only cleared
@@ -15,7 +15,7 @@
  * left is removed without a new one.  A lone segment is not rewritten:
  * it would need as many slice pages as before.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /*
  * A segment is merged when its live rows are below 1/MERGE_BELOW of its
@@ -253,7 +253,7 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	bloomidx::SegmentEntry *sources = (bloomidx::SegmentEntry *)
 		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
 	uint32	   *own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
-	bloomidx::FreeExtent *unlisted = (bloomidx::FreeExtent *)
+	bloomidx::FreeExtent *to_free = (bloomidx::FreeExtent *)
 		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
 	uint32		k = 0;
 
@@ -323,15 +323,15 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 		change.removed_headers = headers;
 		change.removed_group_blocks = own_blocks;
 		change.nremoved = ngroup;
-		change.unlisted = unlisted;
+		change.extents_to_free = to_free;
 		uint32		generation = bloomidx_publish(index, &change);
 
 		bloomidx_seal_step(SEAL_STEP_PUBLISHED);
 
 		/* The old segments' blocks the free list had no room for. */
-		for (uint32 i = 0; i < change.nunlisted; i++)
-			for (uint32 b = 0; b < unlisted[i].nblocks; b++)
-				bloomidx_free_page(index, unlisted[i].first + b, generation);
+		for (uint32 i = 0; i < change.nextents_to_free; i++)
+			for (uint32 b = 0; b < to_free[i].nblocks; b++)
+				bloomidx_free_page(index, to_free[i].first + b, generation);
 		/* The free list and the next id changed: a fresh copy. */
 		nblocks = RelationGetNumberOfBlocks(index);
 		bloomidx_read_directory(index, &nblocks, dir);

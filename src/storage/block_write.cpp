@@ -24,7 +24,7 @@
  * then the file is fsynced at the end, here, as PostgreSQL 17's bulk
  * writes do.  With wal_level minimal, commit syncs or logs the new file.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 void
 bloomidx_block_writer_init(BlockWriter *writer, Relation index, bool shared_extension,
@@ -177,4 +177,20 @@ bloomidx_free_or_new_buffer(Relation index)
 			RecordPageWithFreeSpace(index, blkno, 0);
 	}
 	return bloomidx_extend_buffer(index);
+}
+
+/* A new page at the end of the file, exclusively locked. */
+Buffer
+bloomidx_extend_buffer(Relation index)
+{
+	bool		need_lock = !RELATION_IS_LOCAL(index);
+
+	if (need_lock)
+		LockRelationForExtension(index, ExclusiveLock);
+	Buffer		buffer = ReadBuffer(index, P_NEW);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	if (need_lock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buffer;
 }

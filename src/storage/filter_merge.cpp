@@ -1,6 +1,6 @@
 /*
  * filter_merge.cpp: the filters of a segment VACUUM merges from others
- * (merge.cpp), made from the sources' filters (src/segments.md, *Segment
+ * (merge.cpp), made from the sources' filters (storage/README.md, *Segment
  * filters*).
  *
  * Segments keep no filter keys, and reading the rows' values back from
@@ -19,7 +19,7 @@
  * filters, as is one merged from a source without filters or from a
  * damaged source group, which is warned of).
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /*
  * Source slots a merged segment's filters keep at most: its rate is up to

@@ -2,12 +2,12 @@
  * segment_write.cpp: turning a block of rows (signatures and heap TIDs,
  * gathered in memory) into a sealed segment's pages, one extent of
  * consecutive blocks: m slice pages, the live page, the TID pages, the
- * header (src/segments.md has the protocol, core/page_layout.hpp the
+ * header (storage/README.md has the protocol, core/page_layout.hpp the
  * formats).
  * Each page is written whole and WAL-logged whole; nothing points at the
  * segment until its directory entry is published.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /* Rows per segment: kSegmentRows, or fewer for tests (superuser only). */
 int			bloomidx_segment_rows = bloomidx::kSegmentRows;

@@ -2,10 +2,10 @@
  * directory.cpp: the metapage's second and third parts
  * (core/page_layout.hpp, DirectoryHeader and FreeList): the list of sealed
  * segments, the list of pending pages and the extents of free blocks,
- * as readers copy them (src/segments.md says why a copy is enough), and as
+ * as readers copy them (storage/README.md says why a copy is enough), and as
  * the seal lock's holder changes them.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /*
  * The first block a directory copy names past nblocks (an entry's, the
@@ -42,14 +42,9 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 
 	do
 	{
-		Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		Buffer		buffer = bloomidx_lock_metapage(index, BUFFER_LOCK_SHARE);
 		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-		bloomidx::PageProblem problem = bloomidx::check_meta_page(page);
 
-		if (problem != bloomidx::PageProblem::None)
-			bloomidx_report_meta_problem(index, page, problem);
 		copy->header = *bloomidx::directory_header(page);
 		bloomidx_directory_copy_room(copy, copy->header.nsegments);
 		memcpy(copy->entries, bloomidx::directory_entries(page),
@@ -111,7 +106,7 @@ add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
 }
 
 /*
- * What the planner needs of the directory (cost.cpp): segments (and those
+ * What the planner needs of the directory (src/cost.cpp): segments (and those
  * with filters), their rows and live rows, and pending pages, read under a
  * short share lock of the metapage, as GIN's cost estimate reads its
  * metapage, then from the directory pages (one share lock at a time).
@@ -168,94 +163,10 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 }
 
 /*
- * Raises ERRCODE_INDEX_CORRUPTED unless page is a sound pending page whose
- * entries (those `entries` says) match its sums.
- */
-void
-bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
-						 const bloomidx::RowPageGeometry *geometry,
-						 bloomidx::EntryChecks entries)
-{
-	bloomidx::PageProblem problem =
-		bloomidx::check_row_page((const uint8 *) page, *geometry, entries);
-
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_page_problem(index, blkno, problem);
-}
-
-/*
- * Checks a link of the pending list (from block `from`, or the metapage)
- * before it is followed: inside the index (its length read again when the
- * link is past it, as pages are added meanwhile), and not more links than
- * the index has pages (a cycle).  Damage is an ERROR: without the link,
- * there is no telling where the rest of the list is.
- */
-void
-bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
-							BlockNumber *nblocks, BlockNumber *followed)
-{
-	if (blkno >= *nblocks)
-		*nblocks = RelationGetNumberOfBlocks(index);
-	if (blkno >= *nblocks || ++*followed > *nblocks)
-		bloomidx_report_corrupted_page(index, from,
-									   "Its link in the pending list is damaged.");
-}
-
-void
-bloomidx_pending_walk_init(PendingWalk *w, Relation index, BlockNumber head, BlockNumber nblocks)
-{
-	w->index = index;
-	w->blkno = head;
-	w->from = bloomidx::kMetaBlock;
-	w->nblocks = nblocks;
-	w->followed = 0;
-	w->visited = 0;
-}
-
-/* Whether there is a page to visit (w->blkno), its link checked. */
-bool
-bloomidx_pending_walk_more(PendingWalk *w)
-{
-	if (w->blkno == bloomidx::kMetaBlock)
-		return false;
-	bloomidx_check_pending_link(w->index, w->from, w->blkno, &w->nblocks, &w->followed);
-	return true;
-}
-
-/* The page visited links to `next` (kMetaBlock: it is the last). */
-void
-bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next)
-{
-	w->from = w->blkno;
-	w->blkno = next;
-	w->visited++;
-}
-
-/*
- * Checks that a walk of the pending list from the head of a directory
- * copy met at least the pages the copy counts (pages linked since may add
- * to them).  A damaged link that ends the list early, or skips pages,
- * would otherwise hide their rows without a word.  False when the
- * directory changed since the copy (a seal moved the head: start again).
- */
-bool
-bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 walked)
-{
-	if (walked >= dir->header.pending_pages)
-		return true;
-	if (bloomidx_directory_generation(index) != dir->header.generation)
-		return false;
-	bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-								   psprintf("The pending list ends after %u of the %u pages the metapage counts: a link is damaged.",
-											walked, dir->header.pending_pages));
-	return false;				/* not reached */
-}
-
-/*
  * Publishes a change of the directory in one WAL record of the metapage
  * and returns the directory's new generation (one more).  The added
  * segment's blocks leave the free list, the removed segments' blocks join
- * it (those it has no room for go to change->unlisted).  The directory
+ * it (those it has no room for go to change->extents_to_free).  The directory
  * pages whose entries change are written first, to other blocks
  * (directory_pages.cpp), and the record switches to them; the ones
  * replaced are freed after it.  The caller holds the seal lock, which
@@ -298,17 +209,17 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		 bloomidx::free_list_take(&list, change->taken_blocks) != change->added->first_slice))
 		elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
-	for (uint32 i = 0; i < change->ndropped; i++)
-		if (!bloomidx::free_list_drop(&list, change->dropped[i].first, change->dropped[i].nblocks))
+	for (uint32 i = 0; i < change->nextents_to_unlist; i++)
+		if (!bloomidx::free_list_drop(&list, change->extents_to_unlist[i].first, change->extents_to_unlist[i].nblocks))
 			elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
 				 RelationGetRelationName(index));
-	for (uint32 i = 0; i < change->ngathered; i++)
-		if (!bloomidx::free_list_push(&list, change->gathered[i].first, change->gathered[i].nblocks))
+	for (uint32 i = 0; i < change->nextents_to_list; i++)
+		if (!bloomidx::free_list_push(&list, change->extents_to_list[i].first, change->extents_to_list[i].nblocks))
 			elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
 				 RelationGetRelationName(index));
 
 	/* The removed segments' blocks, one extent each if written in one piece. */
-	change->nunlisted = 0;
+	change->nextents_to_free = 0;
 	for (uint32 i = 0; i < n; i++)
 	{
 		const bloomidx::SegmentEntry *e = &cur->entries[i];
@@ -337,7 +248,7 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 														extents[x].first,
 														extents[x].first + extents[x].nblocks - 1,
 														e->segment_id));
-			change->unlisted[change->nunlisted++] = extents[x];
+			change->extents_to_free[change->nextents_to_free++] = extents[x];
 		}
 	}
 
@@ -349,14 +260,9 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	if (pages.count > 0)
 		bloomidx_seal_step(SEAL_STEP_DIRECTORY_WRITTEN);
 
-	Buffer		meta = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
 	const uint8 *current = (const uint8 *) BufferGetPage(meta);
-	bloomidx::PageProblem problem = bloomidx::check_meta_page(current);
 
-	if (problem != bloomidx::PageProblem::None)
-		bloomidx_report_meta_problem(index, current, problem);
 	if (bloomidx::directory_header(current)->nsegments != n ||
 		memcmp(bloomidx::directory_entries(current), cur->entries,
 			   Min(n, bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry)) != 0 ||
@@ -419,4 +325,15 @@ bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation)
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(buffer);
 	RecordFreeIndexPage(index, blkno);
+}
+
+/* How a page failed its check: reused since the directory was copied, or damaged. */
+bool
+bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
+				  bloomidx::PageProblem problem)
+{
+	if (bloomidx_directory_generation(index) != generation)
+		return true;
+	bloomidx_report_page_problem(index, blkno, problem);
+	return false;				/* not reached */
 }

@@ -1,5 +1,5 @@
 /*
- * predict.cpp: bloomidx_false_positive_rate(index regclass, columns int[]),
+ * false_positive_rate.cpp: bloomidx_false_positive_rate(index regclass, columns int[]),
  * the rate core/sizing.cpp predicts for a query that tests the given
  * columns (1-based) of the index: the fraction of the rows matching none
  * of the query's values that its signatures still let through.  It reads
@@ -12,7 +12,7 @@
  * needs no privilege: the sizing it reveals follows from the index's
  * options, which pg_class shows everyone.
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 #include "core/sizing.hpp"
 

@@ -6,7 +6,7 @@
 #ifndef BLOOMIDX_COMPAT_H
 #define BLOOMIDX_COMPAT_H
 
-#include "pg.h"
+#include "support/pg.h"
 
 /* Whether the current user owns relation relid (16 made the check generic). */
 #if PG_VERSION_NUM >= 160000
@@ -61,7 +61,7 @@ bloomidx_estimate_array_length(PlannerInfo *root, Node *array)
 /*
  * Whether index_build decides the workers of a parallel build for this
  * access method (amcanbuildparallel, 17 on); before, it decides them for
- * btree only, and bloomidx asks the planner itself (parallel_build.cpp).
+ * btree only, and bloomidx asks the planner itself (src/parallel_build.cpp).
  */
 #if PG_VERSION_NUM >= 170000
 #define BLOOMIDX_INDEX_BUILD_PLANS_WORKERS 1
@@ -173,7 +173,7 @@ bloomidx_translate_cmptype(CompareType cmptype, Oid opfamily)
  * - 16: amsummarizing stays false: every row has its own entry.
  * - 17: amcanbuildparallel, so that index_build plans the workers and
  *   sets ii_ParallelWorkers, as for btree; aminsertcleanup stays NULL, as
- *   an INSERT's cache (insert.cpp) holds memory of ii_Context only, no
+ *   an INSERT's cache (src/insert.cpp) holds memory of ii_Context only, no
  *   pinned buffer or other resource to release.
  * - 18: amtranslatestrategy/amtranslatecmptype (the one strategy is "=");
  *   amcanhash and amconsistentordering stay false (no hash AM API, no

@@ -1,5 +1,5 @@
 /*
- * filter_write.cpp: writing segment filter groups (src/segments.md,
+ * filter_write.cpp: writing segment filter groups (storage/README.md,
  * *Segment filters*; the page format is in core/page_layout.hpp).
  *
  * A build fills a group slot by slot as it writes segments, from the
@@ -13,7 +13,7 @@
  * filter keys the pending rows keep (bloomidx_seal_filters) and written
  * with the segment (segment_write.cpp).
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 void
 bloomidx_filter_group_init(FilterGroupBuild *g)
@@ -257,4 +257,45 @@ bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows, Segme
 	pfree(bitmap);
 	pfree(scratch);
 	return true;
+}
+
+/*
+ * Bits per value of the segment filters a build, seal or merge writes (0:
+ * none).  ALTER INDEX ... SET (segment_filter_rate = ...) takes effect at
+ * the next seal or merge, as far as pending rows keep filter keys (frozen
+ * by the build: an index built without filters needs a REINDEX for them).
+ */
+double
+bloomidx_filter_bits_per_key(Relation index)
+{
+	/*
+	 * The sizing search evaluates the rate formula a few thousand times
+	 * (milliseconds): every scan and INSERT statement asks, so the last
+	 * answer is kept.
+	 */
+	static double last_rate = -1;
+	static double last_bits = 0;
+	const BloomidxOptions *opts = (const BloomidxOptions *) index->rd_options;
+	double		rate = opts ? opts->segment_filter_rate : BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE;
+
+	if (rate <= 0)
+		return 0;
+	if (rate != last_rate)
+	{
+		last_bits = bloomidx::filter_bits_per_key(rate);
+		last_rate = rate;
+	}
+	return last_bits;
+}
+
+/*
+ * Sets the bits per key of the filters a build, seal or merge writes: the
+ * index's segment_filter_rate, where pending rows keep the filter keys
+ * that seals need (MetaPageData::filter_keys, frozen by the build); else
+ * none.  (Sizing takes milliseconds: INSERTs that do not seal skip it.)
+ */
+void
+bloomidx_state_filters(BloomidxState *state, Relation index)
+{
+	state->filter_bits_per_key = state->meta.filter_keys ? bloomidx_filter_bits_per_key(index) : 0;
 }

@@ -31,7 +31,7 @@
  * (bloomidx_false_positive_rate) and as the measured histogram implies
  * it.  Where they part, the rows are not what the index was sized for:
  * damage, or, most often, rows that share values.  A NULL sets its
- * column's bits as a value does (state.cpp), the same ones in every row,
+ * column's bits as a value does (support/value_hash.cpp), the same ones in every row,
  * so where most rows are NULL in some columns their fill is that of a few
  * fixed sets of bits, above or below the model's average over random
  * values as those sets happen to overlap.
@@ -50,7 +50,7 @@
  * pg_stat_scan_tables, not to PUBLIC.  Only an AccessShareLock on the
  * index.
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 #include "core/fill.hpp"
 #include "core/sizing.hpp"

@@ -3,7 +3,7 @@
  * CREATE INDEX, ALTER INDEX, ALTER TABLE and CREATE SCHEMA (which can hold
  * a CREATE INDEX).  amoptions cannot know how
  * many columns an index has, so it checks options only for the fewest
- * columns they allow (options.cpp); what the real number of columns makes
+ * columns they allow (src/options.cpp); what the real number of columns makes
  * impossible (a colN past the last column, a rate that more columns cannot
  * reach) is checked here, once the command has made the index and its
  * options visible.  Without it, ALTER INDEX ... SET would store options
@@ -12,7 +12,7 @@
  * fails on.  The check raises the error the build would, naming the index,
  * so the command is rolled back instead.
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 extern "C" {
 #include "commands/defrem.h"

@@ -1,7 +1,7 @@
 /*
- * seal.cpp: sealing pending rows into a segment (src/segments.md, "Seal"),
- * and bloomidx_seal(index regclass), which seals every pending page but
- * the tail, as gin_clean_pending_list does for GIN.
+ * seal.cpp: sealing pending rows into a segment (README.md, "Writing"),
+ * when an insert has filled enough pending pages, at VACUUM, at the end
+ * of a parallel build, and for bloomidx_seal() (functions/seal.cpp).
  *
  * One sealer at a time: the seal lock is a heavyweight lock on the
  * metapage's block, as GIN's pending-list cleanup takes; VACUUM holds it
@@ -15,11 +15,7 @@
  * generation, so that a scan still holding an older directory copy that
  * meets one starts again.
  */
-#include "bloomidx.h"
-
-extern "C" {
-PG_FUNCTION_INFO_V1(bloomidx_seal);
-}
+#include "storage/storage.h"
 
 /* Marks pending page blkno as being sealed (no more inserts); returns its next. */
 static BlockNumber
@@ -255,36 +251,4 @@ bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
 		return;
 	bloomidx_seal_all(index, threshold);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
-}
-
-/*
- * bloomidx_seal(index): seals every pending page but the tail, a segment
- * at a time; returns the rows sealed.  Needs the rights VACUUM needs on
- * the table (its owner), as gin_clean_pending_list does.
- */
-Datum
-bloomidx_seal(PG_FUNCTION_ARGS)
-{
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("bloomidx_seal needs an index, not NULL")));
-
-	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pending list",
-													  RowExclusiveLock);
-
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("recovery is in progress"),
-				 errhint("Pending rows cannot be sealed during recovery.")));
-	if (!bloomidx_owns_relation(index->rd_index->indrelid))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
-
-	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
-	int64		rows = bloomidx_seal_all(index, 1);
-
-	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
-	relation_close(index, RowExclusiveLock);
-	PG_RETURN_INT64(rows);
 }

@@ -13,7 +13,7 @@
  * no reader ever meets a page the switch replaced, and the replaced pages
  * can be freed right after it.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /* A copy to fill, its entries made in the current memory context when needed. */
 void

@@ -1,11 +1,12 @@
 /*
- * state.cpp: from a row's values to its signature.  Knows, per column,
+ * value_hash.cpp: from a row's values to its signature.  Knows, per column,
  * how a value becomes a 64-bit hash that agrees with the type's equality;
  * the bits it sets come from core/positions.cpp.
  */
-#include "bloomidx.h"
+#include "support/support.h"
 
 extern "C" {
+#include "access/hash.h"
 #include "utils/typcache.h"
 #include "utils/rangetypes.h"
 #include "utils/uuid.h"
@@ -172,7 +173,7 @@ holds_nondeterministic_bpchar(Oid type, Oid collation)
  * them by bpchar_function_hash.)
  */
 bool
-bloomidx_hashes_equal_apart(Oid type, Oid collation)
+bloomidx_hash_breaks_equality(Oid type, Oid collation)
 {
 	Oid			base = getBaseType(type);
 	Oid			element = get_element_type(base);
@@ -182,7 +183,7 @@ bloomidx_hashes_equal_apart(Oid type, Oid collation)
 	return holds_nondeterministic_bpchar(base, collation);
 }
 
-/* Refuses a type bloomidx_hashes_equal_apart says is hashed wrongly. */
+/* Refuses a type bloomidx_hash_breaks_equality says is hashed wrongly. */
 static void
 check_hashable_type(Relation index, int column, Oid type, Oid collation)
 {
@@ -191,13 +192,13 @@ check_hashable_type(Relation index, int column, Oid type, Oid collation)
 	 * its name is given qualified, as CREATE INDEX may run under a search
 	 * path of its own (pg_catalog only, from PostgreSQL 17).
 	 */
-	if (bloomidx_hashes_equal_apart(type, collation))
+	if (bloomidx_hash_breaks_equality(type, collation))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloomidx cannot hash type %s in column %d of index \"%s\"",
 						format_type_be_qualified(type), column + 1, RelationGetRelationName(index)),
-				 errdetail(BLOOMIDX_EQUAL_APART_DETAIL),
-				 errhint(BLOOMIDX_EQUAL_APART_HINT)));
+				 errdetail(BLOOMIDX_HASH_BREAKS_EQUALITY_DETAIL),
+				 errhint(BLOOMIDX_HASH_BREAKS_EQUALITY_HINT)));
 }
 
 /*
@@ -482,18 +483,6 @@ bloomidx_init_state(BloomidxState *state, Relation index)
 	}
 }
 
-/*
- * Sets the bits per key of the filters a build, seal or merge writes: the
- * index's segment_filter_rate, where pending rows keep the filter keys
- * that seals need (MetaPageData::filter_keys, frozen by the build); else
- * none.  (Sizing takes milliseconds: INSERTs that do not seal skip it.)
- */
-void
-bloomidx_state_filters(BloomidxState *state, Relation index)
-{
-	state->filter_bits_per_key = state->meta.filter_keys ? bloomidx_filter_bits_per_key(index) : 0;
-}
-
 /* The hash column i's value stands for; a NULL has one of its own, so
  * that IS NULL can be searched. */
 static inline uint64
@@ -530,4 +519,37 @@ bloomidx_form_signature(const BloomidxState *state, const Datum *values,
 	}
 	for (int i = 0; i < state->ncolumns; i++)
 		bloomidx::add_value(signature, m, state->meta.column_bits[i], h[i]);
+}
+
+/*
+ * Whether one of PostgreSQL's hash operator families that holds opno as
+ * its equality hashes lefttype with left_proc and righttype with
+ * right_proc (its support function 2, the extended hash): then equal
+ * values of the two types hash alike through them.  *hashable says whether
+ * any hash family holds opno.  Also used by scans, for cross-type keys.
+ */
+bool
+bloomidx_hash_family_agrees(Oid opno, Oid lefttype, Oid righttype, Oid left_proc,
+							Oid right_proc, bool *hashable)
+{
+	CatCList   *memberships = SearchSysCacheList1(AMOPOPID, ObjectIdGetDatum(opno));
+	bool		agree = false;
+
+	*hashable = false;
+	for (int i = 0; i < memberships->n_members && !agree; i++)
+	{
+		Form_pg_amop member = (Form_pg_amop) GETSTRUCT(&memberships->members[i]->tuple);
+
+		if (member->amopmethod != HASH_AM_OID || member->amopstrategy != HTEqualStrategyNumber)
+			continue;
+		*hashable = true;
+		agree = bloomidx_canonical_hash_proc(get_opfamily_proc(member->amopfamily, lefttype,
+															   lefttype, HASHEXTENDED_PROC)) ==
+			bloomidx_canonical_hash_proc(left_proc) &&
+			bloomidx_canonical_hash_proc(get_opfamily_proc(member->amopfamily, righttype,
+														   righttype, HASHEXTENDED_PROC)) ==
+			bloomidx_canonical_hash_proc(right_proc);
+	}
+	ReleaseCatCacheList(memberships);
+	return agree;
 }

@@ -1,5 +1,5 @@
 /*
- * filter_scan.cpp: asking the segments' filters (src/segments.md,
+ * filter_scan.cpp: asking the segments' filters (storage/README.md,
  * *Segment filters*) which segments may hold rows the query wants.
  *
  * The directory's entries are taken group by group.  For each group: its
@@ -23,7 +23,7 @@
  * group's.  Keys are asked in the index's column order, and a key is
  * counted only on the segments the keys before it let through.
  */
-#include "bloomidx.h"
+#include "storage/storage.h"
 
 /* Segments a key must pass, every one, before its filters are not asked further. */
 #define KEY_USELESS_AFTER 16
@@ -92,13 +92,13 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 													ncolumns, e->filter_block, nblocks);
 	else
 	{
-		bool		known = bloomidx_sums_known(hints, blkno, page);
+		bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
 
 		problem = bloomidx::check_filter_page((const uint8 *) page, *h, (uint32) region_page,
 											  known ? bloomidx::Sums::Trust
 											  : bloomidx::Sums::Verify);
 		if (problem == bloomidx::PageProblem::None && !known)
-			bloomidx_sums_passed(hints, blkno, page);
+			bloomidx_remember_sums_checked(hints, blkno, page);
 	}
 	if (problem == bloomidx::PageProblem::None)
 		memcpy(copy, page, BLCKSZ);

@@ -48,7 +48,7 @@
  * nothing.  Checked here, so that a GRANT EXECUTE does not open it to
  * others.  Only an AccessShareLock on the index.
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 extern "C" {
 #include "catalog/pg_authid.h"
@@ -610,7 +610,7 @@ describe_filter(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 	emit_page(out, psprintf("group %u, region page %u, first block row %u, block rows %u",
 							group_id, place, first, end - first));
 
-	/* Column c's block rows follow the columns' before it (page_layout.hpp). */
+	/* Column c's block rows follow the columns' before it (core/page_layout.hpp). */
 	uint32		column = 0;
 	uint32		column_start = 0;
 

@@ -1,78 +1,18 @@
 /*
- * info.cpp: what the metapage tells of an index, for users and tests:
+ * index_info.cpp: what the metapage tells of an index, for users and tests:
  * bloomidx_index_info(index regclass), like GIN's gin_metapage_info or
  * pgstatindex: its format version, its segments and their rows, its
  * pending pages and their rows.  Like pg_relation_size, it takes only an
  * AccessShareLock on the index (and share locks on one page at a time)
  * and needs no privilege: it reveals sizes, not values.
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 extern "C" {
 #include "commands/defrem.h"
 #include "funcapi.h"
 
 PG_FUNCTION_INFO_V1(bloomidx_index_info);
-}
-
-/*
- * Opens the relation a function's regclass argument names: a regclass
- * may hold the OID of a relation dropped since, which is an ERROR here,
- * not a NULL.
- */
-Relation
-bloomidx_open_relation(Oid relid, LOCKMODE lockmode)
-{
-	Relation	rel = try_relation_open(relid, lockmode);
-
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	return rel;
-}
-
-/*
- * Opens a bloomidx index whose metapage a function reads or changes
- * (`what` it works on, for the error about a partitioned index), with
- * lockmode.
- */
-Relation
-bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode)
-{
-	Relation	index = bloomidx_open_relation(indexoid, lockmode);
-
-	char		relkind = index->rd_rel->relkind;
-
-	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", RelationGetRelationName(index)),
-				 errdetail_relkind_not_supported(relkind)));
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != bloomidx_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("index \"%s\" is not a bloomidx index", RelationGetRelationName(index)),
-				 errdetail("It uses access method \"%s\".", get_am_name(index->rd_rel->relam))));
-	if (relkind == RELKIND_PARTITIONED_INDEX)
-	{
-		char	   *name = DatumGetCString(DirectFunctionCall1(regclassout,
-															   ObjectIdGetDatum(indexoid)));
-
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("partitioned index \"%s\" has no %s of its own",
-						RelationGetRelationName(index), what),
-				 errdetail("Each partition's index has its own metapage."),
-				 errhint("Ask those: SELECT relid FROM pg_partition_tree(%s) WHERE isleaf;",
-						 quote_literal_cstr(name))));
-	}
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot read index \"%s\" of another session's temporary table",
-						RelationGetRelationName(index))));
-	return index;
 }
 
 Datum

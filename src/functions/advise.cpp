@@ -21,7 +21,7 @@
  * table whose row-level security applies to the caller: the statistics
  * tell of the rows the policies hide.
  */
-#include "bloomidx.h"
+#include "functions/functions.h"
 
 #include <cmath>
 
@@ -159,13 +159,13 @@ read_column_stats(Relation rel, Oid amoid, double rows, const char *name, int co
 	ValueHasher hasher;
 
 	bloomidx_opclass_hasher(&hasher, opclass, att->attcollation, column);
-	if (bloomidx_hashes_equal_apart(type, att->attcollation))
+	if (bloomidx_hash_breaks_equality(type, att->attcollation))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloomidx cannot hash type %s of column \"%s\"",
 						format_type_be_qualified(type), name),
-				 errdetail(BLOOMIDX_EQUAL_APART_DETAIL),
-				 errhint(BLOOMIDX_EQUAL_APART_HINT)));
+				 errdetail(BLOOMIDX_HASH_BREAKS_EQUALITY_DETAIL),
+				 errhint(BLOOMIDX_HASH_BREAKS_EQUALITY_HINT)));
 	bloomidx_check_array_hashing(hasher.proc.fn_oid, type);
 
 	bool		inherited = rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE;

@@ -1,0 +1,42 @@
+/*
+ * seal.cpp: bloomidx_seal(index regclass), which seals every pending page
+ * but the tail, as gin_clean_pending_list does for GIN (the seal itself:
+ * storage/seal.cpp).
+ */
+#include "functions/functions.h"
+
+extern "C" {
+PG_FUNCTION_INFO_V1(bloomidx_seal);
+}
+
+/*
+ * bloomidx_seal(index): seals every pending page but the tail, a segment
+ * at a time; returns the rows sealed.  Needs the rights VACUUM needs on
+ * the table (its owner), as gin_clean_pending_list does.
+ */
+Datum
+bloomidx_seal(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloomidx_seal needs an index, not NULL")));
+
+	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pending list",
+													  RowExclusiveLock);
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("Pending rows cannot be sealed during recovery.")));
+	if (!bloomidx_owns_relation(index->rd_index->indrelid))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+
+	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+	int64		rows = bloomidx_seal_all(index, 1);
+
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_INT64(rows);
+}

@@ -1,0 +1,111 @@
+/*
+ * pending_list.cpp: walking the pending list (README.md, "Pages"
+ * and "Reading"): every link checked before it is followed, the pages walked
+ * counted against the metapage's count, and a page met on the list that
+ * a seal recycled since the directory was copied told from damage.
+ */
+#include "storage/storage.h"
+
+/*
+ * A pending page met on the list (locked in *buffer) that is not one, or
+ * was linked after the directory copy of `generation`: reused since the
+ * copy (true: start again, the buffer released), or damage (an ERROR).
+ * The page is copied and released before the metapage is read: a scan
+ * holds one page lock at a time, so that it never waits for an insert
+ * that holds the metapage and waits for this page.
+ */
+bool
+bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
+							   uint32 generation, const bloomidx::RowPageGeometry *g)
+{
+	const uint8 *raw = (const uint8 *) BufferGetPage(*buffer);
+
+	if (!PageIsNew((Page) raw) && bloomidx::is_pending_kind(bloomidx::page_opaque(raw)->flags) &&
+		bloomidx::page_stamp(raw) <= generation)
+		return false;
+
+	Page		page = (Page) palloc(BLCKSZ);
+
+	memcpy(page, raw, BLCKSZ);
+	UnlockReleaseBuffer(*buffer);
+	*buffer = InvalidBuffer;
+	if (bloomidx_directory_generation(index) != generation)
+	{
+		pfree(page);
+		return true;
+	}
+	if (PageIsNew(page))
+		bloomidx_report_corrupted_page(index, blkno, "The pending list leads to a new page.");
+	bloomidx_check_data_page(index, blkno, page, g, bloomidx::EntryChecks::None);
+	bloomidx_report_corrupted_page(index, blkno,
+								   "A pending page is stamped with a later directory generation than the directory's.");
+	return false;				/* not reached */
+}
+
+/*
+ * Checks a link of the pending list (from block `from`, or the metapage)
+ * before it is followed: inside the index (its length read again when the
+ * link is past it, as pages are added meanwhile), and not more links than
+ * the index has pages (a cycle).  Damage is an ERROR: without the link,
+ * there is no telling where the rest of the list is.
+ */
+void
+bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
+							BlockNumber *nblocks, BlockNumber *followed)
+{
+	if (blkno >= *nblocks)
+		*nblocks = RelationGetNumberOfBlocks(index);
+	if (blkno >= *nblocks || ++*followed > *nblocks)
+		bloomidx_report_corrupted_page(index, from,
+									   "Its link in the pending list is damaged.");
+}
+
+void
+bloomidx_pending_walk_init(PendingWalk *w, Relation index, BlockNumber head, BlockNumber nblocks)
+{
+	w->index = index;
+	w->blkno = head;
+	w->from = bloomidx::kMetaBlock;
+	w->nblocks = nblocks;
+	w->followed = 0;
+	w->visited = 0;
+}
+
+/* Whether there is a page to visit (w->blkno), its link checked. */
+bool
+bloomidx_pending_walk_more(PendingWalk *w)
+{
+	if (w->blkno == bloomidx::kMetaBlock)
+		return false;
+	bloomidx_check_pending_link(w->index, w->from, w->blkno, &w->nblocks, &w->followed);
+	return true;
+}
+
+/* The page visited links to `next` (kMetaBlock: it is the last). */
+void
+bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next)
+{
+	w->from = w->blkno;
+	w->blkno = next;
+	w->visited++;
+}
+
+/*
+ * Checks that a walk of the pending list from the head of a directory
+ * copy met at least the pages the copy counts (pages linked since may add
+ * to them).  A damaged link that ends the list early, or skips pages,
+ * would otherwise hide their rows without a word.  False when the
+ * directory changed since the copy (a seal moved the head: start again).
+ */
+bool
+bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 walked)
+{
+	if (walked >= dir->header.pending_pages)
+		return true;
+	if (bloomidx_directory_generation(index) != dir->header.generation)
+		return false;
+	bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+								   psprintf("The pending list ends after %u of the %u pages the metapage counts: a link is damaged.",
+											walked, dir->header.pending_pages));
+	return false;				/* not reached */
+}

@@ -1,0 +1,375 @@
+/*
+ * storage.h: the storage under the access method's callbacks (README.md
+ * beside it is its design note): sealed segments, the pending list, the
+ * metapage's directory and free list, segment filters, seals, merges and
+ * the sweep, and how their pages reach the index.  Sectioned by file,
+ * each declaration under the file that defines it.  The storage calls
+ * down into support/ and core/ only.
+ */
+#ifndef BLOOMIDX_STORAGE_H
+#define BLOOMIDX_STORAGE_H
+
+#include "support/support.h"
+
+typedef struct DirectoryCopy DirectoryCopy;
+typedef struct DirectoryChange DirectoryChange;
+
+/*
+ * ---------------------------------------------------------------------
+ * block_write.cpp: how a segment's or filter group's new pages reach the
+ * index: straight to its file (CREATE INDEX) or through shared buffers.
+ * ---------------------------------------------------------------------
+ */
+typedef struct BlockWriter
+{
+	bool		shared_extension;	/* other processes extend the index too */
+	bool		direct;			/* past shared buffers: the index is being built */
+	XLogRecPtr	start_redo;		/* direct: the redo point when writes began */
+} BlockWriter;
+void		bloomidx_block_writer_init(BlockWriter *writer, Relation index,
+									   bool shared_extension, bool direct);
+void		bloomidx_write_page(Relation index, Buffer buffer, const char *image);
+BlockNumber bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer);
+void		bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
+									 const BlockWriter *writer);
+void		bloomidx_block_writer_finish(const BlockWriter *writer, Relation index);
+/* Bounds a free space map walk whose hints keep being stale (here and in insert.cpp). */
+#define MAX_FSM_TRIES 8
+Buffer		bloomidx_free_or_new_buffer(Relation index);
+Buffer		bloomidx_extend_buffer(Relation index);
+
+/*
+ * ---------------------------------------------------------------------
+ * segment_write.cpp: rows gathered in memory, written as one segment.
+ * ---------------------------------------------------------------------
+ */
+typedef struct SegmentRows
+{
+	uint32		nrows;
+	uint32		capacity;		/* rows a segment takes (bloomidx.segment_rows) */
+	uint32		signature_bytes;
+	uint8	   *signatures;		/* capacity signatures, back to back */
+	ItemPointerData *tids;		/* capacity heap TIDs */
+	uint32	   *keys;			/* for filters: ncolumns filter keys a row; or NULL */
+	void	   *scratch;		/* segment_write.cpp's, made on first use */
+} SegmentRows;
+
+/*
+ * A seal's or merge's segment's own filter group (filter_write.cpp,
+ * filter_merge.cpp), made in memory and written with the segment.
+ */
+typedef struct SegmentFilters
+{
+	bloomidx::FilterGroupHeader header;	/* group id and slots set by the writer */
+	uint8	   *image;			/* its region rows, back to back */
+} SegmentFilters;
+
+extern int	bloomidx_segment_rows;
+uint32		bloomidx_segment_capacity(uint32 page_capacity);
+void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
+void		bloomidx_segment_rows_free(SegmentRows *rows);
+void		bloomidx_segment_rows_keep_keys(SegmentRows *rows, uint32 ncolumns);
+void		bloomidx_segment_rows_tail(const SegmentRows *rows, uint32 r,
+									   const bloomidx::RowPageGeometry *g, uint8 *tail);
+void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
+								   uint32 segment_id, const BlockWriter *writer,
+								   bloomidx::FreeList *list, const DirectoryCopy *dir,
+								   SegmentFilters *filters, uint32 *taken,
+								   bloomidx::SegmentEntry *entry);
+void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
+										SegmentRows *rows, const DirectoryCopy *dir,
+										BlockNumber nblocks, SegmentFilters *filters,
+										bloomidx::SegmentEntry *entry,
+										DirectoryChange *change);
+
+/*
+ * ---------------------------------------------------------------------
+ * directory.cpp: the metapage's segment directory, pending list ends and
+ * free list, as readers copy them and as the seal lock's holder changes
+ * them.
+ * ---------------------------------------------------------------------
+ */
+
+/* A copy of the directory, as a scan or VACUUM takes it. */
+struct DirectoryCopy
+{
+	bloomidx::DirectoryHeader header;
+	bloomidx::SegmentEntry *entries;	/* header.nsegments of them, inline ones
+										 * and those of directory pages */
+	uint32		capacity;		/* entries' room */
+	MemoryContext cxt;			/* where entries live */
+	bloomidx::DirectoryPageList pages;	/* the directory pages */
+	bloomidx::FreeList free;
+};
+
+void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
+uint32		bloomidx_directory_generation(Relation index);
+bool		bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
+									   bloomidx::PageProblem problem);
+
+typedef struct DirectoryStats
+{
+	uint32		segments;
+	uint32		filtered_segments;	/* of them, with segment filters */
+	uint32		filter_groups;	/* their groups: the segments in a group's
+								 * first slot (one a group, unless a merge
+								 * removed it) */
+	double		segment_rows;
+	double		live_rows;
+	uint32		pending_pages;
+} DirectoryStats;
+void		bloomidx_directory_stats(Relation index, DirectoryStats *stats);
+
+/*
+ * One change of the directory, made by the seal lock's holder and
+ * published in one WAL record of the metapage (README.md, "Publish"): a
+ * segment added (sealed or merged), segments removed (merged away), free
+ * extents the sweep found, the pending list's head moved past sealed
+ * pages.
+ */
+struct DirectoryChange
+{
+	const bloomidx::SegmentEntry *added;	/* a new segment, or NULL */
+	uint32		taken_blocks;	/* its blocks taken off the free list, from its
+								 * first slice on (0: the index grew) */
+	const uint32 *removed;		/* ids of segments removed */
+	const bloomidx::SegmentHeader *removed_headers;	/* and their headers */
+	const uint32 *removed_group_blocks; /* and the blocks of the filter group
+										 * each has right after its header
+										 * (bloomidx_own_group_blocks), or 0 */
+	uint32		nremoved;
+	bloomidx::FreeExtent *extents_to_free;	/* out: removed segments' extents
+											 * the free list had no room for,
+											 * which the caller frees page by
+											 * page; room for nremoved *
+											 * kMaxSegmentExtents */
+	uint32		nextents_to_free;
+	const bloomidx::FreeExtent *extents_to_list;	/* free extents VACUUM's
+													 * sweep found, added to
+													 * the list */
+	uint32		nextents_to_list;
+	const bloomidx::FreeExtent *extents_to_unlist;	/* extents the sweep takes
+													 * off the list whole, too
+													 * short for a segment */
+	uint32		nextents_to_unlist;
+	bool		move_head;		/* the pending head becomes new_head */
+	BlockNumber new_head;
+	uint32		unlinked_pages; /* pending pages that left the list */
+};
+
+uint32		bloomidx_publish(Relation index, DirectoryChange *change);
+void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
+
+/*
+ * ---------------------------------------------------------------------
+ * directory_pages.cpp: the directory's entries past the metapage's.
+ * ---------------------------------------------------------------------
+ */
+DirectoryCopy *bloomidx_directory_copy_new(void);
+void		bloomidx_directory_copy_init(DirectoryCopy *copy);
+void		bloomidx_directory_copy_free(DirectoryCopy *copy);
+void		bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n);
+bool		bloomidx_read_directory_pages(Relation index, BlockNumber *nblocks,
+										  DirectoryCopy *copy);
+void		bloomidx_write_directory_pages(Relation index, const bloomidx::SegmentEntry *entries,
+										   uint32 n, const bloomidx::SegmentEntry *old_entries,
+										   uint32 old_n, const bloomidx::DirectoryPageList *old,
+										   uint32 generation, bloomidx::DirectoryPageList *out);
+void		bloomidx_free_directory_pages(Relation index, const bloomidx::DirectoryPageList *old,
+										  const bloomidx::DirectoryPageList *now, uint32 generation);
+BlockNumber bloomidx_directory_entry_block(const DirectoryCopy *copy, uint32 slot,
+										   uint32 *place);
+
+/*
+ * ---------------------------------------------------------------------
+ * pending_list.cpp: walking the pending list, each link checked.
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A walk of the pending list from a head, one page at a time, each link
+ * checked (bloomidx_check_pending_link) before it is followed:
+ *     bloomidx_pending_walk_init(&w, index, head, nblocks);
+ *     while (bloomidx_pending_walk_more(&w))
+ *         { visit w.blkno; bloomidx_pending_walk_follow(&w, its successor); }
+ */
+typedef struct PendingWalk
+{
+	Relation	index;
+	BlockNumber blkno;			/* the page to visit; kMetaBlock at the end */
+	BlockNumber from;			/* the page (or the metapage) linking to it */
+	BlockNumber nblocks;		/* the index's length, as last read */
+	BlockNumber followed;		/* links followed */
+	uint32		visited;		/* pages visited */
+} PendingWalk;
+
+void		bloomidx_pending_walk_init(PendingWalk *w, Relation index, BlockNumber head,
+									   BlockNumber nblocks);
+bool		bloomidx_pending_walk_more(PendingWalk *w);
+void		bloomidx_pending_walk_follow(PendingWalk *w, BlockNumber next);
+void		bloomidx_check_pending_link(Relation index, BlockNumber from, BlockNumber blkno,
+										BlockNumber *nblocks, BlockNumber *followed);
+bool		bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir,
+										 uint32 walked);
+bool		bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
+										   uint32 generation, const bloomidx::RowPageGeometry *g);
+
+/*
+ * ---------------------------------------------------------------------
+ * filter_write.cpp: segment filter groups (README.md, *Segment filters*)
+ * built in memory, slot by slot, and written whole.
+ * ---------------------------------------------------------------------
+ */
+typedef struct FilterGroupBuild
+{
+	bloomidx::FilterGroupHeader header;
+	bool		open;			/* header and image describe a group */
+	uint8	   *image;			/* its region rows */
+	uint32		entry_index[bloomidx::kGroupSlots]; /* each slot's entry */
+	uint64	   *scratch;		/* kDistinctWords words, for distinct_estimate */
+	uint8	   *slot_scratch;	/* kFilterScratchBytes: a slot's filter being made */
+} FilterGroupBuild;
+
+double		bloomidx_filter_bits_per_key(Relation index);
+void		bloomidx_state_filters(BloomidxState *state, Relation index);
+void		bloomidx_filter_group_init(FilterGroupBuild *g);
+void		bloomidx_filter_group_add(Relation index, FilterGroupBuild *g,
+									  const BloomidxState *state, const SegmentRows *rows,
+									  bloomidx::SegmentEntry *entries, uint32 entry_index,
+									  const BlockWriter *writer);
+void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g,
+										bloomidx::SegmentEntry *entries,
+										const BlockWriter *writer);
+void		bloomidx_filter_group_free(FilterGroupBuild *g);
+bool		bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows,
+								  SegmentFilters *filters);
+void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
+										const bloomidx::SegmentEntry *removed,
+										const uint32 *own_blocks, uint32 nremoved,
+										BlockNumber nblocks, uint32 generation);
+uint32		bloomidx_own_group_blocks(Relation index, const bloomidx::SegmentEntry *e,
+									  BlockNumber nblocks, BufferAccessStrategy strategy);
+
+/*
+ * ---------------------------------------------------------------------
+ * filter_merge.cpp: a merged segment's filters, from its sources'.
+ * ---------------------------------------------------------------------
+ */
+bool		bloomidx_merge_filters(Relation index, const BloomidxState *state,
+								   const bloomidx::SegmentEntry *sources, uint32 nsources,
+								   BlockNumber nblocks, BufferAccessStrategy strategy,
+								   SegmentFilters *filters);
+
+/*
+ * ---------------------------------------------------------------------
+ * seal.cpp: pending rows sealed into a segment.
+ * ---------------------------------------------------------------------
+ */
+int64		bloomidx_seal_once(Relation index, uint32 min_rows);
+int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
+void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
+uint32		bloomidx_seal_threshold(uint32 capacity);
+
+/*
+ * ---------------------------------------------------------------------
+ * merge.cpp: VACUUM's rewrite of segments deletions left mostly dead.
+ * ---------------------------------------------------------------------
+ */
+void		bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy);
+
+/*
+ * ---------------------------------------------------------------------
+ * sweep.cpp: VACUUM's sweep of pages nothing points at onto the free list.
+ * ---------------------------------------------------------------------
+ */
+void		bloomidx_sweep(Relation index, BufferAccessStrategy strategy,
+						   IndexBulkDeleteResult *stats);
+
+/*
+ * ---------------------------------------------------------------------
+ * tid_sink.cpp: where a scan's TIDs go: checked against the table,
+ * batched into the bitmap.
+ * ---------------------------------------------------------------------
+ */
+#define TID_BATCH 1024
+typedef struct TidSink
+{
+	TIDBitmap  *tbm;
+	Relation	heap;
+	BlockNumber heap_blocks;	/* the table's length, read again when passed */
+	int			n;
+	int64		found;
+	ItemPointerData tids[TID_BATCH];
+} TidSink;
+
+void		bloomidx_sink_add(Relation index, TidSink *sink, BlockNumber blkno, uint32 entry,
+							  const ItemPointerData *tid);
+void		bloomidx_sink_flush(TidSink *sink);
+
+/*
+ * ---------------------------------------------------------------------
+ * segment_scan.cpp: a query over one sealed segment.  The query's bit
+ * positions: those of its equality and IS NULL keys (base), and per IN
+ * list those of each element (per_element positions each, back to back).
+ * ---------------------------------------------------------------------
+ */
+typedef struct SliceList
+{
+	uint16	   *positions;
+	uint32		count;			/* elements */
+	uint32		per_element;	/* the column's bits */
+} SliceList;
+
+typedef struct SliceQuery
+{
+	uint16		base[bloomidx::kMaxSignatureBits];
+	uint32		nbase;
+	SliceList  *lists;
+	int			nlists;
+} SliceQuery;
+
+typedef struct SegmentScanWork SegmentScanWork;	/* segment_scan.cpp's */
+SegmentScanWork *bloomidx_segment_scan_work(void);
+bool		bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
+								  const bloomidx::SegmentEntry *entry, uint32 nslices,
+								  uint32 generation, BlockNumber nblocks, BufferHints *hints,
+								  TidSink *sink);
+bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
+									   uint32 generation, char *dst,
+									   const bloomidx::SegmentEntry *e, uint32 nslices,
+									   BlockNumber nblocks, int kind, int tid_page,
+									   const bloomidx::SegmentHeader *header);
+
+/*
+ * ---------------------------------------------------------------------
+ * filter_scan.cpp: the query's keys as (column, hashes) pairs, asked of
+ * the segments' filters before their slices are read.  A key passes a
+ * segment if one of its hashes may be there (one for an equality or IS
+ * NULL, the elements for an IN list).
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * An IN list of more elements than this is not asked of the filters: each
+ * element may take a page per group, and a long list passes most segments
+ * anyway.
+ */
+#define MAX_FILTER_HASHES 64
+typedef struct FilterKey
+{
+	int			column;
+	uint32		nhashes;
+	const uint64 *hashes;
+} FilterKey;
+typedef struct FilterQuery
+{
+	FilterKey  *keys;
+	int			nkeys;
+} FilterQuery;
+void		bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes,
+									  uint32 nhashes);
+bool		bloomidx_filter_segments(Relation index, const FilterQuery *query,
+									 const DirectoryCopy *dir, uint32 ncolumns,
+									 BlockNumber nblocks, BufferHints *hints, bool *skip);
+
+#endif							/* BLOOMIDX_STORAGE_H */
