@@ -10,7 +10,7 @@ PGFILEDESC = "bloomidx - Bloom signature index access method"
 
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o \
 	src/core/tid_codec.o src/core/slices.o src/core/segment_pages.o src/core/page_delta.o src/core/segment_filter.o src/core/filter_pages.o src/core/advise.o \
-	src/core/fill.o
+	src/core/fill.o src/core/query.o
 # The access method's callbacks (src/), the storage under them
 # (src/storage/), what both use (src/support/) and the SQL-callable
 # functions (src/functions/).

@@ -152,11 +152,11 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 				if (n < 0 || !in_list_fits(meta, iclause->indexcol, n))
 					continue;	/* every row a candidate */
 				shape.hashed += n;
-				/* So many that most rows pass: not tested either (scan.cpp). */
+				/* So many that most rows pass: not tested either (core/query.cpp). */
 				if (n > 1 &&
 					!bloomidx::in_list_worth_testing(n, bloomidx::false_positive_rate(*meta, column)))
 					continue;
-				if (n <= MAX_FILTER_HASHES)
+				if (n <= bloomidx::kMaxFilterHashes)
 					shape.filter_keys++;
 				if (n > 1)
 				{

@@ -1,29 +1,26 @@
 /*
- * scan.cpp: bitmap scans.  The query's keys become one base mask (every
- * equality and IS NULL) and one list of element masks per IN list (=
- * ANY), of which one must match; every data page is read once, in order
- * (through a bulk-read ring for an index too big to stay cached, else
- * through buffer hints), and the TIDs of matching signatures go to the
- * bitmap marked recheck (a Bloom filter only says "maybe").
+ * scan.cpp: bitmap scans.  The scan keys become (column, hashes) keys, one
+ * hash for an equality or IS NULL, an IN list's (= ANY) distinct elements,
+ * from which the core builds the whole query in one call (core/query.hpp:
+ * the base mask, the IN lists' element masks, the same as bit positions
+ * for the segments' slices, the keys asked of the segment filters).  The
+ * filters rule segments out; each segment left is read slice by slice
+ * (storage/segment_scan.cpp), then every pending page in list order, each
+ * row tested; the index is read through a bulk-read ring when too big to
+ * stay cached, else through buffer hints.  The TIDs of matching rows go to
+ * the bitmap marked recheck (a Bloom filter only says "maybe").
  */
 #include "bloomidx.h"
 
 #include "core/hash.hpp"
 #include "core/in_list.hpp"
-#include "core/positions.hpp"
-#include "core/sizing.hpp"
-
+#include "core/query.hpp"
 
 typedef struct ScanOpaque
 {
 	BloomidxState state;
-	MemoryContext query_cxt;	/* the masks of the current keys */
-	bloomidx::SignatureMask base;	/* plain data: built by build_query */
-	bloomidx::ElementMasks *lists;	/* one per IN list whose bits are tested */
-	int			nlists;
-	double		elements;		/* in those lists */
-	SliceQuery	slices;			/* the same query as bit positions, for segments */
-	FilterQuery filter;			/* and as column hashes, for segment filters */
+	MemoryContext query_cxt;	/* the current keys' hashes, and the query's memory */
+	bloomidx::Query query;		/* plain data: built by build_query */
 	uint16		matches[bloomidx::kMaxPageEntries];
 	Page		copy;			/* long IN lists: a page tested unlocked */
 	double		column_rate[INDEX_MAX_KEYS];	/* -1: not computed yet */
@@ -50,9 +47,6 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 	bloomidx_init_state(&so->state, index);
 	so->query_cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx scan query",
 										  ALLOCSET_SMALL_SIZES);
-	so->lists = NULL;
-	so->nlists = 0;
-	so->elements = 0;
 	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		so->column_rate[i] = -1;
 	so->work = bloomidx_segment_scan_work();
@@ -131,93 +125,8 @@ in_list_hashes(ScanKey key, const ValueHasher *hasher, size_t stride, uint64 **h
 	return (int64) set.compact();
 }
 
-/* Writes the positions of the bits set in sig (length bits); returns how many. */
-static uint32
-signature_positions(const uint8 *sig, uint32 length, uint16 *positions)
-{
-	uint32		n = 0;
-
-	for (uint32 j = 0; j < length; j++)
-		if (bloomidx::signature_test_bit(sig, j))
-			positions[n++] = (uint16) j;
-	return n;
-}
-
 /*
- * Adds an IN list of more than one distinct element to the scan's lists:
- * its masks, built from the hashes in slices, checking for
- * interrupts.
- */
-static void
-add_in_list(ScanOpaque *so, uint64 *hashes, int64 n, uint32 words, int column)
-{
-	const bloomidx::MetaPageData *meta = &so->state.meta;
-	size_t		stride = bloomidx::element_mask_stride(words);
-	uint8	   *masks = (uint8 *) MemoryContextAllocHuge(CurrentMemoryContext, n * stride);
-	const int64 slice = 4096;
-
-	uint32		bits = meta->column_bits[column];
-	uint16	   *positions = (uint16 *) MemoryContextAllocHuge(CurrentMemoryContext,
-															  n * bits * sizeof(uint16));
-
-	for (int64 done = 0; done < n; done += slice)
-	{
-		bloomidx::build_element_masks(masks + done * stride, words, hashes + done,
-									  Min(slice, n - done), meta->signature_bits,
-									  bits, meta->signature_bytes);
-		CHECK_FOR_INTERRUPTS();
-	}
-	/* The same elements as bit positions, for the segments' slices. */
-	for (int64 i = 0; i < n; i++)
-	{
-		uint8		sig[bloomidx::kMaxSignatureBytes];
-
-		memset(sig, 0, meta->signature_bytes);
-		bloomidx::add_value(sig, meta->signature_bits, bits, hashes[i]);
-		signature_positions(sig, meta->signature_bits, positions + i * bits);
-		if ((i & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	so->slices.lists[so->nlists].positions = positions;
-	so->slices.lists[so->nlists].count = (uint32) n;
-	so->slices.lists[so->nlists].per_element = bits;
-	so->slices.nlists = so->nlists + 1;
-	/* The hashes stay for the segment filters (freed with the query), if they ask them. */
-	if (n <= MAX_FILTER_HASHES)
-		bloomidx_filter_query_add(&so->filter, column, hashes, (uint32) n);
-	else
-		pfree(hashes);
-	so->lists[so->nlists].masks = masks;
-	so->lists[so->nlists].count = (uint32) n;
-	so->lists[so->nlists].words = words;
-	so->nlists++;
-	so->elements += n;
-}
-
-/*
- * The predicted false-positive rate of an equality on column `column`
- * alone, computed once per scan (core/sizing.cpp's exact model).
- */
-static double
-column_false_positive_rate(ScanOpaque *so, int column)
-{
-	if (so->column_rate[column] < 0)
-		so->column_rate[column] = bloomidx::false_positive_rate(so->state.meta, 1u << column);
-	return so->column_rate[column];
-}
-
-/* An equality's (or IS NULL's) hash, for the segment filters. */
-static void
-add_filter_hash(ScanOpaque *so, int column, uint64 hash)
-{
-	uint64	   *kept = (uint64 *) palloc(sizeof(uint64));
-
-	*kept = hash;
-	bloomidx_filter_query_add(&so->filter, column, kept, 1);
-}
-
-/*
- * Builds the masks from the scan keys, in the current memory context;
+ * Builds the query from the scan keys, in the current memory context;
  * false when no row can match (an equality with NULL, an IN list of NULLs
  * or of nothing).
  */
@@ -226,40 +135,29 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 {
 	const BloomidxState *state = &so->state;
 	Relation	index = scan->indexRelation;
-	uint32		m = state->meta.signature_bits;
-	int			nbytes = state->meta.signature_bytes;
-	uint8		query[bloomidx::kMaxSignatureBytes];
+	bloomidx::QueryKey *keys = (bloomidx::QueryKey *)
+		palloc(Max(scan->numberOfKeys, 1) * sizeof(bloomidx::QueryKey));
+	int			nkeys = 0;
 
-	so->lists = (bloomidx::ElementMasks *)
-		palloc(Max(scan->numberOfKeys, 1) * sizeof(bloomidx::ElementMasks));
-	so->nlists = 0;
-	so->slices.lists = (SliceList *) palloc(Max(scan->numberOfKeys, 1) * sizeof(SliceList));
-	so->slices.nlists = 0;
-	so->slices.nbase = 0;
-	so->filter.keys = (FilterKey *) palloc(Max(scan->numberOfKeys, 1) * sizeof(FilterKey));
-	so->filter.nkeys = 0;
-	so->elements = 0;
 	so->copy = NULL;
-	memset(query, 0, sizeof(query));
-
 	for (int k = 0; k < scan->numberOfKeys; k++)
 	{
 		ScanKey		key = &scan->keyData[k];
 		int			column = key->sk_attno - 1;
-		uint32		bits;
 		ValueHasher cross;
 
 		if (column < 0 || column >= state->ncolumns)
 			elog(ERROR, "bloomidx: scan key on column %d of a %d-column index",
 				 key->sk_attno, state->ncolumns);
-		bits = state->meta.column_bits[column];
 
 		if (key->sk_flags & SK_ISNULL)
 		{
 			if (key->sk_flags & SK_SEARCHNULL)
 			{
-				bloomidx::add_value(query, m, bits, bloomidx::null_hash(column));
-				add_filter_hash(so, column, bloomidx::null_hash(column));
+				uint64	   *hash = (uint64 *) palloc(sizeof(uint64));
+
+				*hash = bloomidx::null_hash(column);
+				keys[nkeys++] = bloomidx::QueryKey{column, hash, 1};
 			}
 			else if (!(key->sk_flags & SK_SEARCHNOTNULL))
 				return false;	/* "col = NULL" is never true */
@@ -273,8 +171,8 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 
 		/*
 		 * A cross-type key hashes with its own type's function from the
-		 * column's family (support/value_hash.cpp); one that cannot hash as the column's
-		 * values did tests no bits, and the recheck decides.
+		 * column's family (support/value_hash.cpp); one that cannot hash as
+		 * the column's values did tests no bits, and the recheck decides.
 		 */
 		const ValueHasher *hasher = bloomidx_key_hasher(index, state, column, key->sk_subtype,
 														&cross);
@@ -283,43 +181,50 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			continue;
 		if (!(key->sk_flags & SK_SEARCHARRAY))
 		{
-			uint64		hash = bloomidx_hash_value(hasher, key->sk_argument);
+			uint64	   *hash = (uint64 *) palloc(sizeof(uint64));
 
-			bloomidx::add_value(query, m, bits, hash);
-			add_filter_hash(so, column, hash);
+			*hash = bloomidx_hash_value(hasher, key->sk_argument);
+			keys[nkeys++] = bloomidx::QueryKey{column, hash, 1};
 			continue;
 		}
 
-		uint32		words = bloomidx::element_mask_words(nbytes, bits);
-		uint64	   *hashes;
+		uint32		words = bloomidx::element_mask_words(state->meta.signature_bytes,
+														 state->meta.column_bits[column]);
+		uint64	   *hashes = NULL;
 		int64		n = in_list_hashes(key, hasher, bloomidx::element_mask_stride(words), &hashes);
 
 		if (n == 0)
 			return false;		/* IN () or IN (NULL): nothing matches */
-		if (n < 0)
+		/* More than work_mem holds: no hashes, which the core does not test. */
+		keys[nkeys++] = bloomidx::QueryKey{column, hashes, (uint32) Max(n, 0)};
+	}
+
+	bloomidx::KeyUse *uses = (bloomidx::KeyUse *) palloc(Max(nkeys, 1) * sizeof(bloomidx::KeyUse));
+	size_t		bytes = bloomidx::plan_query(state->meta, keys, nkeys, uses, so->column_rate,
+											 &so->query);
+
+	for (int k = 0; k < nkeys; k++)
+	{
+		if (uses[k] != bloomidx::KeyUse::TooCommon)
+			continue;
+		if (keys[k].nhashes == 0)
 			ereport(DEBUG1,
 					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has more distinct values than work_mem holds; its bits are not tested, and the recheck decides",
-									 column + 1, RelationGetRelationName(index))));
-		else if (n > 1 &&
-				 !bloomidx::in_list_worth_testing(n, column_false_positive_rate(so, column)))
-		{
-			/* Nearly every row would pass some element: testing them all is wasted. */
-			pfree(hashes);
+									 keys[k].column + 1, RelationGetRelationName(index))));
+		else
 			ereport(DEBUG1,
 					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has %lld distinct values, so many that most rows would pass one of them; its bits are not tested, and the recheck decides",
-									 column + 1, RelationGetRelationName(index), (long long) n)));
-		}
-		else if (n == 1)
-		{
-			bloomidx::add_value(query, m, bits, hashes[0]);
-			bloomidx_filter_query_add(&so->filter, column, hashes, 1);
-		}
-		else
-			add_in_list(so, hashes, n, words, column);
+									 keys[k].column + 1, RelationGetRelationName(index),
+									 (long long) keys[k].nhashes)));
 	}
-	so->base.build(query, nbytes);
-	so->slices.nbase = signature_positions(query, m, so->slices.base);
-	if (so->elements >= kCopyPageElements)
+
+	/* A list of millions of elements takes a while: interrupts are served between its parts. */
+	void	   *memory = MemoryContextAllocHuge(CurrentMemoryContext, Max(bytes, 1));
+
+	while (!bloomidx::build_query(state->meta, keys, nkeys, uses, memory, &so->query,
+								  bloomidx_interrupt_pending, NULL))
+		CHECK_FOR_INTERRUPTS();
+	if (so->query.elements >= kCopyPageElements)
 		so->copy = (Page) palloc(BLCKSZ);
 	return true;
 }
@@ -349,7 +254,7 @@ match_page(ScanOpaque *so, const bloomidx::QueryMatcher *matcher, const uint8 *r
 	if (so->copy == NULL)
 		return matcher->match_array(bloomidx::row_signatures(raw), count, so->matches);
 
-	int			slice = (int) Max(1.0, kTestsPerCheck / so->elements);
+	int			slice = (int) Max(1.0, kTestsPerCheck / so->query.elements);
 	int			n = 0;
 
 	for (int first = 0; first < count; first += slice)
@@ -417,7 +322,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	uint32		generation = so->dir.header.generation;
 	bool	   *skip = (bool *) palloc(Max(so->dir.header.nsegments, 1) * sizeof(bool));
 
-	if (!bloomidx_filter_segments(index, &so->filter, &so->dir, (uint32) so->state.ncolumns,
+	if (!bloomidx_filter_segments(index, &so->query.filter, &so->dir, (uint32) so->state.ncolumns,
 								  nblocks, hints, skip))
 	{
 		pfree(skip);
@@ -427,7 +332,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	{
 		if (skip[i])
 			continue;
-		if (!bloomidx_scan_segment(index, &so->slices, so->work, &so->dir.entries[i],
+		if (!bloomidx_scan_segment(index, &so->query.slices, so->work, &so->dir.entries[i],
 								   so->state.meta.signature_bits, generation, nblocks, hints,
 								   &so->sink))
 		{
@@ -488,7 +393,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		return 0;
 	bloomidx_count_index_search(scan);
 
-	bloomidx::QueryMatcher matcher(so->base, so->lists, so->nlists);
+	bloomidx::QueryMatcher matcher(so->query.base, so->query.lists, so->query.nlists);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	/* The table's length, to reject TIDs past it (the executor locks it). */

@@ -15,11 +15,9 @@
 
 namespace bloomidx {
 
-// Asked between steps of the longer computations here: true stops them
-// (they then return SizingStatus::Interrupted, or kRateInterrupted), so
-// that the caller can serve an interrupt outside the core and call again.
-// NULL: never stop.
-using Interrupted = bool (*)(void *arg);
+// The longer computations here ask `interrupted` (sizing.hpp) between
+// steps, and stop when it says so (returning SizingStatus::Interrupted, or
+// kRateInterrupted).
 constexpr double kRateInterrupted = -2;
 
 // The shortest length (a multiple of 16) at which every column i meets

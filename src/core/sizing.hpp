@@ -25,6 +25,11 @@ double false_positive_rate(int m, const uint16_t *bits, int ncols, uint32_t quer
 
 struct MetaPageData; // page_layout.hpp
 
+// Asked between steps of the core's longer computations (advise.hpp,
+// query.hpp): true stops them, so that the caller can serve an interrupt
+// outside the core and call again.  NULL: never stop.
+using Interrupted = bool (*)(void *arg);
+
 // The same for the sizing frozen in an index's metapage; 1 (every row a
 // candidate) where the metapage's sizing is out of range.
 double false_positive_rate(const MetaPageData &meta, uint32_t query_columns) noexcept;

@@ -42,18 +42,6 @@ key_asked(const KeyProbeStats *stats)
 	return stats->tested < KEY_USELESS_AFTER || stats->passed < stats->tested;
 }
 
-void
-bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes, uint32 nhashes)
-{
-	if (nhashes == 0 || nhashes > MAX_FILTER_HASHES)
-		return;
-	FilterKey  *k = &query->keys[query->nkeys++];
-
-	k->column = column;
-	k->nhashes = nhashes;
-	k->hashes = hashes;
-}
-
 /* Entries in group order (by header block), ties by slot. */
 typedef struct GroupedEntry
 {
@@ -119,7 +107,7 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
  * stats count segments asked and passed.  False when a page was recycled.
  */
 static bool
-probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEntry *e,
+probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
 			const char *header_copy, uint32 wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
 			const uint32 *seg_slots, uint32 nsegs, KeyProbeStats *stats, uint32 *passed)
@@ -129,7 +117,7 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
 
 	for (int k = 0; k < query->nkeys && mask != 0; k++)
 	{
-		const FilterKey *key = &query->keys[k];
+		const bloomidx::FilterKey *key = &query->keys[k];
 		const bloomidx::FilterColumn *fc = &h->columns[key->column];
 		uint32		key_mask = 0;
 		int64		loaded = -1;	/* the region page in copy */
@@ -181,7 +169,7 @@ probe_group(Relation index, const FilterQuery *query, const bloomidx::SegmentEnt
  * (the caller starts again).
  */
 bool
-bloomidx_filter_segments(Relation index, const FilterQuery *query, const DirectoryCopy *dir,
+bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, const DirectoryCopy *dir,
 						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, bool *skip)
 {
 	uint32		n = dir->header.nsegments;

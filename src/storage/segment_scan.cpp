@@ -132,7 +132,7 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
  * all.  False when a slice page failed its check and was recycled.
  */
 static bool
-match_lists(Relation index, SegmentScanWork *work, const SliceQuery *query,
+match_lists(Relation index, SegmentScanWork *work, const bloomidx::SliceQuery *query,
 			const bloomidx::SegmentEntry *e, uint32 generation, BufferHints *hints,
 			uint32 *candidates, bool *recycled)
 {
@@ -144,7 +144,7 @@ match_lists(Relation index, SegmentScanWork *work, const SliceQuery *query,
 
 	for (int l = 0; l < query->nlists && problem == bloomidx::PageProblem::None; l++)
 	{
-		const SliceList *list = &query->lists[l];
+		const bloomidx::SliceList *list = &query->lists[l];
 
 		work->ors[l].elements = &work->elements[nelements];
 		work->ors[l].count = list->count;
@@ -197,7 +197,7 @@ match_lists(Relation index, SegmentScanWork *work, const SliceQuery *query,
 
 /* Slices the IN lists of a query test, each element's counted. */
 static uint64
-list_slices(const SliceQuery *query)
+list_slices(const bloomidx::SliceQuery *query)
 {
 	uint64		n = 0;
 
@@ -290,7 +290,7 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
  * `generation` was taken: the scan must start again.
  */
 bool
-bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
+bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, SegmentScanWork *work,
 					  const bloomidx::SegmentEntry *e, uint32 nslices, uint32 generation,
 					  BlockNumber nblocks, BufferHints *hints, TidSink *sink)
 {
@@ -325,7 +325,7 @@ bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *
 		return false;
 	for (int l = 0; !one_pass && l < query->nlists && candidates > 0; l++)
 	{
-		const SliceList *list = &query->lists[l];
+		const bloomidx::SliceList *list = &query->lists[l];
 
 		memset(work->any, 0, sizeof(work->any));
 		for (uint32 i = 0; i < list->count; i++)

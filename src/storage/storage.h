@@ -11,6 +11,8 @@
 
 #include "support/support.h"
 
+#include "core/query.hpp"
+
 typedef struct DirectoryCopy DirectoryCopy;
 typedef struct DirectoryChange DirectoryChange;
 
@@ -308,29 +310,13 @@ void		bloomidx_sink_flush(TidSink *sink);
 
 /*
  * ---------------------------------------------------------------------
- * segment_scan.cpp: a query over one sealed segment.  The query's bit
- * positions: those of its equality and IS NULL keys (base), and per IN
- * list those of each element (per_element positions each, back to back).
+ * segment_scan.cpp: a query over one sealed segment, its bit positions
+ * (core/query.hpp's SliceQuery) tested slice by slice.
  * ---------------------------------------------------------------------
  */
-typedef struct SliceList
-{
-	uint16	   *positions;
-	uint32		count;			/* elements */
-	uint32		per_element;	/* the column's bits */
-} SliceList;
-
-typedef struct SliceQuery
-{
-	uint16		base[bloomidx::kMaxSignatureBits];
-	uint32		nbase;
-	SliceList  *lists;
-	int			nlists;
-} SliceQuery;
-
 typedef struct SegmentScanWork SegmentScanWork;	/* segment_scan.cpp's */
 SegmentScanWork *bloomidx_segment_scan_work(void);
-bool		bloomidx_scan_segment(Relation index, const SliceQuery *query, SegmentScanWork *work,
+bool		bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, SegmentScanWork *work,
 								  const bloomidx::SegmentEntry *entry, uint32 nslices,
 								  uint32 generation, BlockNumber nblocks, BufferHints *hints,
 								  TidSink *sink);
@@ -342,33 +328,11 @@ bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints 
 
 /*
  * ---------------------------------------------------------------------
- * filter_scan.cpp: the query's keys as (column, hashes) pairs, asked of
- * the segments' filters before their slices are read.  A key passes a
- * segment if one of its hashes may be there (one for an equality or IS
- * NULL, the elements for an IN list).
+ * filter_scan.cpp: the query's filter keys (core/query.hpp's FilterQuery)
+ * asked of the segments' filters before their slices are read.
  * ---------------------------------------------------------------------
  */
-
-/*
- * An IN list of more elements than this is not asked of the filters: each
- * element may take a page per group, and a long list passes most segments
- * anyway.
- */
-#define MAX_FILTER_HASHES 64
-typedef struct FilterKey
-{
-	int			column;
-	uint32		nhashes;
-	const uint64 *hashes;
-} FilterKey;
-typedef struct FilterQuery
-{
-	FilterKey  *keys;
-	int			nkeys;
-} FilterQuery;
-void		bloomidx_filter_query_add(FilterQuery *query, int column, const uint64 *hashes,
-									  uint32 nhashes);
-bool		bloomidx_filter_segments(Relation index, const FilterQuery *query,
+bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query,
 									 const DirectoryCopy *dir, uint32 ncolumns,
 									 BlockNumber nblocks, BufferHints *hints, bool *skip);
 

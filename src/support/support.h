@@ -58,6 +58,17 @@ typedef struct BloomidxOptions
 } BloomidxOptions;
 
 /*
+ * For the core's long loops (bloomidx::Interrupted, core/sizing.hpp):
+ * stop when an interrupt is pending that CHECK_FOR_INTERRUPTS would serve
+ * now, so that the caller serves it outside the core and calls again.
+ */
+static inline bool
+bloomidx_interrupt_pending(void *arg)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
+/*
  * ---------------------------------------------------------------------
  * page.cpp: making pages, the cached metapage, buffer hints, the checks
  * every reader runs before trusting a page, and the reports of a damaged

@@ -1,0 +1,126 @@
+// A scan's query, built in one place from (column, hashes) keys.
+//
+// The glue turns PostgreSQL's scan keys into keys of this kind (a column
+// and the distinct hashes of the values a matching row may hold there: one
+// for an equality or IS NULL, an IN list's distinct elements) and hands
+// them over; everything a scan then tests is made here, in one call:
+//  - the base mask: the bits of every one-value key, which a row must hold
+//    all of (pending pages test it row by row);
+//  - per IN list worth testing, one mask per element, of which a row must
+//    hold one (in_list.hpp);
+//  - the same query as bit positions, for the slices of sealed segments
+//    (SliceQuery);
+//  - the keys asked of the segment filters before any slice is read
+//    (FilterQuery).
+// An IN list so long that most rows would pass one of its elements is not
+// tested at all (in_list_worth_testing): the recheck decides.
+//
+// The core allocates nothing: plan_query says how many bytes the query
+// needs, the caller provides them, and build_query fills them in.  A list
+// of millions of elements takes a while, so build_query asks the caller's
+// Interrupted check every kQueryElementsPerCheck elements and, when told to
+// stop, returns false with its place kept: called again with the same
+// arguments, it goes on from there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "in_list.hpp"
+#include "signature.hpp"
+#include "sizing.hpp"
+
+namespace bloomidx {
+
+struct MetaPageData; // page_layout.hpp
+
+// A key of the query: `column` (0-based) holds one of hashes[0..nhashes),
+// which are distinct (nhashes >= 1).
+struct QueryKey {
+    int column;
+    const uint64_t *hashes;
+    uint32_t nhashes;
+};
+
+// What plan_query made of a key.
+enum class KeyUse : uint8_t {
+    Bits,     // one value: its bits are in the base mask
+    List,     // an IN list whose elements are tested one by one
+    TooCommon // an IN list so long that most rows pass one element: not tested
+};
+
+// An IN list of more elements than this is not asked of the segment
+// filters: each element may take a page per filter group, and a long list
+// passes most segments anyway.
+constexpr uint32_t kMaxFilterHashes = 64;
+
+// Elements of IN lists built between two Interrupted checks.
+constexpr uint32_t kQueryElementsPerCheck = 4096;
+
+// One IN list as bit positions: each element's `per_element` positions
+// (its column's bits), back to back.
+struct SliceList {
+    const uint16_t *positions;
+    uint32_t count; // elements
+    uint32_t per_element;
+};
+
+// The query as bit positions, for a segment's slices: every base position,
+// and one element of each list.
+struct SliceQuery {
+    uint16_t base[kMaxSignatureBits];
+    uint32_t nbase;
+    const SliceList *lists;
+    int nlists;
+};
+
+// A key asked of the segment filters: a segment passes it when its filter
+// may hold one of the hashes.
+struct FilterKey {
+    int column;
+    uint32_t nhashes;
+    const uint64_t *hashes;
+};
+
+// The keys asked of the filters, in the order of the query's keys.
+struct FilterQuery {
+    const FilterKey *keys;
+    int nkeys;
+};
+
+// Everything a scan tests.  Plain data; what it points to lies in the
+// memory the caller gave build_query, and in the keys' hashes.
+struct Query {
+    SignatureMask base;
+    const ElementMasks *lists; // nlists of them
+    int nlists;
+    double elements;           // in those lists
+    SliceQuery slices;
+    FilterQuery filter;
+
+    // build_query's place, kept when it is interrupted.
+    uint8_t signature[kMaxSignatureBytes]; // the base keys' bits
+    int next_key;
+    uint32_t next_element;
+};
+
+// Decides what each of the nkeys keys becomes (uses[k]), readies *query
+// for build_query and returns the bytes build_query needs.  The column
+// rates it needs (a column's one-value false-positive rate, sizing.hpp)
+// are taken from column_rates[column] where that is not negative, else
+// computed and stored there: the caller may keep them from query to query
+// (kMaxColumns of them, -1 at first).  A key on a column the index does
+// not have, or with no hash, is not tested (TooCommon): no row is lost.
+size_t plan_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, KeyUse *uses,
+                  double *column_rates, Query *query) noexcept;
+
+// Builds the query planned by plan_query (same meta, keys and uses) in
+// `memory` (the bytes plan_query asked for, 8-byte aligned).  Asks
+// interrupted(arg) (if not null) every kQueryElementsPerCheck list
+// elements: when it says stop, returns false, its place kept in *query;
+// call again with the same arguments to go on.  True when built.
+bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, const KeyUse *uses,
+                 void *memory, Query *query, Interrupted interrupted = nullptr,
+                 void *arg = nullptr) noexcept;
+
+} // namespace bloomidx
