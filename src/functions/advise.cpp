@@ -397,10 +397,7 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("false_positive_rate must be between 0.000001 and 0.5, not %g", rate)));
 
-	TupleDesc	tupdesc;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloomidx_advise must return a row");
+	TupleDesc	tupdesc = bloomidx_result_row_type(fcinfo, "bloomidx_advise");
 
 	Datum	   *names;
 	int			n = advised_columns(PG_GETARG_ARRAYTYPE_P(1), &names);

@@ -17,7 +17,6 @@
 #include "core/sizing.hpp"
 
 extern "C" {
-#include "commands/defrem.h"
 
 PG_FUNCTION_INFO_V1(bloomidx_false_positive_rate);
 }

@@ -11,9 +11,12 @@
 
 /*
  * ---------------------------------------------------------------------
- * relation.cpp: opening the relation a function's argument names.
+ * relation.cpp: a function's arguments: the relation one names, opened
+ * and checked, and the row a function returns.
  * ---------------------------------------------------------------------
  */
+Oid			bloomidx_index_argument(FunctionCallInfo fcinfo, const char *function);
+TupleDesc	bloomidx_result_row_type(FunctionCallInfo fcinfo, const char *function);
 Relation	bloomidx_open_relation(Oid relid, LOCKMODE lockmode);
 void		bloomidx_check_is_index(Oid relid);
 void		bloomidx_check_index_argument(Relation index, Oid indexoid, const char *what);

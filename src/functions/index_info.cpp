@@ -9,7 +9,6 @@
 #include "functions/functions.h"
 
 extern "C" {
-#include "commands/defrem.h"
 #include "funcapi.h"
 
 PG_FUNCTION_INFO_V1(bloomidx_index_info);
@@ -18,17 +17,9 @@ PG_FUNCTION_INFO_V1(bloomidx_index_info);
 Datum
 bloomidx_index_info(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("bloomidx_index_info needs an index, not NULL")));
-
-	TupleDesc	tupdesc;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloomidx_index_info must return a row");
-
-	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pages", AccessShareLock);
+	Oid			indexoid = bloomidx_index_argument(fcinfo, "bloomidx_index_info");
+	TupleDesc	tupdesc = bloomidx_result_row_type(fcinfo, "bloomidx_index_info");
+	Relation	index = bloomidx_open_metapage_reader(indexoid, "pages", AccessShareLock);
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 	bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*meta);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);

@@ -8,6 +8,33 @@
 
 extern "C" {
 #include "commands/defrem.h"
+#include "funcapi.h"
+}
+
+/*
+ * The index a function's first argument names.  The functions are not
+ * STRICT, so that a NULL is an error that names the function, not a
+ * silent NULL.
+ */
+Oid
+bloomidx_index_argument(FunctionCallInfo fcinfo, const char *function)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s needs an index, not NULL", function)));
+	return PG_GETARG_OID(0);
+}
+
+/* The row type a function returns (its OUT parameters). */
+TupleDesc
+bloomidx_result_row_type(FunctionCallInfo fcinfo, const char *function)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "%s must return a row", function);
+	return tupdesc;
 }
 
 /*

@@ -17,13 +17,8 @@ PG_FUNCTION_INFO_V1(bloomidx_seal);
 Datum
 bloomidx_seal(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("bloomidx_seal needs an index, not NULL")));
-
-	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pending list",
-													  RowExclusiveLock);
+	Oid			indexoid = bloomidx_index_argument(fcinfo, "bloomidx_seal");
+	Relation	index = bloomidx_open_metapage_reader(indexoid, "pending list", RowExclusiveLock);
 
 	if (RecoveryInProgress())
 		ereport(ERROR,

@@ -347,17 +347,9 @@ float8_array(const double *values, int n, bool *null_array)
 Datum
 bloomidx_stats(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("bloomidx_stats needs an index, not NULL")));
-
-	TupleDesc	tupdesc;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloomidx_stats must return a row");
-
-	Relation	index = bloomidx_open_metapage_reader(PG_GETARG_OID(0), "pages", AccessShareLock);
+	Oid			indexoid = bloomidx_index_argument(fcinfo, "bloomidx_stats");
+	TupleDesc	tupdesc = bloomidx_result_row_type(fcinfo, "bloomidx_stats");
+	Relation	index = bloomidx_open_metapage_reader(indexoid, "pages", AccessShareLock);
 	/* A copy: a relcache rebuild frees the cache meanwhile. */
 	bloomidx::MetaPageData meta_copy = *bloomidx_cached_meta(index);
 	const bloomidx::MetaPageData *meta = &meta_copy;

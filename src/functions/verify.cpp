@@ -46,7 +46,6 @@ extern "C" {
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "commands/defrem.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
@@ -1016,12 +1015,7 @@ open_relations(Oid indexoid, Relation *heap_out, Relation *index_out)
 Datum
 bloomidx_verify(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("bloomidx_verify needs an index, not NULL")));
-
-	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			indexoid = bloomidx_index_argument(fcinfo, "bloomidx_verify");
 	Relation	heap;
 	Relation	index;
 

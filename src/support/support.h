@@ -9,6 +9,13 @@
 #define BLOOMIDX_SUPPORT_H
 
 #include "support/pg.h"
+
+/* The operator classes' one support function and one strategy. */
+#define BLOOMIDX_HASH_PROC 1	/* support function 1: (type, int8) -> int8 */
+#define BLOOMIDX_NPROC 1
+#define BLOOMIDX_EQUAL_STRATEGY 1
+#define BLOOMIDX_NSTRATEGIES 1
+
 #include "support/compat.h"
 
 #include <cstddef>
@@ -27,12 +34,6 @@ static_assert(sizeof(ItemPointerData) == bloomidx::kTidSize, "heap TID size");
 static_assert(INDEX_MAX_KEYS == bloomidx::kMaxColumns, "one column_bits slot per key");
 static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpaque),
 			  "special space needs no padding");
-
-/* The operator classes' one support function and one strategy. */
-#define BLOOMIDX_HASH_PROC 1	/* support function 1: (type, int8) -> int8 */
-#define BLOOMIDX_NPROC 1
-#define BLOOMIDX_EQUAL_STRATEGY 1
-#define BLOOMIDX_NSTRATEGIES 1
 
 /*
  * Without options, an index is sized so that an equality on any single
