@@ -52,7 +52,7 @@ sub crash_at
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		"$seal_gucs SET bloomidx.debug_seal_stop = $step; $sql");
 	isnt($ret, 0, "$label: the server stopped") or diag $stdout;
-	ok(wait_until_back($node),
+	ok(wait_until_back($node, $log_offset),
 		"$label: the server is back");
 	like(slurp_file($node->logfile, $log_offset), qr/stopped after seal step $step/,
 		"$label: it stopped after step $step");
@@ -187,7 +187,7 @@ for my $step (5, 6)
 		"SET bloomidx.segment_rows = 64; SET bloomidx.debug_seal_stop = $step; "
 		  . "SELECT bloomidx_seal('dp_bloomidx')");
 	isnt($ret, 0, "$label: the server stopped");
-	ok(wait_until_back($node), "$label: the server is back");
+	ok(wait_until_back($node, $log_offset), "$label: the server is back");
 	like(slurp_file($node->logfile, $log_offset), qr/stopped after seal step $step/,
 		"$label: it stopped after step $step");
 	verify_index($node, 'dp_bloomidx', $label);

@@ -41,11 +41,12 @@ DELETE FROM t1 WHERE id <= 1000;   -- segment 1 whole: its extent is listed
 VACUUM t1;
 });
 # The insert's seal writes segment 6 into the listed extent, then stops.
+my $log_offset = -s $node->logfile;
 my ($ret) = $node->psql('postgres',
 	q{SET bloomidx.debug_seal_stop = 2;
 	  INSERT INTO t1 SELECT g, g % 997, g % 13 FROM generate_series(10001, 11000) g});
 isnt($ret, 0, 'the seal stopped after writing');
-ok(wait_until_back($node), 'server back');
+ok(wait_until_back($node, $log_offset), 'server back');
 # Segment 2 removed: its extent joins the one holding the orphan pages; the
 # next seal publishes id 6 in segment 2's old blocks.
 $node->safe_psql('postgres', q{DELETE FROM t1 WHERE id BETWEEN 1001 AND 2000; VACUUM t1;});

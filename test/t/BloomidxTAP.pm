@@ -455,13 +455,24 @@ sub table_digest
 # (restart_after_crash); false if it does not within the timeout.  Not
 # poll_query_until: that gives psql its query on standard input, which a
 # psql refused while the server recovers closes unread, and the broken
-# pipe kills the test.
+# pipe kills the test.  With $log_offset (the log's size before the
+# crash), first waits until the log says the postmaster reinitialized
+# and is ready again: a connection made right after the crashed backend
+# died, before the postmaster noticed, would answer and then be killed
+# with the rest by the restart.
 sub wait_until_back
 {
-	my ($node) = @_;
+	my ($node, $log_offset) = @_;
 	local %ENV = $node->_get_env();
 	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
 	{
+		if (defined $log_offset
+			&& slurp_file($node->logfile, $log_offset) !~
+			/reinitializing.*ready to accept connections/s)
+		{
+			usleep(100_000);
+			next;
+		}
 		my ($out, $err) = ('', '');
 		IPC::Run::run(
 			[
