@@ -48,11 +48,12 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
-$(GLUE_OBJS): src/support/support.h src/support/pg.h src/support/compat.h src/core/page_layout.hpp src/core/signature.hpp
-$(AM_OBJS) $(FUNCTION_OBJS) $(STORAGE_OBJS): src/storage/storage.h
-$(AM_OBJS) $(FUNCTION_OBJS): src/bloomidx.h
-$(FUNCTION_OBJS): src/functions/functions.h
-$(CORE_OBJS) $(GLUE_OBJS): $(wildcard src/core/*.hpp)
+# Headers, for the objects and for the LLVM bitcode installed beside them.
+$(GLUE_OBJS) $(GLUE_OBJS:.o=.bc): src/support/support.h src/support/pg.h src/support/compat.h src/core/page_layout.hpp src/core/signature.hpp
+$(AM_OBJS) $(FUNCTION_OBJS) $(STORAGE_OBJS) $(AM_OBJS:.o=.bc) $(FUNCTION_OBJS:.o=.bc) $(STORAGE_OBJS:.o=.bc): src/storage/storage.h
+$(AM_OBJS) $(FUNCTION_OBJS) $(AM_OBJS:.o=.bc) $(FUNCTION_OBJS:.o=.bc): src/bloomidx.h
+$(FUNCTION_OBJS) $(FUNCTION_OBJS:.o=.bc): src/functions/functions.h
+$(CORE_OBJS) $(GLUE_OBJS) $(OBJS:.o=.bc): $(wildcard src/core/*.hpp)
 
 # C++ unit tests of the core (GoogleTest, linked against the libgtest.a
 # that Debian's libgtest-dev ships).  One object per file, so that `make

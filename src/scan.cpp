@@ -207,6 +207,9 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	{
 		if (uses[k] != bloomidx::KeyUse::TooCommon)
 			continue;
+		/* Its hashes are not needed: memory stays near one list's work_mem. */
+		if (keys[k].nhashes > 1)
+			pfree((void *) keys[k].hashes);
 		if (keys[k].nhashes == 0)
 			ereport(DEBUG1,
 					(errmsg_internal("bloomidx: the IN list on column %d of index \"%s\" has more distinct values than work_mem holds; its bits are not tested, and the recheck decides",
@@ -224,6 +227,10 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	while (!bloomidx::build_query(state->meta, keys, nkeys, uses, memory, &so->query,
 								  bloomidx_interrupt_pending, NULL))
 		CHECK_FOR_INTERRUPTS();
+	/* Lists too long to ask the filters: their masks and positions are built. */
+	for (int k = 0; k < nkeys; k++)
+		if (uses[k] == bloomidx::KeyUse::List && keys[k].nhashes > bloomidx::kMaxFilterHashes)
+			pfree((void *) keys[k].hashes);
 	if (so->query.elements >= kCopyPageElements)
 		so->copy = (Page) palloc(BLCKSZ);
 	return true;

@@ -331,12 +331,6 @@ advised_columns(ArrayType *columns, Datum **names)
 	return n;
 }
 
-/* For the core's long loops: stop, so that the interrupt is served here. */
-static bool
-interrupt_pending(void *arg)
-{
-	return InterruptPending;
-}
 
 /*
  * The pages the index will take: on a partitioned table, the sum of its
@@ -442,7 +436,7 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 	do
 	{
 		CHECK_FOR_INTERRUPTS();
-		sizing = bloomidx::advise_sizing(targets, n, rates, interrupt_pending, NULL);
+		sizing = bloomidx::advise_sizing(targets, n, rates, bloomidx_interrupt_pending, NULL);
 	} while (sizing.status == bloomidx::SizingStatus::Interrupted);
 	if (sizing.status != bloomidx::SizingStatus::Ok)
 		ereport(ERROR,
@@ -471,7 +465,7 @@ bloomidx_advise(PG_FUNCTION_ARGS)
 		{
 			CHECK_FOR_INTERRUPTS();
 			rates[i] = bloomidx::expected_column_rate(sizing.length, sizing.bits, n, values_of, i,
-													  fill, interrupt_pending, NULL);
+													  fill, bloomidx_interrupt_pending, NULL);
 		} while (rates[i] == bloomidx::kRateInterrupted);
 	}
 

@@ -124,7 +124,7 @@ void		bloomidx_directory_stats(Relation index, DirectoryStats *stats);
 
 /*
  * One change of the directory, made by the seal lock's holder and
- * published in one WAL record of the metapage (README.md, "Publish"): a
+ * published in one WAL record of the metapage (README.md, "Writing"): a
  * segment added (sealed or merged), segments removed (merged away), free
  * extents the sweep found, the pending list's head moved past sealed
  * pages.

@@ -232,7 +232,15 @@ bloomidx_lock_metapage(Relation index, int mode)
 	PageProblem problem = bloomidx::check_meta_page(page);
 
 	if (problem != PageProblem::None)
-		bloomidx_report_meta_problem(index, page, problem);
+	{
+		/* Reported with no lock held: the report looks up the schema. */
+		uint32		version = bloomidx::meta_data(page)->version;
+
+		UnlockReleaseBuffer(buffer);
+		if (problem == PageProblem::BadVersion)
+			bloomidx_report_bad_version(index, version);
+		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+	}
 	return buffer;
 }
 
