@@ -11,15 +11,9 @@ namespace bloomidx {
 
 namespace {
 
-// A key's remix: every bit of the key reaches every bit (hash.hpp).
-inline uint64_t remix(uint64_t key) noexcept
-{
-    return mix64(key);
-}
-
 constexpr uint32_t kProbeStep = 0x9E3779B9u; // 2^32 / golden ratio, odd
 
-// Sets the probe bits of a key whose remix is r.
+// Sets the probe bits of a key whose remix (mix64, hash.hpp) is r.
 inline void add_remixed(uint8_t *block, uint32_t probes, uint64_t r) noexcept
 {
     uint32_t a = static_cast<uint32_t>(r);
@@ -105,20 +99,20 @@ void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t 
 
 uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept
 {
-    return block_of_remixed(remix(key), nblocks);
+    return block_of_remixed(mix64(key), nblocks);
 }
 
 
 void filter_block_add(uint8_t *block, uint32_t probes, uint32_t key) noexcept
 {
-    add_remixed(block, probes, remix(key));
+    add_remixed(block, probes, mix64(key));
 }
 
 void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint32_t probes,
                      const uint32_t *keys, uint32_t n, uint32_t key_stride) noexcept
 {
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t r = remix(keys[size_t{i} * key_stride]);
+        uint64_t r = mix64(keys[size_t{i} * key_stride]);
         add_remixed(base + block_of_remixed(r, nblocks) * block_stride, probes, r);
     }
 }
@@ -127,7 +121,7 @@ bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t ke
 {
     // Every probe, without a branch: an absent value fails at a random
     // probe, and a mispredicted exit cost more than the probes left.
-    uint32_t a = static_cast<uint32_t>(remix(key));
+    uint32_t a = static_cast<uint32_t>(mix64(key));
     uint32_t all = 1;
     for (uint32_t i = 0; i < probes; i++) {
         uint32_t bit = a >> 23;
@@ -156,7 +150,7 @@ uint32_t distinct_estimate(const uint32_t *keys, uint32_t n, uint32_t stride,
     static_assert(kDistinctBits == 1u << 17, "the top 17 bits of a remix pick the bit");
     std::memset(bitmap, 0, kDistinctWords * sizeof(uint64_t));
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t bit = static_cast<uint32_t>(remix(keys[size_t{i} * stride]) >> 47); // 17 bits
+        uint32_t bit = static_cast<uint32_t>(mix64(keys[size_t{i} * stride]) >> 47); // 17 bits
         bitmap[bit >> 6] |= uint64_t{1} << (bit & 63);
     }
     uint32_t set = 0;
