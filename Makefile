@@ -48,6 +48,16 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
+# src/ comes before PostgreSQL's headers on the include path, and
+# src/storage/ has the name of one of their folders: a header of ours named
+# as one of theirs ("storage/lock.h") would replace it inside PostgreSQL's
+# own headers.  Refuse to build such a tree.
+SHADOWED_HEADERS = $(strip $(foreach h,$(wildcard $(srcdir)/src/*/*.h),\
+	$(wildcard $(includedir_server)/$(lastword $(subst /, ,$(dir $(h))))/$(notdir $(h)))))
+ifneq ($(SHADOWED_HEADERS),)
+$(error headers under src/ would hide PostgreSQL's: $(SHADOWED_HEADERS); rename ours)
+endif
+
 # Headers, for the objects and for the LLVM bitcode installed beside them.
 $(GLUE_OBJS) $(GLUE_OBJS:.o=.bc): src/support/support.h src/support/pg.h src/support/compat.h src/core/page_layout.hpp src/core/signature.hpp
 $(AM_OBJS) $(FUNCTION_OBJS) $(STORAGE_OBJS) $(AM_OBJS:.o=.bc) $(FUNCTION_OBJS:.o=.bc) $(STORAGE_OBJS:.o=.bc): src/storage/storage.h
@@ -96,7 +106,7 @@ test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/sizing_table.cpp $(CORE_SRCS)
 
 # The scale-out demo: a coordinator, two postgres_fdw shards, a standby
-# (README, "Scaling out"; as root on Debian it installs what it needs).
+# (doc/scaling-out.md; as root on Debian it installs what it needs).
 .PHONY: demo-shards
 demo-shards:
 	bash test/demo_shards.sh
@@ -108,15 +118,18 @@ SCALE ?= 1
 bench:
 	SCALE=$(SCALE) bash test/bench/run.sh
 
-# The pg_regress input that runs every SQL example of README.md; the
+# The pg_regress input that runs every SQL example of README.md and of
+# doc/*.md (README.md first, then doc/ in name order); the
 # regress suite checks that it is up to date (test/readme/readme_sql.pl)
 # and runs it (`make installcheck-readme`) before the others: its examples
 # create and drop databases, which take checkpoints, and the suite's WAL
 # check replays everything the other tests wrote from one checkpoint.  In
 # a database of its own, which the others' run need not drop (a DROP
 # DATABASE checkpoints too).
-sql/readme.sql: README.md test/readme/readme_sql.pl
-	perl test/readme/readme_sql.pl README.md > $@
+README_DOCS = README.md $(sort $(wildcard doc/*.md))
+
+sql/readme.sql: $(README_DOCS) test/readme/readme_sql.pl
+	perl test/readme/readme_sql.pl $(README_DOCS) > $@
 
 .PHONY: installcheck-readme
 installcheck-readme:

@@ -16,7 +16,7 @@
 -- clusters; pg_upgrade keeps those OIDs) and nondeterministic (ICU)
 -- collations, whose sort keys change with the ICU library, so such an
 -- index needs a REINDEX after ICU changes, as PostgreSQL says of its own
--- indexes (README, "Upgrades").
+-- indexes (doc/versions-and-upgrades.md, "pg_upgrade").
 --
 CREATE EXTENSION pageinspect;
 SET max_parallel_maintenance_workers = 0;	-- one page order

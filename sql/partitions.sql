@@ -1,5 +1,5 @@
 --
--- Partitioned tables (README, "Scaling out"): CREATE INDEX ... USING
+-- Partitioned tables (doc/scaling-out.md): CREATE INDEX ... USING
 -- bloomidx on a partitioned table makes one index per partition, a new
 -- partition gets its own, ATTACH PARTITION takes a matching index the
 -- table has already (and builds one where it has none that matches), and

@@ -1,8 +1,8 @@
--- Generated from README.md by test/readme/readme_sql.pl: do not edit;
--- change the README and run `make sql/readme.sql`.
+-- Generated from README.md and doc/*.md by test/readme/readme_sql.pl:
+-- do not edit; change the documents and run `make sql/readme.sql`.
 
 -- README.md, bloomidx (hidden setup)
--- the README's examples run in a database of their own, and
+-- the examples (the README's, then doc/'s) run in a database of their own, and
 -- indexes are built serially, so that their pages are the same on every run
 SELECT current_database() AS regress_database \gset
 CREATE DATABASE bloomidx_readme;
@@ -102,11 +102,23 @@ SELECT p, pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'bloomid
 FROM unnest(ARRAY['can_order', 'can_unique', 'can_multi_col', 'can_exclude', 'can_include',
                   'bitmap_scan', 'index_scan', 'search_array', 'search_nulls', 'returnable']) AS p;
 
--- README.md, Extension versions, example 1
-ALTER EXTENSION bloomidx UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'bloomidx';
+-- doc/adding-a-type.md, Adding a type, example 1
+CREATE OPERATOR CLASS my_pg_lsn_ops
+FOR TYPE pg_lsn USING bloomidx AS
+    OPERATOR 1 = (pg_lsn, pg_lsn),
+    FUNCTION 1 pg_lsn_hash_extended(pg_lsn, int8);
+CREATE TABLE wal_marks (lsn pg_lsn, other_column int4);
+CREATE INDEX ON wal_marks USING bloomidx (lsn my_pg_lsn_ops, other_column);
 
--- README.md, Scaling out (hidden setup)
+-- doc/adding-a-type.md, Adding a type, example 2
+SELECT opc.opcname, p.amproc
+FROM pg_opclass opc
+JOIN pg_am am ON am.oid = opc.opcmethod AND am.amname = 'hash'
+JOIN pg_amproc p ON p.amprocfamily = opc.opcfamily AND p.amprocnum = 2
+                AND p.amproclefttype = opc.opcintype
+WHERE opc.opcintype = 'pg_lsn'::regtype;
+
+-- doc/scaling-out.md, Scaling out (hidden setup)
 -- a shard and a coordinator, each a database of its own, and
 -- the role app, which the example alters and the test drops: not run where
 -- a role app exists (make installcheck may run against a real server)
@@ -117,17 +129,17 @@ CREATE DATABASE bloomidx_readme_shard;
 CREATE DATABASE bloomidx_readme_coordinator;
 \c bloomidx_readme_shard
 
--- README.md, Scaling out, example 1
+-- doc/scaling-out.md, Scaling out, example 1
 -- on each shard
 CREATE EXTENSION bloomidx;
 CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4);
 CREATE INDEX ON orders USING bloomidx (customer_id, region, status, sku);
 ALTER ROLE app SET cursor_tuple_fraction = 1;   -- the role postgres_fdw connects as (below)
 
--- README.md, Scaling out (hidden setup)
+-- doc/scaling-out.md, Scaling out (hidden setup)
 \c bloomidx_readme_coordinator
 
--- README.md, Scaling out, example 2
+-- doc/scaling-out.md, Scaling out, example 2
 -- on the coordinator
 CREATE EXTENSION postgres_fdw;
 CREATE TABLE orders (order_id bigint, customer_id int4, region text, status text, sku text, qty int4)
@@ -139,7 +151,7 @@ CREATE FOREIGN TABLE orders_s0 PARTITION OF orders FOR VALUES WITH (MODULUS 2, R
     SERVER shard0 OPTIONS (table_name 'orders');
 -- ... and shard1 likewise, REMAINDER 1
 
--- README.md, Scaling out (hidden setup)
+-- doc/scaling-out.md, Scaling out (hidden setup)
 \c bloomidx_readme
 DROP DATABASE bloomidx_readme_shard;
 DROP DATABASE bloomidx_readme_coordinator;
@@ -148,22 +160,11 @@ DROP ROLE app;
 \echo 'not run: a role named app exists, which the sharding example would alter and drop'
 \endif
 
--- README.md, Adding a type, example 1
-CREATE OPERATOR CLASS my_pg_lsn_ops
-FOR TYPE pg_lsn USING bloomidx AS
-    OPERATOR 1 = (pg_lsn, pg_lsn),
-    FUNCTION 1 pg_lsn_hash_extended(pg_lsn, int8);
-CREATE TABLE wal_marks (lsn pg_lsn, other_column int4);
-CREATE INDEX ON wal_marks USING bloomidx (lsn my_pg_lsn_ops, other_column);
+-- doc/versions-and-upgrades.md, Extension versions, example 1
+ALTER EXTENSION bloomidx UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'bloomidx';
 
--- README.md, Adding a type, example 2
-SELECT opc.opcname, p.amproc
-FROM pg_opclass opc
-JOIN pg_am am ON am.oid = opc.opcmethod AND am.amname = 'hash'
-JOIN pg_amproc p ON p.amprocfamily = opc.opcfamily AND p.amprocnum = 2
-                AND p.amproclefttype = opc.opcintype
-WHERE opc.opcintype = 'pg_lsn'::regtype;
-
--- README.md, Adding a type (hidden setup)
+-- README.md, bloomidx (hidden teardown)
+-- after every example, of the README and of doc/
 \c :regress_database
 DROP DATABASE bloomidx_readme;

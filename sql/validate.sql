@@ -11,7 +11,7 @@ WHERE am.amname = 'bloomidx'
 ORDER BY 1;
 
 -- A user-made opclass for a type bloomidx does not ship (pg_lsn): the
--- type's "=" and its extended hash function, as README.md shows.
+-- type's "=" and its extended hash function, as doc/adding-a-type.md shows.
 CREATE OPERATOR CLASS my_pg_lsn_ops
 FOR TYPE pg_lsn USING bloomidx AS
     OPERATOR 1 = (pg_lsn, pg_lsn),

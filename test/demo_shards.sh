@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# bloomidx scaled out, with PostgreSQL's own machinery (README, "Scaling
-# out"):
+# bloomidx scaled out, with PostgreSQL's own machinery (doc/scaling-out.md):
 #
 #   bash test/demo_shards.sh        (or: make demo-shards)
 #

@@ -260,9 +260,10 @@ suite_regress() {
 	cluster_trap
 	cluster_start "$REGRESS_PORT" bloomidx-regress "$REGRESS_SETTINGS"
 	local rc=0 readme=0
-	# The README's SQL examples (test 'readme') must be the README's own;
-	# they run first, as their CREATE and DROP DATABASE take checkpoints.
-	perl test/readme/readme_sql.pl --check README.md sql/readme.sql || readme=1
+	# The SQL examples of README.md and doc/ (test 'readme') must be the
+	# documents' own; they run first, as their CREATE and DROP DATABASE
+	# take checkpoints.
+	perl test/readme/readme_sql.pl --check sql/readme.sql README.md doc/*.md || readme=1
 	timeout -k 10 "$SUITE_TIMEOUT" make installcheck-readme PG_CONFIG="$PG_CONFIG" \
 		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" || readme=1
 	if ((readme != 0)); then

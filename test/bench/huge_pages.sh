@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What huge pages do for a connection's first query (README, "Huge pages").
+# What huge pages do for a connection's first query (doc/benchmarks.md, "Huge pages").
 #
 #   sysctl -w vm.nr_hugepages=2200      # as root: 4.3 GB of 2 MB pages, for shared_buffers = 4GB
 #   bash test/bench/huge_pages.sh

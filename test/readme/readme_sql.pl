@@ -1,81 +1,107 @@
 #!/usr/bin/perl
-# Writes the pg_regress input that runs every SQL example of README.md
-# (sql/readme.sql), so that the README's examples cannot rot: each
-# ```sql block, in order, preceded by a comment naming its section (not
-# its line, so that prose edits leave the test's output alone), and the
-# hidden setup the README carries in HTML comments that begin
-# "<!-- regress:" (a table for an example to query, a database of its
-# own), which a reader of the rendered README does not see.
+# Writes the pg_regress input that runs every SQL example of README.md and
+# of the documents beside it in doc/ (sql/readme.sql), so that the
+# examples cannot rot: each ```sql block, in order, preceded by a comment
+# naming its file and section (not its line, so that prose edits leave the
+# test's output alone), and the hidden setup the files carry in HTML
+# comments that begin "<!-- regress:" (a table for an example to query, a
+# database of its own), which a reader of the rendered page does not see.
 #
-#   perl test/readme/readme_sql.pl README.md > sql/readme.sql
-#   perl test/readme/readme_sql.pl --check README.md sql/readme.sql
+# README.md comes first, then the other files in the order of their names,
+# so that a document's examples may use what the README's made.  What
+# must run after every file (dropping the examples' database) is written
+# once, in comments that begin "<!-- regress-end:", and comes last.
+#
+#   perl test/readme/readme_sql.pl README.md doc/*.md > sql/readme.sql
+#   perl test/readme/readme_sql.pl --check sql/readme.sql README.md doc/*.md
 #
 # --check exits non-zero, saying what to run, when the file is not what
-# the README gives (run by test/run-tests.sh's regress suite).
+# the documents give (run by test/run-tests.sh's regress suite).
 use strict;
 use warnings;
 
-my $check = @ARGV && $ARGV[0] eq '--check' ? shift @ARGV : undef;
-my ($readme, $target) = @ARGV;
-die "usage: $0 [--check] README.md [sql/readme.sql]\n"
-  unless defined $readme && (!$check || defined $target);
-
-open(my $in, '<', $readme) or die "cannot read $readme: $!\n";
-my @lines = <$in>;
-close $in;
-
-my $out = "-- Generated from README.md by test/readme/readme_sql.pl: do not edit;\n"
-  . "-- change the README and run `make sql/readme.sql`.\n";
-my ($in_sql, $in_hidden, $blocks) = (0, 0, 0);
-my ($section, $in_section, $in_other) = ('(top)', 0, 0);
-for my $n (0 .. $#lines)
+my $target;
+if (@ARGV && $ARGV[0] eq '--check')
 {
-	my $line = $lines[$n];
-	if ($in_sql)
-	{
-		if ($line =~ /^```\s*$/) { $in_sql = 0; next; }
-		$out .= $line;
-	}
-	elsif ($in_hidden)
-	{
-		if ($line =~ /^(.*?)-->\s*$/) { $out .= "$1\n" if $1 ne ''; $in_hidden = 0; next; }
-		$out .= $line;
-	}
-	elsif ($in_other)
-	{
-		$in_other = 0 if $line =~ /^```\s*$/;
-	}
-	elsif ($line =~ /^```sql\s*$/)
-	{
-		$in_sql = 1;
-		$blocks++;
-		$in_section++;
-		$out .= "\n-- README.md, $section, example $in_section\n";
-	}
-	elsif ($line =~ /^```\s*(?:sql|psql|pgsql|plpgsql|postgres|postgresql)\s*$/i)
-	{
-		die "$readme, line " . ($n + 1) . ": write SQL examples as ```sql, which the tests run\n";
-	}
-	elsif ($line =~ /^```/)
-	{
-		$in_other = 1;    # another language's block, whose '#' lines are not headings
-	}
-	elsif ($line =~ /^#+\s+(.*?)\s*$/)
-	{
-		($section, $in_section) = ($1, 0);
-	}
-	elsif ($line =~ /^<!-- regress:\s*(.*?)\s*(-->)?\s*$/)
-	{
-		$out .= "\n-- README.md, $section (hidden setup)\n";
-		$out .= "$1\n" if $1 ne '';
-		$in_hidden = !defined $2;
-	}
+	shift @ARGV;
+	$target = shift @ARGV;
 }
-die "$readme: a ```sql block is not closed\n" if $in_sql;
-die "$readme: a <!-- regress: comment is not closed\n" if $in_hidden;
-die "$readme: no ```sql block\n" unless $blocks;
+my ($readme, @docs) = @ARGV;
+die "usage: $0 [--check sql/readme.sql] README.md [doc/NAME.md ...]\n"
+  unless defined $readme;
 
-if ($check)
+my $out = "-- Generated from README.md and doc/*.md by test/readme/readme_sql.pl:\n"
+  . "-- do not edit; change the documents and run `make sql/readme.sql`.\n";
+my ($end, $blocks) = ('', 0);
+
+# Appends one file's examples and hidden setup to $out, and its
+# regress-end comments to $end; returns how many examples it has.
+sub examples_of
+{
+	my ($file) = @_;
+	open(my $in, '<', $file) or die "cannot read $file: $!\n";
+	my @lines = <$in>;
+	close $in;
+
+	my ($in_sql, $in_hidden, $count) = (0, undef, 0);
+	my ($section, $in_section, $in_other) = ('(top)', 0, 0);
+	for my $n (0 .. $#lines)
+	{
+		my $line = $lines[$n];
+		if ($in_sql)
+		{
+			if ($line =~ /^```\s*$/) { $in_sql = 0; next; }
+			$out .= $line;
+		}
+		elsif ($in_hidden)
+		{
+			my $text = $line;
+			my $closes = $text =~ s/-->\s*$/\n/;
+			$text = '' if $closes && $text =~ /^\s*$/;
+			${$in_hidden} .= $text;
+			$in_hidden = undef if $closes;
+		}
+		elsif ($in_other)
+		{
+			$in_other = 0 if $line =~ /^```\s*$/;
+		}
+		elsif ($line =~ /^```sql\s*$/)
+		{
+			$in_sql = 1;
+			$count++;
+			$in_section++;
+			$out .= "\n-- $file, $section, example $in_section\n";
+		}
+		elsif ($line =~ /^```\s*(?:sql|psql|pgsql|plpgsql|postgres|postgresql)\s*$/i)
+		{
+			die "$file, line " . ($n + 1) . ": write SQL examples as ```sql, which the tests run\n";
+		}
+		elsif ($line =~ /^```/)
+		{
+			$in_other = 1;    # another language's block, whose '#' lines are not headings
+		}
+		elsif ($line =~ /^#+\s+(.*?)\s*$/)
+		{
+			($section, $in_section) = ($1, 0);
+		}
+		elsif ($line =~ /^<!-- regress(-end)?:\s*(.*?)\s*(-->)?\s*$/)
+		{
+			my $into = defined $1 ? \$end : \$out;
+			${$into} .= "\n-- $file, $section (hidden " . (defined $1 ? 'teardown' : 'setup') . ")\n";
+			${$into} .= "$2\n" if $2 ne '';
+			$in_hidden = defined $3 ? undef : $into;
+		}
+	}
+	die "$file: a ```sql block is not closed\n" if $in_sql;
+	die "$file: a <!-- regress: comment is not closed\n" if $in_hidden;
+	return $count;
+}
+
+$blocks += examples_of($_) for ($readme, sort @docs);
+die "$readme: no ```sql block\n" unless $blocks;
+$out .= $end;
+
+if (defined $target)
 {
 	open(my $t, '<', $target) or die "cannot read $target: $!\n";
 	local $/;
@@ -83,10 +109,10 @@ if ($check)
 	close $t;
 	if ($have ne $out)
 	{
-		print STDERR "$target is not what $readme gives: run `make sql/readme.sql` and commit it\n";
+		print STDERR "$target is not what the documents give: run `make sql/readme.sql` and commit it\n";
 		exit 1;
 	}
-	print "$target holds the $blocks SQL examples of $readme\n";
+	print "$target holds the $blocks SQL examples of $readme and doc/\n";
 	exit 0;
 }
 print $out;

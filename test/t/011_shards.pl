@@ -1,5 +1,5 @@
 
-# bloomidx behind postgres_fdw shards (README, "Scaling out"): a
+# bloomidx behind postgres_fdw shards (doc/scaling-out.md): a
 # coordinator whose table t is hash-partitioned on a into two foreign
 # partitions, each on a shard server with its own bloomidx index, and a
 # table of the same rows on one node as the reference.  Rows are loaded
@@ -32,7 +32,7 @@ my @shards;
 for my $i (0, 1)
 {
 	my $shard = new_bloomidx_node("shard$i", conf => "bloomidx.segment_rows = 20000\n");
-	# postgres_fdw reads through a cursor: plan for every row (README).
+	# postgres_fdw reads through a cursor: plan for every row (doc/scaling-out.md).
 	$shard->safe_psql('postgres', 'ALTER DATABASE postgres SET cursor_tuple_fraction = 1');
 	create_test_table($shard, 't');
 	$shard->safe_psql('postgres', 'CREATE INDEX t_bloomidx ON t USING bloomidx (a, b, c, d)');
