@@ -48,14 +48,16 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
-# src/ comes before PostgreSQL's headers on the include path, and
-# src/storage/ has the name of one of their folders: a header of ours named
-# as one of theirs ("storage/lock.h") would replace it inside PostgreSQL's
-# own headers.  Refuse to build such a tree.
-SHADOWED_HEADERS = $(strip $(foreach h,$(wildcard $(srcdir)/src/*/*.h),\
-	$(wildcard $(includedir_server)/$(lastword $(subst /, ,$(dir $(h))))/$(notdir $(h)))))
+# src/ comes before PostgreSQL's headers on the include path: a header of
+# ours at the path of one of theirs (src/fmgr.h, src/storage/lock.h, under
+# src/storage/, which has the name of one of their folders) would replace
+# it inside PostgreSQL's own headers.  Refuse to build such a tree.
+OUR_HEADERS = $(patsubst $(srcdir)/src/%,%,$(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h $(srcdir)/src/*/*/*.h))
+SHADOWED_HEADERS = $(strip $(foreach h,$(OUR_HEADERS),$(if $(wildcard $(includedir_server)/$(h)),src/$(h))))
 ifneq ($(SHADOWED_HEADERS),)
-$(error headers under src/ would hide PostgreSQL's: $(SHADOWED_HEADERS); rename ours)
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
+$(error $(SHADOWED_HEADERS): PostgreSQL has a header at the same path under $(includedir_server), which this one would hide; rename it)
+endif
 endif
 
 # Headers, for the objects and for the LLVM bitcode installed beside them.
@@ -112,7 +114,7 @@ demo-shards:
 	bash test/demo_shards.sh
 
 # The benchmark suite (test/bench/run.sh; never part of a test run):
-# `make bench` (SCALE=1, about 40 minutes on 2 cores), `make bench SCALE=0.02` (about 3 minutes).
+# `make bench` (SCALE=1, about 47 minutes on 2 cores), `make bench SCALE=0.02` (a few minutes).
 SCALE ?= 1
 .PHONY: bench
 bench:

@@ -77,10 +77,11 @@ bloomidx_endscan(IndexScanDesc scan)
 
 /*
  * The distinct hashes of the non-NULL elements of an = ANY key's array, in
- * a table (*hashes) that, with their masks of `stride` bytes, fits in
- * work_mem; returns how many, or -1 when they do not fit.  The array is
- * read in place, and a hash function's allocations (detoasting) are freed
- * after every element, so memory stays bounded whatever the list's length.
+ * a table (*hashes) that, with what the query keeps of each (`stride`
+ * bytes: its mask and slice positions), fits in work_mem; returns how
+ * many, or -1 when they do not fit.  The array is read in place, and a
+ * hash function's allocations (detoasting) are freed after every element,
+ * so memory stays bounded whatever the list's length.
  */
 static int64
 in_list_hashes(ScanKey key, const ValueHasher *hasher, size_t stride, uint64 **hashes)
@@ -188,10 +189,10 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 			continue;
 		}
 
-		uint32		words = bloomidx::element_mask_words(state->meta.signature_bytes,
-														 state->meta.column_bits[column]);
 		uint64	   *hashes = NULL;
-		int64		n = in_list_hashes(key, hasher, bloomidx::element_mask_stride(words), &hashes);
+		int64		n = in_list_hashes(key, hasher,
+									   bloomidx::list_element_bytes(state->meta, column),
+									   &hashes);
 
 		if (n == 0)
 			return false;		/* IN () or IN (NULL): nothing matches */

@@ -12,8 +12,9 @@
 #   build        make -j2 && make install
 #   unit         make unittest (C++ core, GoogleTest)
 #   regress      make installcheck (pg_regress, then the isolation tests;
-#                first, make installcheck-readme: the README's SQL examples,
-#                after checking that sql/readme.sql holds them)
+#                first, make installcheck-readme: the SQL examples of
+#                README.md and doc/, after checking that sql/readme.sql
+#                holds them)
 #                against a throwaway cluster, then a crash and recovery
 #                that checks the run's WAL (regress_wal_check)
 #   tap          prove test/t/*.pl (crash recovery, streaming replica, ...)
@@ -22,9 +23,10 @@
 #                checks that one node, its standby and the shards agree
 #   package      prove test/package: META.json against the PGXN Meta Spec
 #                and the tree (meta_check.pl, and that it refuses broken
-#                ones), and `make dist` in a fresh clone: the archive's
+#                ones), `make dist` in a fresh clone: the archive's
 #                contents, and that it builds (no install; never as the
-#                postgres user)
+#                postgres user), and the documents against the tree
+#                (doc_check.pl, and that it refuses broken copies)
 # Each suite runs even if an earlier one failed (except that regress and tap
 # need the build).  A version's run ends with "N passed, N failed" (N =
 # suites), a run of several versions with the same line over versions; the
@@ -267,7 +269,7 @@ suite_regress() {
 	timeout -k 10 "$SUITE_TIMEOUT" make installcheck-readme PG_CONFIG="$PG_CONFIG" \
 		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" || readme=1
 	if ((readme != 0)); then
-		warn "the README's SQL examples failed"
+		warn "the SQL examples of README.md and doc/ failed"
 		[[ -f regression.diffs ]] && cat regression.diffs
 	fi
 	local checkpoint wal_start

@@ -1,3 +1,7 @@
+// The format helpers page_layout.hpp declares that are not a segment's
+// or a filter group's (segment_pages.cpp, filter_pages.cpp): pages' sums
+// and bounds, the checks of the metapage, pending and slice pages, and
+// slice pages filled.
 #include "page_layout.hpp"
 
 #if defined(__SSE2__)

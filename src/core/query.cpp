@@ -84,6 +84,14 @@ uint32_t signature_positions(const uint8_t *sig, uint32_t length, uint16_t *posi
 
 } // namespace
 
+size_t list_element_bytes(const MetaPageData &meta, int column) noexcept
+{
+    if (column < 0 || column >= meta.ncolumns || column >= kMaxColumns)
+        return 0;
+    return element_mask_stride(mask_words(meta, column)) +
+           sizeof(uint16_t) * meta.column_bits[column];
+}
+
 size_t plan_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, KeyUse *uses,
                   double *column_rates, Query *query) noexcept
 {

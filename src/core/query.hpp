@@ -104,6 +104,12 @@ struct Query {
     uint32_t next_element;
 };
 
+// The bytes one distinct element of an IN list on `column` takes in the
+// query: its mask and its slice positions.  What work_mem must hold per
+// element (the scan's hash set is sized by it), so that a list's whole
+// query stays within work_mem, not only its masks.
+size_t list_element_bytes(const MetaPageData &meta, int column) noexcept;
+
 // Decides what each of the nkeys keys becomes (uses[k]), readies *query
 // for build_query and returns the bytes build_query needs.  The column
 // rates it needs (a column's one-value false-positive rate, sizing.hpp)

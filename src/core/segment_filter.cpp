@@ -4,8 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "core_guard.hpp"
 #include "hash.hpp"
+
+#include "core_guard.hpp"
 
 namespace bloomidx {
 

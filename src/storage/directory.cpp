@@ -330,7 +330,7 @@ bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation)
 /* How a page failed its check: reused since the directory was copied, or damaged. */
 bool
 bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
-				  bloomidx::PageProblem problem)
+						   bloomidx::PageProblem problem)
 {
 	if (bloomidx_directory_generation(index) != generation)
 		return true;

@@ -185,7 +185,7 @@ bloomidx_remember_sums_checked(BufferHints *hints, BlockNumber blkno, Page page)
  * wrote it, which the error says.  As btree's version mismatch, XX002: the
  * index cannot be read.
  */
-void
+BLOOMIDX_NORETURN static void
 bloomidx_report_bad_version(Relation index, uint32 version)
 {
 	char	   *name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),

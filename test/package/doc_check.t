@@ -3,9 +3,11 @@
 # doc_check.t: test/package/doc_check.pl passes the repository's
 # documents, and refuses copies of them made wrong one change at a time
 # (a format or extension version bumped without the documents, a source
-# file added, removed or listed twice, a broken link, a README grown past
-# 800 lines), each with a message that names what is wrong.  Core Perl
-# only.
+# file added, removed or listed twice, a broken link or anchor, a document
+# linked only from a comment, a README grown past 800 lines), each with a
+# message that names what is wrong; and passes copies changed in ways that
+# are right (a build's objects beside the sources, a README of exactly 800
+# lines).  Core Perl only.
 #
 #   prove test/package/doc_check.t
 
@@ -32,31 +34,45 @@ my ($status, $output) = run_in(undef, $^X, $check, $repo);
 is($status, 0, 'the repository\'s documents pass') or diag($output);
 like($output, qr/\Aok: README\.md/, 'and the check says so');
 
-# The files the check reads, copied into a fresh folder: the documents,
-# bloomidx.control, src/, and what the documents link to (as empty files
-# where only their being there counts).
+# The repository's files (those git tracks, or every file of an unpacked
+# archive), copied into a fresh folder without .git: the check then walks
+# src/ as it does in an archive.
+my @repo_files = -e File::Spec->catfile($repo, '.git') ? `git -C '$repo' ls-files` : ();
+chomp @repo_files;
+if (!@repo_files)
+{
+	File::Find::find(
+		{
+			no_chdir => 1,
+			wanted => sub {
+				return unless -f $_ && !/\.(?:o|bc|so)\z/;
+				push @repo_files, File::Spec->abs2rel($_, $repo);
+			}
+		},
+		$repo);
+}
 my $copies = 0;
 
 sub copy_of_repo
 {
 	my $dir = File::Spec->catdir($tmp, 'copy-' . ++$copies);
-	my @files = ('README.md', 'bloomidx.control');
-	File::Find::find(
-		{
-			no_chdir => 1,
-			wanted => sub {
-				return unless -f $_;
-				push @files, File::Spec->abs2rel($_, $repo);
-			}
-		},
-		map { File::Spec->catdir($repo, $_) } qw(doc src test/bench/results));
-	for my $rel (@files, 'CHANGELOG.md')
+	for my $rel (@repo_files)
 	{
 		my $to = File::Spec->catfile($dir, $rel);
 		make_path(dirname($to));
 		copy(File::Spec->catfile($repo, $rel), $to) or die "$rel: $!\n";
 	}
 	return $dir;
+}
+
+# A copy changed by $change (given the copy's folder) must pass.
+sub passed
+{
+	my ($name, $change) = @_;
+	my $dir = copy_of_repo();
+	$change->($dir);
+	my ($status, $output) = run_in(undef, $^X, $check, $dir);
+	is($status, 0, "passed: $name") or diag($output);
 }
 
 # One variant: a copy changed by $change (given the copy's folder) must
@@ -93,6 +109,9 @@ refused('the format version changed in one document alone',
 refused('an older index\'s example version that is not one older',
 	sub { edit($_[0], 'doc/versions-and-upgrades.md', qr/format version \d+, older/, 'format version 3, older') },
 	qr/the version of an older index as 3/);
+refused('a newer index\'s example version that is not one newer',
+	sub { edit($_[0], 'doc/versions-and-upgrades.md', qr/format version \d+, newer/, 'format version 12, newer') },
+	qr/the version of a newer index as 12/);
 refused('the extension version bumped in bloomidx.control alone',
 	sub { edit($_[0], 'bloomidx.control', qr/default_version = '[^']*'/, "default_version = '9.9'") },
 	qr/default_version is 9\.9/);
@@ -120,8 +139,62 @@ refused('a document the README does not link',
 refused('a link to a file that is not there',
 	sub { edit($_[0], 'doc/tests.md', qr/\A/, "See [gone](gone.md).\n\n") },
 	qr/doc\/tests\.md links gone\.md, which does not exist/);
-refused('a README past 800 lines',
-	sub { edit($_[0], 'README.md', qr/\z/, "\nmore\n" x 400) },
-	qr/README\.md has \d+ lines/);
+refused('a file of another kind the map does not list',
+	sub { spew(File::Spec->catfile($_[0], 'src/core/tables.inc'), "0\n") },
+	qr/does not list src\/core\/tables\.inc/);
+refused('an anchor no heading has',
+	sub { edit($_[0], 'README.md', qr/\(#quick-start\)/, '(#quick-starts)') },
+	qr/README\.md links #quick-starts, but no heading there has the anchor/);
+refused('an anchor in another document that no heading has',
+	sub { edit($_[0], 'doc/tests.md', qr/versions-and-upgrades\.md#postgresql-versions/, 'versions-and-upgrades.md#postgres-versions') },
+	qr/doc\/tests\.md links versions-and-upgrades\.md#postgres-versions, but no heading/);
+refused('a document linked only from a comment',
+	sub {
+		spew(File::Spec->catfile($_[0], 'doc/hidden.md'), "# Hidden\n");
+		edit($_[0], 'README.md', qr/\z/, "\n<!-- [hidden](doc/hidden.md) -->\n");
+	},
+	qr/README\.md does not link doc\/hidden\.md/);
+refused('a stale format version stated in another document',
+	sub { edit($_[0], 'README.md', qr/\z/, "\nThe on-disk format is version 11.\n") },
+	qr/README\.md gives the format version as 11/);
+refused('a stale format version stated twice in one document',
+	sub { edit($_[0], 'doc/how-it-works.md', qr/\z/, "\nThe on-disk format is version 11.\n") },
+	qr/doc\/how-it-works\.md gives the format version as 11/);
+refused('a file mapped under another folder by its path',
+	sub { edit($_[0], 'doc/how-it-works.md', qr/^- `scan\.cpp`:/m, "- `storage/sweep.cpp`: here.\n- `scan.cpp`:") },
+	qr/lists storage\/sweep\.cpp under src\//);
+refused('a map entry in a comment',
+	sub {
+		edit($_[0], 'doc/how-it-works.md', qr/^- `cost\.cpp`:/m, "<!--\n- `cost.cpp`: hidden.\n-->\n- `costs.cpp`:");
+	},
+	qr/does not list src\/cost\.cpp/);
+refused('a link with a title to a missing file',
+	sub { edit($_[0], 'doc/tests.md', qr/\A/, "See [gone](gone.md \"T\").\n\n") },
+	qr/links gone\.md, which does not exist/);
+refused('a reference link to a missing file',
+	sub { edit($_[0], 'doc/tests.md', qr/\z/, "\nSee [gone][g].\n\n[g]: missing.md\n") },
+	qr/links missing\.md, which does not exist/);
+passed('map entries spelled otherwise (two spaces, *, a space before the colon, no space after a comma)',
+	sub {
+		edit($_[0], 'doc/how-it-works.md', qr/^- `scan\.cpp`:/m, "-  `scan.cpp`:");
+		edit($_[0], 'doc/how-it-works.md', qr/^- `cost\.cpp`:/m, "* `cost.cpp`:");
+		edit($_[0], 'doc/how-it-works.md', qr/^- `hash\.hpp`, `hash\.cpp`:/m, "- `hash.hpp`,`hash.cpp` :");
+	});
+passed('a README that links a document as ./doc/',
+	sub { edit($_[0], 'README.md', qr/\]\(doc\/tests\.md\)/, '](./doc/tests.md)') });
+
+my $readme_lines = ()= slurp(File::Spec->catfile($repo, 'README.md')) =~ /\n/g;
+passed('a README of exactly 800 lines',
+	sub { edit($_[0], 'README.md', qr/\z/, "\n" x (800 - $readme_lines)) });
+refused('a README of 800 lines and an unterminated 801st',
+	sub { edit($_[0], 'README.md', qr/\z/, ("\n" x (800 - $readme_lines)) . 'more') },
+	qr/README\.md has 801 lines/);
+refused('a README of 801 lines',
+	sub { edit($_[0], 'README.md', qr/\z/, "\n" x (801 - $readme_lines)) },
+	qr/README\.md has 801 lines/);
+passed('a build\'s objects beside the sources',
+	sub {
+		spew(File::Spec->catfile($_[0], "src/$_"), "\0") for qw(cost.o cost.bc storage/seal.o bloomidx.so);
+	});
 
 done_testing();

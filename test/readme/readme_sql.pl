@@ -10,7 +10,8 @@
 # README.md comes first, then the other files in the order of their names,
 # so that a document's examples may use what the README's made.  What
 # must run after every file (dropping the examples' database) is written
-# once, in comments that begin "<!-- regress-end:", and comes last.
+# once, in the README, in comments that begin "<!-- regress-end:", and
+# comes last.
 #
 #   perl test/readme/readme_sql.pl README.md doc/*.md > sql/readme.sql
 #   perl test/readme/readme_sql.pl --check sql/readme.sql README.md doc/*.md
@@ -38,19 +39,22 @@ my ($end, $blocks) = ('', 0);
 # regress-end comments to $end; returns how many examples it has.
 sub examples_of
 {
-	my ($file) = @_;
+	my ($file, $may_end) = @_;
 	open(my $in, '<', $file) or die "cannot read $file: $!\n";
 	my @lines = <$in>;
 	close $in;
 
-	my ($in_sql, $in_hidden, $count) = (0, undef, 0);
+	my ($in_sql, $in_hidden, $hidden_kind, $count) = (0, undef, '', 0);
 	my ($section, $in_section, $in_other) = ('(top)', 0, 0);
 	for my $n (0 .. $#lines)
 	{
 		my $line = $lines[$n];
+		my $where = "$file, line " . ($n + 1);
 		if ($in_sql)
 		{
 			if ($line =~ /^```\s*$/) { $in_sql = 0; next; }
+			die "$where: close an SQL example with ``` alone at the line's start\n"
+			  if $line =~ /^\s*(?:`{3,}|~{3,})/;
 			$out .= $line;
 		}
 		elsif ($in_hidden)
@@ -63,7 +67,11 @@ sub examples_of
 		}
 		elsif ($in_other)
 		{
-			$in_other = 0 if $line =~ /^```\s*$/;
+			if ($line =~ /^```\s*$/) { $in_other = 0; next; }
+			# A fence inside a block (a block of Markdown showing one) would
+			# make this script and the renderer disagree on where blocks end.
+			die "$where: a fence inside a ``` block: this script reads no nested blocks\n"
+			  if $line =~ /^\s*(?:`{3,}|~{3,})/;
 		}
 		elsif ($line =~ /^```sql\s*$/)
 		{
@@ -72,13 +80,19 @@ sub examples_of
 			$in_section++;
 			$out .= "\n-- $file, $section, example $in_section\n";
 		}
-		elsif ($line =~ /^```\s*(?:sql|psql|pgsql|plpgsql|postgres|postgresql)\s*$/i)
+		elsif ($line =~ /^\s*(?:`{3,}|~{3,})\s*(?:sql|psql|pgsql|plpgsql|postgres|postgresql)\b/i)
 		{
-			die "$file, line " . ($n + 1) . ": write SQL examples as ```sql, which the tests run\n";
+			die "$where: write SQL examples as ```sql alone on the line, which the tests run\n";
 		}
-		elsif ($line =~ /^```/)
+		elsif ($line =~ /^```[A-Za-z0-9_+-]*\s*$/)
 		{
 			$in_other = 1;    # another language's block, whose '#' lines are not headings
+		}
+		elsif ($line =~ /^\s*(?:`{3,}|~{3,})/)
+		{
+			# Indented, ~~~, longer or with more than a language: a block
+			# this script might misread, and whose SQL it would not run.
+			die "$where: write code blocks as ``` or ```LANGUAGE at the line's start\n";
 		}
 		elsif ($line =~ /^#+\s+(.*?)\s*$/)
 		{
@@ -86,6 +100,10 @@ sub examples_of
 		}
 		elsif ($line =~ /^<!-- regress(-end)?:\s*(.*?)\s*(-->)?\s*$/)
 		{
+			die "$where: only $readme may hold <!-- regress-end: (it runs last)\n"
+			  if defined $1 && !$may_end;
+			die "$where: nothing may follow --> on a regress comment's line\n" if $2 =~ /-->/;
+			$hidden_kind = defined $1 ? 'regress-end' : 'regress';
 			my $into = defined $1 ? \$end : \$out;
 			${$into} .= "\n-- $file, $section (hidden " . (defined $1 ? 'teardown' : 'setup') . ")\n";
 			${$into} .= "$2\n" if $2 ne '';
@@ -93,11 +111,12 @@ sub examples_of
 		}
 	}
 	die "$file: a ```sql block is not closed\n" if $in_sql;
-	die "$file: a <!-- regress: comment is not closed\n" if $in_hidden;
+	die "$file: a <!-- $hidden_kind: comment is not closed\n" if $in_hidden;
 	return $count;
 }
 
-$blocks += examples_of($_) for ($readme, sort @docs);
+$blocks += examples_of($readme, 1);
+$blocks += examples_of($_, 0) for sort @docs;
 die "$readme: no ```sql block\n" unless $blocks;
 $out .= $end;
 

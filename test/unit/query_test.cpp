@@ -191,6 +191,33 @@ TEST(Query, ListsGetOneMaskAndOneSetOfPositionsPerElement)
     EXPECT_EQ(b.query.filter.keys[0].column, 0);
 }
 
+// What the scan budgets per element (list_element_bytes, against
+// work_mem) covers what the query takes per element: its masks and its
+// positions both, whatever the column's bits.
+TEST(Query, AListTakesWhatItsElementsAreBudgeted)
+{
+    for (uint16_t bits : {1, 6, 64, 700, 2000}) {
+        MetaPageData meta = make_meta(4096, {3, bits});
+        std::vector<uint64_t> one = {1}, list(1000);
+        for (size_t i = 0; i < list.size(); i++)
+            list[i] = 0x9E3779B97F4A7C15ull * (i + 1);
+        std::vector<QueryKey> keys = {{1, list.data(), static_cast<uint32_t>(list.size())}};
+        std::vector<double> rates = no_rates();
+        std::vector<KeyUse> uses(1);
+        Query query;
+        size_t with_list = plan_query(meta, keys.data(), 1, uses.data(), rates.data(), &query);
+        ASSERT_EQ(uses[0], KeyUse::List) << bits;
+        keys[0] = {0, one.data(), 1};
+        size_t without = plan_query(meta, keys.data(), 1, uses.data(), rates.data(), &query);
+        size_t per_element = list_element_bytes(meta, 1);
+        EXPECT_GE(per_element, size_t{2} * bits) << bits; // the positions alone
+        // The list's share, less the per-list arrays and alignment.
+        EXPECT_LE(with_list - without, list.size() * per_element + 256) << bits;
+        EXPECT_GE(with_list - without, list.size() * per_element) << bits;
+    }
+    EXPECT_EQ(list_element_bytes(make_meta(64, {3, 3}), 5), 0u);
+}
+
 TEST(Query, ShortListsAreAskedOfTheFilters)
 {
     MetaPageData meta = make_meta(96, {5, 5});
