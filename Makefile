@@ -37,7 +37,7 @@ ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)
-EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench results regression.diffs regression.out
+EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench test/bench/filter_scaling results regression.diffs regression.out
 # make dist's archives, of this version or an older one.
 EXTRA_CLEAN += $(EXTENSION)-[0-9]*.zip
 
@@ -103,6 +103,11 @@ test/bench/slices_bench: test/bench/slices_bench.cpp $(CORE_SRCS) $(wildcard src
 test/bench/filter_bench: test/bench/filter_bench.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/filter_bench.cpp $(CORE_SRCS)
 
+# The model behind how segment filters scale (src/storage/README.md,
+# "Filters at scale"): arithmetic over the page format, no core code.
+test/bench/filter_scaling: test/bench/filter_scaling.cpp
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -o $@ test/bench/filter_scaling.cpp
+
 # The README's sizing table, from the core.
 test/bench/sizing_table: test/bench/sizing_table.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
 	$(CXX) -std=c++17 -O2 -Wall -Wextra -Isrc -o $@ test/bench/sizing_table.cpp $(CORE_SRCS)
@@ -119,6 +124,12 @@ SCALE ?= 1
 .PHONY: bench
 bench:
 	SCALE=$(SCALE) bash test/bench/run.sh
+	BLOOMIDX_BENCH_NO_BUILD=1 bash test/bench/scaling.sh
+
+# Only the scaling section (test/bench/scaling.sh: 2 M and 32 M rows).
+.PHONY: bench-scaling
+bench-scaling:
+	bash test/bench/scaling.sh
 
 # The pg_regress input that runs every SQL example of README.md and of
 # doc/*.md (README.md first, then doc/ in name order); the

@@ -112,15 +112,15 @@ array_length(PlannerInfo *root, Node *array)
 }
 
 /*
- * Whether an IN list of n distinct elements fits in work_mem with its
- * masks, as scan.cpp needs it to be tested.
+ * Whether an IN list of n distinct elements fits in work_mem with what the
+ * query keeps of each (its mask and slice positions), as scan.cpp needs it
+ * to be tested.
  */
 static bool
 in_list_fits(const bloomidx::MetaPageData *meta, int column, double n)
 {
-	uint32		words = bloomidx::element_mask_words(meta->signature_bytes,
-													 meta->column_bits[column]);
-	size_t		slots = bloomidx::hash_set_slots(MaxArraySize, bloomidx::element_mask_stride(words),
+	size_t		slots = bloomidx::hash_set_slots(MaxArraySize,
+												 bloomidx::list_element_bytes(*meta, column),
 												 (size_t) work_mem * 1024);
 
 	return n <= (double) bloomidx::HashSet::capacity(slots);

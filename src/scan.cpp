@@ -328,28 +328,36 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
 
 	uint32		generation = so->dir.header.generation;
-	bool	   *skip = (bool *) palloc(Max(so->dir.header.nsegments, 1) * sizeof(bool));
+	uint32		nsegments = so->dir.header.nsegments;
+	bool	   *skip = (bool *) palloc(Max(nsegments, 1) * sizeof(bool));
+	int			nlists = so->query.nlists;
+	bool		lists_asked = false;
 
-	if (!bloomidx_filter_segments(index, &so->query.filter, &so->dir, (uint32) so->state.ncolumns,
-								  nblocks, hints, skip))
-	{
-		pfree(skip);
-		return false;
-	}
-	for (uint32 i = 0; i < so->dir.header.nsegments; i++)
+	/* Per segment and IN list asked of the filters, the elements its filters may hold. */
+	for (int k = 0; k < so->query.filter.nkeys; k++)
+		lists_asked |= so->query.filter.keys[k].list >= 0;
+
+	uint64	   *elements = lists_asked && nsegments > 0 ? (uint64 *)
+		palloc((Size) nsegments * nlists * sizeof(uint64)) : NULL;
+	bool		ok = bloomidx_filter_segments(index, &so->query.filter, &so->dir,
+											  (uint32) so->state.ncolumns, nblocks, hints, skip,
+											  elements, nlists);
+
+	for (uint32 i = 0; ok && i < nsegments; i++)
 	{
 		if (skip[i])
 			continue;
-		if (!bloomidx_scan_segment(index, &so->query.slices, so->work, &so->dir.entries[i],
-								   so->state.meta.signature_bits, generation, nblocks, hints,
-								   &so->sink))
-		{
-			pfree(skip);
-			return false;
-		}
+		ok = bloomidx_scan_segment(index, &so->query.slices,
+								   elements ? &elements[(Size) i * nlists] : NULL, so->work,
+								   &so->dir.entries[i], so->state.meta.signature_bits,
+								   generation, nblocks, hints, &so->sink);
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(skip);
+	if (elements)
+		pfree(elements);
+	if (!ok)
+		return false;
 
 	/*
 	 * The pending pages, in list order.  The next page is pinned before

@@ -135,11 +135,13 @@ bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, cons
     // The filter keys, in the keys' order: every key tested, but for lists
     // too long to ask (cheap: made again on every call).
     int nfilter = 0;
-    for (int k = 0; k < nkeys; k++) {
-        if (uses[k] == KeyUse::TooCommon ||
-            (uses[k] == KeyUse::List && keys[k].nhashes > kMaxFilterHashes))
+    for (int k = 0, lists_before = 0; k < nkeys; k++) {
+        const bool is_list = uses[k] == KeyUse::List;
+        lists_before += is_list;
+        if (uses[k] == KeyUse::TooCommon || (is_list && keys[k].nhashes > kMaxFilterHashes))
             continue;
-        l.filter_keys[nfilter++] = FilterKey{keys[k].column, keys[k].nhashes, keys[k].hashes};
+        l.filter_keys[nfilter++] = FilterKey{keys[k].column, keys[k].nhashes, keys[k].hashes,
+                                             is_list ? lists_before - 1 : -1};
     }
 
     // The keys, from where the last call stopped.

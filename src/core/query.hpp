@@ -51,8 +51,10 @@ enum class KeyUse : uint8_t {
 
 // An IN list of more elements than this is not asked of the segment
 // filters: each element may take a page per filter group, and a long list
-// passes most segments anyway.
+// passes most segments anyway.  A list asked of them has its elements'
+// answers in one 64-bit mask a segment.
 constexpr uint32_t kMaxFilterHashes = 64;
+static_assert(kMaxFilterHashes <= 64, "a list's elements are answered in 64 bits");
 
 // Elements of IN lists built between two Interrupted checks.
 constexpr uint32_t kQueryElementsPerCheck = 4096;
@@ -75,11 +77,14 @@ struct SliceQuery {
 };
 
 // A key asked of the segment filters: a segment passes it when its filter
-// may hold one of the hashes.
+// may hold one of the hashes.  For an IN list (`list`: its index among the
+// query's lists, else -1), hashes[e] is the list's element e: a segment
+// whose filters rule an element out need not test that element's slices.
 struct FilterKey {
     int column;
     uint32_t nhashes;
     const uint64_t *hashes;
+    int list;
 };
 
 // The keys asked of the filters, in the order of the query's keys.

@@ -22,6 +22,11 @@
  * of a build's groups, or the groups of 16 sealed segments), not every
  * group's.  Keys are asked in the index's column order, and a key is
  * counted only on the segments the keys before it let through.
+ *
+ * An IN list's elements are each asked, and each segment told which of
+ * them its filters may hold: the segment then tests only those elements'
+ * slices (segment_scan.cpp), so an element no filter lets through costs
+ * its filter rows and nothing more.
  */
 #include "storage/storage.h"
 
@@ -103,14 +108,18 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 /*
  * The slots of the group whose header page is header_copy (segment e's)
  * that may hold rows the query wants, among `wanted`; seg_slots[0..nsegs)
- * are the slots of each of the group's segments, by which each key's
- * stats count segments asked and passed.  False when a page was recycled.
+ * are the slots of each of the group's segments (segs[0..nsegs), their
+ * directory entries), by which each key's stats count segments asked and
+ * passed.  For each list key asked, elements[segment * nlists + list]
+ * gets the elements the segment's filters may hold (left alone, all ones,
+ * where the filters were not asked).  False when a page was recycled.
  */
 static bool
 probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
 			const char *header_copy, uint32 wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
-			const uint32 *seg_slots, uint32 nsegs, KeyProbeStats *stats, uint32 *passed)
+			const uint32 *seg_slots, const GroupedEntry *segs, uint32 nsegs,
+			KeyProbeStats *stats, uint64 *elements, int nlists, uint32 *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
 	uint32		mask = wanted;
@@ -122,19 +131,29 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 		uint32		key_mask = 0;
 		int64		loaded = -1;	/* the region page in copy */
 
+		/* A list's elements are each asked; another key's hashes until every slot passed. */
+		bool		per_element = key->list >= 0 && elements != NULL;
+
 		if (!key_asked(&stats[k]))
 			continue;
 		if (fc->blocks == 0)
 			key_mask = mask;	/* no filter for the column: every slot passes */
-		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes && (mask & ~key_mask) != 0; i++)
+		else if (per_element)
+			for (uint32 j = 0; j < nsegs; j++)
+				elements[(Size) segs[j].index * nlists + key->list] = 0;
+		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes &&
+			 (per_element || (mask & ~key_mask) != 0); i++)
 		{
 			uint32		fkey = bloomidx::filter_key(key->hashes[i]);
 			uint32		region_page,
 						offset;
+			uint32		holds;
 
 			if (!bloomidx::group_row_of(*h, (uint32) key->column, fkey, &region_page, &offset))
 			{
 				key_mask = mask;	/* no row to ask (the header was checked): pass */
+				for (uint32 j = 0; per_element && j < nsegs; j++)
+					elements[(Size) segs[j].index * nlists + key->list] = ~UINT64CONST(0);
 				break;
 			}
 			if (loaded != (int64) region_page)
@@ -146,8 +165,12 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 					return false;
 				loaded = region_page;
 			}
-			key_mask |= bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
-												  h->slots_taken, fkey);
+			holds = bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
+											  h->slots_taken, fkey);
+			key_mask |= holds;
+			for (uint32 j = 0; per_element && j < nsegs; j++)
+				if (seg_slots[j] & holds)
+					elements[(Size) segs[j].index * nlists + key->list] |= UINT64CONST(1) << i;
 		}
 		for (uint32 j = 0; j < nsegs; j++)
 		{
@@ -165,18 +188,23 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 
 /*
  * Sets skip[i] for each segment of the directory copy whose filters rule
- * the query out.  False when a group page was recycled since the copy
- * (the caller starts again).
+ * the query out, and (when elements is not NULL) elements[i * nlists + l]
+ * to the elements of the query's list l that segment i may hold (all ones
+ * where its filters were not asked of them).  False when a group page was
+ * recycled since the copy (the caller starts again).
  */
 bool
 bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, const DirectoryCopy *dir,
-						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, bool *skip)
+						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, bool *skip,
+						 uint64 *elements, int nlists)
 {
 	uint32		n = dir->header.nsegments;
 	uint32		generation = dir->header.generation;
 	uint32		ngrouped = 0;
 
 	memset(skip, 0, n * sizeof(bool));
+	if (elements != NULL)
+		memset(elements, 0xFF, (Size) n * nlists * sizeof(uint64));
 	if (query->nkeys == 0 || n == 0)
 		return true;
 
@@ -238,7 +266,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		uint32		passed = 0;
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
-							   hints, copy, slot_mask, last - first, stats, &passed))
+							   hints, copy, slot_mask, &order[first], last - first, stats,
+							   elements, nlists, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
 			skip[order[j].index] = !(passed & slot_mask[j - first]);
@@ -253,6 +282,10 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	pfree(copy);
 	pfree(stats);
 	if (!ok)
+	{
 		memset(skip, 0, n * sizeof(bool));
+		if (elements != NULL)
+			memset(elements, 0xFF, (Size) n * nlists * sizeof(uint64));
+	}
 	return ok;
 }

@@ -125,6 +125,18 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 }
 
 /*
+ * Whether element i of list l is tested in this segment: all are, but
+ * those of a list asked of the filters (at most 64 elements) that the
+ * segment's filters ruled out (filter_scan.cpp): a row holding such an
+ * element would have passed its filter.
+ */
+static inline bool
+element_tested(const uint64 *elements, const bloomidx::SliceQuery *query, int l, uint32 i)
+{
+	return elements == NULL || query->lists[l].count > 64 || ((elements[l] >> i) & 1) != 0;
+}
+
+/*
  * work->cur = work->cur AND every IN list's OR of its elements' ANDs, in
  * one pass of the core over the segment's lines (no copy of the rows per
  * element), with every slice the lists test locked at once; *candidates:
@@ -133,8 +145,8 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
  */
 static bool
 match_lists(Relation index, SegmentScanWork *work, const bloomidx::SliceQuery *query,
-			const bloomidx::SegmentEntry *e, uint32 generation, BufferHints *hints,
-			uint32 *candidates, bool *recycled)
+			const uint64 *elements, const bloomidx::SegmentEntry *e, uint32 generation,
+			BufferHints *hints, uint32 *candidates, bool *recycled)
 {
 	uint32		nlocked = 0,
 				nwords = 0,
@@ -147,9 +159,12 @@ match_lists(Relation index, SegmentScanWork *work, const bloomidx::SliceQuery *q
 		const bloomidx::SliceList *list = &query->lists[l];
 
 		work->ors[l].elements = &work->elements[nelements];
-		work->ors[l].count = list->count;
+		work->ors[l].count = 0;
 		for (uint32 i = 0; i < list->count && problem == bloomidx::PageProblem::None; i++)
 		{
+			if (!element_tested(elements, query, l, i))
+				continue;
+			work->ors[l].count++;
 			work->elements[nelements].slices = &work->element_words[nwords];
 			work->elements[nelements].count = list->per_element;
 			nelements++;
@@ -195,14 +210,16 @@ match_lists(Relation index, SegmentScanWork *work, const bloomidx::SliceQuery *q
 	return true;
 }
 
-/* Slices the IN lists of a query test, each element's counted. */
+/* Slices the IN lists of a query test here, each element's counted. */
 static uint64
-list_slices(const bloomidx::SliceQuery *query)
+list_slices(const bloomidx::SliceQuery *query, const uint64 *elements)
 {
 	uint64		n = 0;
 
 	for (int l = 0; l < query->nlists; l++)
-		n += (uint64) query->lists[l].count * query->lists[l].per_element;
+		for (uint32 i = 0; i < query->lists[l].count; i++)
+			if (element_tested(elements, query, l, i))
+				n += query->lists[l].per_element;
 	return n;
 }
 
@@ -290,9 +307,9 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
  * `generation` was taken: the scan must start again.
  */
 bool
-bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, SegmentScanWork *work,
-					  const bloomidx::SegmentEntry *e, uint32 nslices, uint32 generation,
-					  BlockNumber nblocks, BufferHints *hints, TidSink *sink)
+bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const uint64 *elements,
+					  SegmentScanWork *work, const bloomidx::SegmentEntry *e, uint32 nslices,
+					  uint32 generation, BlockNumber nblocks, BufferHints *hints, TidSink *sink)
 {
 	bool		recycled = false;
 	uint32		candidates;
@@ -318,10 +335,10 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, Segment
 	memcpy(work->cur, work->result, sizeof(work->cur));
 
 	/* Short IN lists in one pass; longer ones element by element. */
-	bool		one_pass = query->nlists > 0 && list_slices(query) <= LIST_SLICES_AT_ONCE;
+	bool		one_pass = query->nlists > 0 && list_slices(query, elements) <= LIST_SLICES_AT_ONCE;
 
 	if (one_pass && candidates > 0 &&
-		!match_lists(index, work, query, e, generation, hints, &candidates, &recycled))
+		!match_lists(index, work, query, elements, e, generation, hints, &candidates, &recycled))
 		return false;
 	for (int l = 0; !one_pass && l < query->nlists && candidates > 0; l++)
 	{
@@ -332,6 +349,8 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, Segment
 		{
 			uint32		found;
 
+			if (!element_tested(elements, query, l, i))
+				continue;
 			if (!and_slices(index, work, e, list->positions + (Size) i * list->per_element,
 							list->per_element, work->result, generation, hints, &found,
 							&recycled))

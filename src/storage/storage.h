@@ -316,7 +316,8 @@ void		bloomidx_sink_flush(TidSink *sink);
  */
 typedef struct SegmentScanWork SegmentScanWork;	/* segment_scan.cpp's */
 SegmentScanWork *bloomidx_segment_scan_work(void);
-bool		bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, SegmentScanWork *work,
+bool		bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query,
+								  const uint64 *elements, SegmentScanWork *work,
 								  const bloomidx::SegmentEntry *entry, uint32 nslices,
 								  uint32 generation, BlockNumber nblocks, BufferHints *hints,
 								  TidSink *sink);
@@ -334,6 +335,7 @@ bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints 
  */
 bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query,
 									 const DirectoryCopy *dir, uint32 ncolumns,
-									 BlockNumber nblocks, BufferHints *hints, bool *skip);
+									 BlockNumber nblocks, BufferHints *hints, bool *skip,
+									 uint64 *elements, int nlists);
 
 #endif							/* BLOOMIDX_STORAGE_H */

@@ -72,18 +72,8 @@ NAME="scale-$SCALE"
 START=$SECONDS
 
 BLOOMIDX_APT_PACKAGES+=(gnuplot-nox)
-deps_install
-if [[ "${BLOOMIDX_BENCH_NO_BUILD:-}" == 1 ]]; then
-	BUILT="the installed bloomidx (not rebuilt)"
-else
-	build_and_install
-	BUILT="bloomidx built from the working tree"
-fi
+bench_install
 make -s -C "$BLOOMIDX_REPO" test/bench/fpr_formula PG_CONFIG="$PG_CONFIG"
-COMMIT="$(git -C "$BLOOMIDX_REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$BLOOMIDX_REPO" status --porcelain -- src sql 2>/dev/null)" ]]; then
-	COMMIT="$COMMIT with uncommitted changes in src/ or sql/"
-fi
 
 cluster_trap
 # Data checksums on, as careful production clusters run (and PostgreSQL 18's

@@ -161,3 +161,21 @@ print_file() {
 	tail -n "$n" "$f" || true
 	echo "----- end of $f -----"
 }
+
+# What a benchmark measures: installs what is missing, then builds and
+# installs bloomidx from the working tree (BLOOMIDX_BENCH_NO_BUILD=1: the
+# installed one), and sets BUILT (which) and COMMIT (the tree's commit,
+# and whether src/ or sql/ had uncommitted changes) for its report.
+bench_install() {
+	deps_install
+	if [[ "${BLOOMIDX_BENCH_NO_BUILD:-}" == 1 ]]; then
+		BUILT="the installed bloomidx (not rebuilt)"
+	else
+		build_and_install
+		BUILT="bloomidx built from the working tree"
+	fi
+	COMMIT="$(git -C "$BLOOMIDX_REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	if [[ -n "$(git -C "$BLOOMIDX_REPO" status --porcelain -- src sql 2>/dev/null)" ]]; then
+		COMMIT="$COMMIT with uncommitted changes in src/ or sql/"
+	fi
+}

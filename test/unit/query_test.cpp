@@ -235,6 +235,33 @@ TEST(Query, ShortListsAreAskedOfTheFilters)
     ASSERT_EQ(b.query.filter.nkeys, 2);
     EXPECT_EQ(b.query.filter.keys[0].nhashes, 3u);
     EXPECT_EQ(b.query.filter.keys[1].nhashes, kMaxFilterHashes);
+    // Each names its list, whose element e is its hash e: a segment told
+    // which hashes its filters may hold tests those elements' positions.
+    for (int k = 0; k < 2; k++) {
+        const FilterKey &fk = b.query.filter.keys[k];
+        ASSERT_EQ(fk.list, k);
+        const SliceList &sl = b.query.slices.lists[fk.list];
+        ASSERT_EQ(sl.count, fk.nhashes);
+        for (uint32_t e = 0; e < sl.count; e++) {
+            std::vector<uint8_t> sig = value_signature(meta, fk.column, fk.hashes[e]);
+            std::vector<uint16_t> want = set_positions(sig, meta.signature_bits);
+            ASSERT_TRUE(std::equal(want.begin(), want.end(), sl.positions + size_t{e} * sl.per_element));
+        }
+    }
+}
+
+// An equality's filter key names no list; a list after it names its own.
+TEST(Query, FilterKeysNameTheirLists)
+{
+    MetaPageData meta = make_meta(96, {5, 5, 5});
+    std::vector<uint64_t> eq = {7}, list = {11, 22, 33};
+    std::vector<QueryKey> keys = {{0, eq.data(), 1}, {2, list.data(), 3}};
+    std::vector<double> rates = no_rates();
+    Built b;
+    build(meta, keys, &b, rates.data());
+    ASSERT_EQ(b.query.filter.nkeys, 2);
+    EXPECT_EQ(b.query.filter.keys[0].list, -1);
+    EXPECT_EQ(b.query.filter.keys[1].list, 0);
 }
 
 TEST(Query, ListsTooLongToPayAreLeftToTheRecheck)
