@@ -60,6 +60,45 @@ FROM (SELECT index_vs_seqscan('SELECT id FROM ' || tab || ' WHERE ' ||
 $$;
 SELECT setseed(0.12);
 SELECT * FROM filter_random('sf', 300, 4);
+-- The same with IN lists of 1 to 70 elements (past 64, not asked of the
+-- filters element by element), hits and misses, alone, beside another
+-- list or an equality: a segment tests only the elements its filters may
+-- hold (src/storage/README.md, "IN lists, element by element"), here in
+-- the build's groups of 15 segments, later in sealed and merged ones.
+CREATE FUNCTION in_list_random(tab text, n int)
+RETURNS TABLE (queries bigint, differences bigint) LANGUAGE sql AS $$
+SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
+FROM (SELECT index_vs_seqscan(format('SELECT id FROM %s WHERE u IN (%s)', tab,
+                                     (SELECT string_agg(CASE WHEN random() < 0.5
+                                                             THEN ((random() * 30000)::int * 7 + 3)::text
+                                                             ELSE (random() * 300000)::int::text END, ', ')
+                                      FROM generate_series(1, 1 + (random() * random() * 69)::int + 0 * g)))
+                              || CASE WHEN g % 3 = 0
+                                      THEN format(' AND k IN (%s, %s, %s)', (random() * 1000)::int,
+                                                  (random() * 1000)::int, (random() * 1100)::int)
+                                      WHEN g % 3 = 1 THEN format(' AND s = %L', (ARRAY['new','paid','x'])[1 + (random() * 2)::int])
+                                      ELSE '' END) AS r
+      FROM generate_series(1, n) g) q
+$$;
+SELECT setseed(0.13);
+SELECT * FROM in_list_random('sf', 150);
+-- Twenty values of one segment and twenty misses: more slices than one
+-- pass takes, so the elements are tested one by one, those the filters
+-- rule out skipped; and 40 lists on a 1-bit column, each with one value
+-- the filters pass, which one pass would take (it holds 32 lists).
+SELECT index_vs_seqscan(format('SELECT id FROM sf WHERE u IN (%s)',
+                               string_agg(v::text, ', ')))
+FROM (SELECT i * 7 + 3 AS v FROM generate_series(1001, 1020) i
+      UNION ALL SELECT 5000000 + i FROM generate_series(1, 20) i) v;
+CREATE TABLE sf_lists (id int, u int) WITH (autovacuum_enabled = off);
+INSERT INTO sf_lists SELECT i, i * 7 + 3 FROM generate_series(1, 20000) i;
+SET bloomidx.segment_rows = 1000;
+CREATE INDEX sf_lists_bl ON sf_lists USING bloomidx (u) WITH (length = 64, col1 = 1);
+RESET bloomidx.segment_rows;
+SELECT index_vs_seqscan(format('SELECT id FROM sf_lists WHERE %s',
+                               string_agg(format('u IN (703, %s)', 1000000 + j), ' AND ')))
+FROM generate_series(1, 40) j;
+DROP TABLE sf_lists;
 
 -- A miss on the unique column reads a few filter pages and the pending
 -- ones, where the index without filters reads every segment's slices.
@@ -155,34 +194,16 @@ FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
 SELECT setseed(0.22);
 SELECT * FROM filter_random('sfs', 150, 3);
 
--- IN lists, element by element: a segment tests the slices of only the
--- elements its filters may hold.  An IN of 10 values, each in another
--- segment, reads no more index buffers than the ten lookups one by one
--- (it read about 3 times as many when every element's slices were read in
--- every segment that any element let through), and random lists of 1 to
--- 70 elements (past 64, not asked element by element), hits and misses,
--- on one or two columns and beside an equality, answer as a sequential
--- scan, on sealed segments and merged ones.
+-- IN lists, element by element, in sealed segments and merged ones: an
+-- IN of 10 values, each in another segment, reads no more index buffers
+-- than the ten lookups one by one (it read about 3 times as many when
+-- every element's slices were read in every segment that any element let
+-- through), and random lists answer as a sequential scan.
 SELECT index_buffers(format('SELECT * FROM sfs WHERE u IN (%s)',
                             string_agg(((300 + 2400 * j) * 7 + 3)::text, ', ')))
        <= sum(index_buffers(format('SELECT * FROM sfs WHERE u = %s', (300 + 2400 * j) * 7 + 3)))
        AS in_list_no_dearer_than_its_lookups
 FROM generate_series(0, 9) j;
-CREATE FUNCTION in_list_random(tab text, n int)
-RETURNS TABLE (queries bigint, differences bigint) LANGUAGE sql AS $$
-SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
-FROM (SELECT index_vs_seqscan(format('SELECT id FROM %s WHERE u IN (%s)', tab,
-                                     (SELECT string_agg(CASE WHEN random() < 0.5
-                                                             THEN ((random() * 30000)::int * 7 + 3)::text
-                                                             ELSE (random() * 300000)::int::text END, ', ')
-                                      FROM generate_series(1, 1 + (random() * random() * 69)::int + 0 * g)))
-                              || CASE WHEN g % 3 = 0
-                                      THEN format(' AND k IN (%s, %s, %s)', (random() * 1000)::int,
-                                                  (random() * 1000)::int, (random() * 1100)::int)
-                                      WHEN g % 3 = 1 THEN format(' AND s = %L', (ARRAY['new','paid','x'])[1 + (random() * 2)::int])
-                                      ELSE '' END) AS r
-      FROM generate_series(1, n) g) q
-$$;
 SELECT setseed(0.24);
 SELECT * FROM in_list_random('sfs', 150);
 
@@ -207,6 +228,7 @@ FROM bloomidx_index_info('sfs_bl');
 SELECT bloomidx_verify('sfs_bl');
 SELECT setseed(0.23);
 SELECT * FROM filter_random('sfs', 100, 3);
+-- (and where no segment has filters left: every element tested)
 SELECT setseed(0.25);
 SELECT * FROM in_list_random('sfs', 100);
 REINDEX INDEX sfs_off_bl;

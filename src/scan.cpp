@@ -333,12 +333,18 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	int			nlists = so->query.nlists;
 	bool		lists_asked = false;
 
-	/* Per segment and IN list asked of the filters, the elements its filters may hold. */
+	/*
+	 * Per segment and IN list, the elements its filters may hold, where
+	 * lists were asked of the filters and the masks fit in work_mem (a
+	 * query of thousands of lists over thousands of segments tests every
+	 * element, as before there were masks).
+	 */
 	for (int k = 0; k < so->query.filter.nkeys; k++)
 		lists_asked |= so->query.filter.keys[k].list >= 0;
 
-	uint64	   *elements = lists_asked && nsegments > 0 ? (uint64 *)
-		palloc((Size) nsegments * nlists * sizeof(uint64)) : NULL;
+	Size		mask_bytes = (Size) nsegments * nlists * sizeof(uint64);
+	uint64	   *elements = lists_asked && nsegments > 0 && mask_bytes <= (Size) work_mem * 1024
+		? (uint64 *) palloc(mask_bytes) : NULL;
 	bool		ok = bloomidx_filter_segments(index, &so->query.filter, &so->dir,
 											  (uint32) so->state.ncolumns, nblocks, hints, skip,
 											  elements, nlists);

@@ -133,7 +133,9 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 static inline bool
 element_tested(const uint64 *elements, const bloomidx::SliceQuery *query, int l, uint32 i)
 {
-	return elements == NULL || query->lists[l].count > 64 || ((elements[l] >> i) & 1) != 0;
+	/* A longer list was not asked (its mask would not hold it): all tested. */
+	return elements == NULL || query->lists[l].count > bloomidx::kMaxFilterHashes ||
+		((elements[l] >> i) & 1) != 0;
 }
 
 /*
@@ -217,9 +219,16 @@ list_slices(const bloomidx::SliceQuery *query, const uint64 *elements)
 	uint64		n = 0;
 
 	for (int l = 0; l < query->nlists; l++)
-		for (uint32 i = 0; i < query->lists[l].count; i++)
-			if (element_tested(elements, query, l, i))
-				n += query->lists[l].per_element;
+	{
+		const bloomidx::SliceList *list = &query->lists[l];
+
+		if (elements == NULL || list->count > bloomidx::kMaxFilterHashes)
+			n += (uint64) list->count * list->per_element;
+		else
+			n += (uint64) pg_popcount64(elements[l] & (list->count == 64 ? ~UINT64CONST(0) :
+													   (UINT64CONST(1) << list->count) - 1)) *
+				list->per_element;
+	}
 	return n;
 }
 
@@ -335,7 +344,8 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	memcpy(work->cur, work->result, sizeof(work->cur));
 
 	/* Short IN lists in one pass; longer ones element by element. */
-	bool		one_pass = query->nlists > 0 && list_slices(query, elements) <= LIST_SLICES_AT_ONCE;
+	bool		one_pass = query->nlists > 0 && query->nlists <= INDEX_MAX_KEYS &&
+		list_slices(query, elements) <= LIST_SLICES_AT_ONCE;
 
 	if (one_pass && candidates > 0 &&
 		!match_lists(index, work, query, elements, e, generation, hints, &candidates, &recycled))
