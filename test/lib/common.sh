@@ -178,4 +178,7 @@ bench_install() {
 	if [[ -n "$(git -C "$BLOOMIDX_REPO" status --porcelain -- src sql 2>/dev/null)" ]]; then
 		COMMIT="$COMMIT with uncommitted changes in src/ or sql/"
 	fi
+	if [[ "${BLOOMIDX_BENCH_NO_BUILD:-}" == 1 ]]; then
+		COMMIT="unknown (the working tree is at $COMMIT)"
+	fi
 }
