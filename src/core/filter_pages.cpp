@@ -88,22 +88,22 @@ bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint32_t key,
     return true;
 }
 
-uint32_t group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept
+SlotMask group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept
 {
-    uint32_t mask = 0;
+    SlotMask mask = SlotMask::none();
     for (uint32_t s = 0; s < h.slots_taken && s < kGroupSlots; s++)
         if (h.slot_segment[s] == segment_id)
-            mask |= 1u << s;
+            mask.set(s);
     return mask;
 }
 
-uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
+SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
                          uint32_t key) noexcept
 {
-    uint32_t mask = 0;
+    SlotMask mask = SlotMask::none();
     for (uint32_t s = 0; s < slots && s < kGroupSlots; s++)
         if (filter_block_may_contain(row + s * kFilterBlockBytes, probes, key))
-            mask |= 1u << s;
+            mask.set(s);
     return mask;
 }
 

@@ -706,6 +706,63 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 // reused), so a stale reader tells a recycled page as it does for
 // segments.  A full group (15 slots) has 960-byte rows, 8 a page.
 constexpr uint32_t kGroupSlots = 15;
+
+// A set of a group's slots, bit s for slot s: what a probe of a block row
+// answers, and the slots a segment holds.  Plain data, wide enough for
+// every capacity the format may give a group.
+struct SlotMask {
+    uint64_t bits[2];
+
+    static constexpr SlotMask none() noexcept { return SlotMask{{0, 0}}; }
+    static SlotMask one(uint32_t s) noexcept
+    {
+        SlotMask m = none();
+        m.set(s);
+        return m;
+    }
+    // Slots 0 .. n - 1.
+    static SlotMask first(uint32_t n) noexcept
+    {
+        SlotMask m = none();
+        for (uint32_t w = 0; w < 2; w++) {
+            uint32_t in_word = n > 64 * w ? n - 64 * w : 0;
+            m.bits[w] = in_word >= 64 ? ~uint64_t{0} : (uint64_t{1} << in_word) - 1;
+        }
+        return m;
+    }
+    void set(uint32_t s) noexcept
+    {
+        if (s < 128)
+            bits[s / 64] |= uint64_t{1} << (s % 64);
+    }
+    bool has(uint32_t s) const noexcept
+    {
+        return s < 128 && ((bits[s / 64] >> (s % 64)) & 1) != 0;
+    }
+    bool any() const noexcept { return (bits[0] | bits[1]) != 0; }
+    uint32_t count() const noexcept
+    {
+        return static_cast<uint32_t>(__builtin_popcountll(bits[0]) + __builtin_popcountll(bits[1]));
+    }
+    SlotMask operator&(const SlotMask &o) const noexcept
+    {
+        return SlotMask{{bits[0] & o.bits[0], bits[1] & o.bits[1]}};
+    }
+    SlotMask operator|(const SlotMask &o) const noexcept
+    {
+        return SlotMask{{bits[0] | o.bits[0], bits[1] | o.bits[1]}};
+    }
+    SlotMask operator~() const noexcept { return SlotMask{{~bits[0], ~bits[1]}}; }
+    SlotMask &operator&=(const SlotMask &o) noexcept { return *this = *this & o; }
+    SlotMask &operator|=(const SlotMask &o) noexcept { return *this = *this | o; }
+    bool operator==(const SlotMask &o) const noexcept
+    {
+        return bits[0] == o.bits[0] && bits[1] == o.bits[1];
+    }
+    bool operator!=(const SlotMask &o) const noexcept { return !(*this == o); }
+};
+static_assert(kGroupSlots <= 128, "a SlotMask holds every slot of a group");
+
 // A column's blocks at most: a segment's rows at 32 bits a value.
 constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 4,064
 
@@ -758,11 +815,11 @@ void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumn
 bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint32_t key,
                   uint32_t *region_page, uint32_t *offset) noexcept;
 
-// The slots taken for segment `segment_id`: bit s for slot s.
-uint32_t group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept;
+// The slots taken for segment `segment_id`.
+SlotMask group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept;
 
-// Which of the first `slots` slots may hold `key`: bit s for slot s.
-uint32_t group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
+// Which of the first `slots` slots may hold `key`.
+SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
                          uint32_t key) noexcept;
 
 // Adds filter key `key` of column c to slot s of a group's rows, `image`

@@ -128,7 +128,7 @@ typedef struct SegmentFilterRef
 {
 	BlockNumber header_block;	/* the segment's header: an entry's index_block */
 	uint32		group;			/* in groups */
-	uint32		slots;			/* the slots taken for it: bit s for slot s */
+	bloomidx::SlotMask slots;	/* the slots taken for it */
 	uint32		segment_id;
 } SegmentFilterRef;
 
@@ -551,9 +551,9 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 
 	const VerifyGroup *vg = &vs->groups[g];
 
-	uint32		slots = bloomidx::group_segment_slots(vg->header, e->segment_id);
+	bloomidx::SlotMask slots = bloomidx::group_segment_slots(vg->header, e->segment_id);
 
-	if (e->filter_offset >= vg->header.slots_taken || !(slots & (1u << e->filter_offset)))
+	if (e->filter_offset >= vg->header.slots_taken || !slots.has(e->filter_offset))
 		bloomidx_report_corrupted_page(vs->index, e->filter_block,
 					psprintf("Slot %u of the filter group does not hold segment %u.",
 							 e->filter_offset, e->segment_id));
@@ -831,7 +831,7 @@ check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, Off
 		return;					/* a pending page's entry, or a segment without filters */
 
 	const VerifyGroup *vg = &vs->groups[ref->group];
-	uint32		slots = ref->slots;
+	bloomidx::SlotMask slots = ref->slots;
 
 	/*
 	 * A scan lets the segment through when one of its slots holds every
@@ -847,7 +847,7 @@ check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, Off
 		slots &= bloomidx::group_row_probe(vg->region + (Size) page * BLCKSZ + at,
 										   vg->header.columns[c].probes, vg->header.slots_taken,
 										   vs->row_keys[c]);
-		if (slots == 0)
+		if (!slots.any())
 			bloomidx_report_corrupted_page(vs->index, vg->region_blocks[page],
 						psprintf("The filter of segment %u lacks the value of column %d of heap tuple (%u,%u).",
 								 ref->segment_id, c + 1, heap_block, offset));

@@ -83,7 +83,7 @@ typedef struct MergeSources
 	uint32		nslots;			/* source slots in all */
 	bloomidx::FilterGroupHeader *groups;
 	uint32	  **region_blocks;
-	uint32	   *group_slots;
+	bloomidx::SlotMask *group_slots;
 	const bloomidx::SegmentEntry **group_entry;
 } MergeSources;
 
@@ -96,7 +96,7 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 
 	m->groups = (bloomidx::FilterGroupHeader *) palloc(nsources * sizeof(bloomidx::FilterGroupHeader));
 	m->region_blocks = (uint32 **) palloc(nsources * sizeof(uint32 *));
-	m->group_slots = (uint32 *) palloc0(nsources * sizeof(uint32));
+	m->group_slots = (bloomidx::SlotMask *) palloc0(nsources * sizeof(bloomidx::SlotMask));
 	m->group_entry = (const bloomidx::SegmentEntry **) palloc(nsources * sizeof(bloomidx::SegmentEntry *));
 	m->ngroups = 0;
 	m->nslots = 0;
@@ -122,10 +122,10 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 		}
 		g = m->ngroups - 1;
 
-		uint32		mask = bloomidx::group_segment_slots(m->groups[g], e->segment_id);
+		bloomidx::SlotMask mask = bloomidx::group_segment_slots(m->groups[g], e->segment_id);
 
 		if (e->filter_group != m->groups[g].group_id || e->filter_offset >= m->groups[g].slots_taken ||
-			!(mask & (1u << e->filter_offset)))
+			!mask.has(e->filter_offset))
 		{
 			bloomidx_warn_corrupted_page(index, e->filter_block,
 										 psprintf("Slot %u of the filter group does not hold segment %u.  VACUUM merged it with others into one without filters.",
@@ -133,7 +133,7 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 			return false;
 		}
 		m->group_slots[g] |= mask;
-		m->nslots += (uint32) __builtin_popcount(mask);
+		m->nslots += mask.count();
 	}
 	return true;
 }
@@ -191,7 +191,7 @@ bloomidx_merge_filters(Relation index, const BloomidxState *state,
 		int8		slot_map[bloomidx::kGroupSlots];
 
 		for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
-			slot_map[s] = (m.group_slots[g] & (1u << s)) ? (int8) next++ : -1;
+			slot_map[s] = m.group_slots[g].has(s) ? (int8) next++ : -1;
 		for (uint32 p = 0; ok && p < m.groups[g].region_pages; p++)
 		{
 			bloomidx_vacuum_delay_point();

@@ -116,19 +116,19 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
  */
 static bool
 probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
-			const char *header_copy, uint32 wanted, uint32 ncolumns,
+			const char *header_copy, bloomidx::SlotMask wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
-			const uint32 *seg_slots, const GroupedEntry *segs, uint32 nsegs,
-			KeyProbeStats *stats, uint64 *elements, int nlists, uint32 *passed)
+			const bloomidx::SlotMask *seg_slots, const GroupedEntry *segs, uint32 nsegs,
+			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
-	uint32		mask = wanted;
+	bloomidx::SlotMask mask = wanted;
 
-	for (int k = 0; k < query->nkeys && mask != 0; k++)
+	for (int k = 0; k < query->nkeys && mask.any(); k++)
 	{
 		const bloomidx::FilterKey *key = &query->keys[k];
 		const bloomidx::FilterColumn *fc = &h->columns[key->column];
-		uint32		key_mask = 0;
+		bloomidx::SlotMask key_mask = bloomidx::SlotMask::none();
 		int64		loaded = -1;	/* the region page in copy */
 
 		/* A list's elements are each asked; another key's hashes until every slot passed. */
@@ -142,12 +142,12 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			for (uint32 j = 0; j < nsegs; j++)
 				elements[(Size) segs[j].index * nlists + key->list] = 0;
 		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes &&
-			 (per_element || (mask & ~key_mask) != 0); i++)
+			 (per_element || (mask & ~key_mask).any()); i++)
 		{
 			uint32		fkey = bloomidx::filter_key(key->hashes[i]);
 			uint32		region_page,
 						offset;
-			uint32		holds;
+			bloomidx::SlotMask holds;
 
 			if (!bloomidx::group_row_of(*h, (uint32) key->column, fkey, &region_page, &offset))
 			{
@@ -169,15 +169,15 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 											  h->slots_taken, fkey);
 			key_mask |= holds;
 			for (uint32 j = 0; per_element && j < nsegs; j++)
-				if (seg_slots[j] & holds)
+				if ((seg_slots[j] & holds).any())
 					elements[(Size) segs[j].index * nlists + key->list] |= UINT64CONST(1) << i;
 		}
 		for (uint32 j = 0; j < nsegs; j++)
 		{
-			if ((seg_slots[j] & mask) == 0)
+			if (!(seg_slots[j] & mask).any())
 				continue;		/* ruled out by an earlier key */
 			stats[k].tested++;
-			if (seg_slots[j] & mask & key_mask)
+			if ((seg_slots[j] & mask & key_mask).any())
 				stats[k].passed++;
 		}
 		mask &= key_mask;
@@ -209,7 +209,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		return true;
 
 	GroupedEntry *order = (GroupedEntry *) palloc(n * sizeof(GroupedEntry));
-	uint32	   *slot_mask = (uint32 *) palloc(n * sizeof(uint32));	/* of a group's segments */
+	bloomidx::SlotMask *slot_mask =	/* of a group's segments */
+		(bloomidx::SlotMask *) palloc(n * sizeof(bloomidx::SlotMask));
 	char	   *header_copy = (char *) palloc(BLCKSZ);
 	char	   *copy = (char *) palloc(BLCKSZ);
 	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
@@ -227,7 +228,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	for (uint32 first = 0, last; ok && nasked > 0 && first < ngrouped; first = last)
 	{
 		const bloomidx::SegmentEntry *e = &dir->entries[order[first].index];
-		uint32		wanted = 0;
+		bloomidx::SlotMask wanted = bloomidx::SlotMask::none();
 
 		last = first;
 		while (last < ngrouped && order[last].block == order[first].block)
@@ -250,7 +251,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 			slot_mask[j - first] = bloomidx::group_segment_slots(*h, se->segment_id);
 			wanted |= slot_mask[j - first];
 			if (se->filter_group != e->filter_group || se->filter_offset >= h->slots_taken ||
-				!(slot_mask[j - first] & (1u << se->filter_offset)))
+				!slot_mask[j - first].has(se->filter_offset))
 			{
 				if (bloomidx_directory_generation(index) != generation)
 				{
@@ -263,14 +264,14 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 			}
 		}
 
-		uint32		passed = 0;
+		bloomidx::SlotMask passed = bloomidx::SlotMask::none();
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
 							   hints, copy, slot_mask, &order[first], last - first, stats,
 							   elements, nlists, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
-			skip[order[j].index] = !(passed & slot_mask[j - first]);
+			skip[order[j].index] = !(passed & slot_mask[j - first]).any();
 		nasked = 0;
 		for (int k = 0; k < query->nkeys; k++)
 			nasked += key_asked(&stats[k]) ? 1 : 0;

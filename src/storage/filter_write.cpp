@@ -175,7 +175,7 @@ bloomidx_own_group_blocks(Relation index, const bloomidx::SegmentEntry *e, Block
 	{
 		const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header(page);
 		bool		run = bloomidx::group_segment_slots(*h, e->segment_id) ==
-			(1u << h->slots_taken) - 1;
+			bloomidx::SlotMask::first(h->slots_taken);
 
 		for (uint32 i = 0; run && i < h->region_pages; i++)
 			run = bloomidx::group_region_block(page, e->filter_block, i) == e->filter_block + 1 + i;

@@ -66,14 +66,21 @@ Group make_group(uint32_t ncols, const std::vector<std::vector<std::vector<uint6
     return g;
 }
 
-uint32_t probe(const Group &g, uint32_t column, uint64_t hash)
+// A group's slot set as a number (groups here have at most 64 slots).
+uint64_t low(SlotMask m)
+{
+    EXPECT_EQ(m.bits[1], 0u);
+    return m.bits[0];
+}
+
+uint64_t probe(const Group &g, uint32_t column, uint64_t hash)
 {
     const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
     uint32_t page, offset;
     if (!group_row_of(*h, column, hash, &page, &offset))
         return (1u << h->slots_taken) - 1;
-    return group_row_probe(g.pages[1 + page].b + offset, h->columns[column].probes,
-                           h->slots_taken, hash);
+    return low(group_row_probe(g.pages[1 + page].b + offset, h->columns[column].probes,
+                               h->slots_taken, hash));
 }
 
 } // namespace
@@ -116,7 +123,7 @@ TEST(FilterPages, EveryValueFindsItsSlots)
     // Absent values pass few slots, and never a slot not taken.
     uint64_t passed = 0;
     for (int i = 0; i < 20000; i++) {
-        uint32_t m = probe(g, 0, rng());
+        uint64_t m = probe(g, 0, rng());
         ASSERT_EQ(m >> h->slots_taken, 0u);
         passed += __builtin_popcount(m);
     }
@@ -303,7 +310,7 @@ TEST(FilterPages, MergedGroupKeepsEverySourceKey)
         }
         ASSERT_EQ(check_filter_group_page(merged.pages[0].b, 50, ncols, 1, 2 + to.region_pages),
                   PageProblem::None);
-        EXPECT_EQ(group_segment_slots(to, 50), (1u << slots) - 1);
+        EXPECT_EQ(low(group_segment_slots(to, 50)), (1u << slots) - 1);
         for (uint32_t s = 0; s < 3; s++)
             for (uint32_t c = 0; c < ncols; c++)
                 for (uint64_t v : k1[s][c])
@@ -329,9 +336,9 @@ TEST(FilterPages, MergedGroupKeepsEverySourceKey)
     EXPECT_EQ(to.columns[1].blocks, 0u);
     EXPECT_EQ(to.columns[1].probes, 0u);
     EXPECT_GT(to.columns[0].blocks, 0u);
-    EXPECT_EQ(group_segment_slots(g1.header, 7), 1u);
-    EXPECT_EQ(group_segment_slots(g1.header, 7 + 100 + 2), 4u);
-    EXPECT_EQ(group_segment_slots(g1.header, 999), 0u);
+    EXPECT_EQ(low(group_segment_slots(g1.header, 7)), 1u);
+    EXPECT_EQ(low(group_segment_slots(g1.header, 7 + 100 + 2)), 4u);
+    EXPECT_EQ(low(group_segment_slots(g1.header, 999)), 0u);
 }
 
 // A group of one segment's own (a seal's or merge's) lists where its
@@ -391,4 +398,28 @@ TEST(FilterPages, ListedRegionPages)
     Page other;
     init(other.b);
     EXPECT_EQ(filter_page_place(other.b, &group), -1);
+}
+
+// SlotMask: every capacity up to 128 slots, both words.
+TEST(SlotMask, SetsFirstAndOperators)
+{
+    for (uint32_t n : {0u, 1u, 15u, 63u, 64u, 65u, 127u, 128u}) {
+        SlotMask m = SlotMask::first(n);
+        ASSERT_EQ(m.count(), n) << n;
+        for (uint32_t s = 0; s < 128; s++)
+            ASSERT_EQ(m.has(s), s < n) << n << " " << s;
+        ASSERT_EQ(m.any(), n > 0);
+    }
+    SlotMask a = SlotMask::one(3) | SlotMask::one(100);
+    SlotMask b = SlotMask::one(100) | SlotMask::one(127);
+    EXPECT_EQ((a & b), SlotMask::one(100));
+    EXPECT_EQ((a | b).count(), 3u);
+    EXPECT_TRUE((a & ~b) == SlotMask::one(3));
+    SlotMask c = a;
+    c &= b;
+    EXPECT_TRUE(c == SlotMask::one(100));
+    c |= SlotMask::one(0);
+    EXPECT_TRUE(c.has(0) && c.has(100) && !c.has(3));
+    EXPECT_FALSE(SlotMask::none().any());
+    EXPECT_FALSE(SlotMask::one(128).any()); // past the mask: ignored
 }
