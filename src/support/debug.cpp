@@ -39,15 +39,19 @@ bloomidx_debug_check(int *newval, void **extra, GucSource source)
 
 /*
  * A seal or merge has done `step`: with bloomidx.debug_seal_stop at that
- * step, the server stops as if it crashed there.  The WAL written so far
- * is flushed first, so that the crash comes after the step, not before.
+ * step, the server stops as if it crashed there.  The WAL written so
+ * far is flushed first, so that the crash comes after the step, not
+ * before: up to the end of the WAL inserted, not the insert position,
+ * which at a WAL page boundary lies past the next page's header, past any
+ * WAL written (PostgreSQL 18 refuses to flush there: "request to flush
+ * past end of generated WAL"; 008_seal_steps.pl failed so).
  */
 void
 bloomidx_seal_step(SealStep step)
 {
 	if (bloomidx_debug_seal_stop != (int) step)
 		return;
-	XLogFlush(GetXLogInsertRecPtr());
+	XLogFlush(GetXLogInsertEndRecPtr());
 	elog(PANIC, "bloomidx: stopped after seal step %d (bloomidx.debug_seal_stop)", (int) step);
 }
 
