@@ -163,7 +163,7 @@ check_metapage(VerifyState *vs)
 	PageProblem problem = bloomidx::check_meta_page(page);
 
 	if (problem != PageProblem::None)
-		bloomidx_report_meta_problem(index, page, problem);
+		bloomidx_report_meta_problem(index, problem, bloomidx::meta_data(page)->version);
 	vs->meta = *bloomidx::meta_data(page);
 	if (vs->meta.ncolumns != RelationGetNumberOfAttributes(index))
 		bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,

@@ -207,12 +207,15 @@ bloomidx_report_bad_version(Relation index, uint32 version)
 					 name)));
 }
 
-/* What check_meta_page found on the metapage `page`, as an ERROR. */
+/*
+ * What check_meta_page found on the metapage, as an ERROR; `version` is
+ * the page's format version (the caller may have released the page).
+ */
 void
-bloomidx_report_meta_problem(Relation index, const uint8 *page, PageProblem problem)
+bloomidx_report_meta_problem(Relation index, PageProblem problem, uint32 version)
 {
 	if (problem == PageProblem::BadVersion)
-		bloomidx_report_bad_version(index, bloomidx::meta_data(page)->version);
+		bloomidx_report_bad_version(index, version);
 	bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
 }
 
@@ -237,9 +240,7 @@ bloomidx_lock_metapage(Relation index, int mode)
 		uint32		version = bloomidx::meta_data(page)->version;
 
 		UnlockReleaseBuffer(buffer);
-		if (problem == PageProblem::BadVersion)
-			bloomidx_report_bad_version(index, version);
-		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, problem);
+		bloomidx_report_meta_problem(index, problem, version);
 	}
 	return buffer;
 }

@@ -99,8 +99,8 @@ BLOOMIDX_NORETURN void bloomidx_report_corrupted_page(Relation index, BlockNumbe
 													  const char *detail);
 void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);
 BLOOMIDX_NORETURN void bloomidx_report_not_built(Relation index);
-BLOOMIDX_NORETURN void bloomidx_report_meta_problem(Relation index, const uint8 *page,
-													bloomidx::PageProblem problem);
+BLOOMIDX_NORETURN void bloomidx_report_meta_problem(Relation index, bloomidx::PageProblem problem,
+													uint32 version);
 BLOOMIDX_NORETURN void bloomidx_report_page_problem(Relation index, BlockNumber blkno,
 													bloomidx::PageProblem problem);
 void		bloomidx_check_data_page(Relation index, BlockNumber blkno, Page page,
