@@ -5,7 +5,7 @@
 
 EXTENSION = bloomidx
 MODULE_big = bloomidx
-DATA = sql/bloomidx--1.0.sql sql/bloomidx--1.0--1.1.sql
+DATA = sql/bloomidx--1.0.sql sql/bloomidx--1.0--1.1.sql sql/bloomidx--1.1--1.2.sql
 PGFILEDESC = "bloomidx - Bloom signature index access method"
 
 CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page_layout.o src/core/in_list.o \
@@ -149,7 +149,7 @@ installcheck-readme:
 	$(MAKE) installcheck REGRESS=readme ISOLATION= CONTRIB_TESTDB=contrib_regression_readme
 
 # The archive PGXN takes (`make dist`): NAME-VERSION.zip, with NAME and
-# VERSION those of META.json (bloomidx-1.1.0.zip), every file under
+# VERSION those of META.json (bloomidx-1.2.0.zip), every file under
 # NAME-VERSION/ and META.json at its top.  git archive makes it from the
 # committed tree (HEAD), as PGXN's own tools do: untracked files (build
 # products) stay out, and so does what .gitattributes marks export-ignore;

@@ -107,14 +107,13 @@ SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 5
 FROM bitmap_index_node('SELECT * FROM sf WHERE u = 280003') f,
      bitmap_index_node('SELECT * FROM sf_off WHERE u = 280003') o;
 
--- A value every segment holds: its filters are asked in the first 16
--- segments only (the first two groups: a header and a region page each),
--- then not at all, so the query reads at most 4 pages more than without
--- filters (every group's 2 pages when each is asked: 12).  Keys are asked
+-- A value every segment holds: its filters are asked once, in the one
+-- group of the build's 80 segments (a header and a region page), and the
+-- query reads at most 4 pages more than without filters.  Keys are asked
 -- in column order: beside a later key the filters rule out (n = 300, no
--- row), the common one is dropped, costing at most 4 pages more than the
--- later key alone (a page per group when asked: 6), and the other still
--- skips every segment.  The answers stay a sequential scan's.
+-- row), the common one costs at most 4 pages more than the later key
+-- alone, and the other still skips every segment.  The answers stay a
+-- sequential scan's.
 SELECT index_buffers('SELECT * FROM sf WHERE s = ''paid''')
        <= index_buffers('SELECT * FROM sf_off WHERE s = ''paid''') + 4 AS common_value_few_pages,
        index_buffers('SELECT * FROM sf WHERE s = ''paid'' AND n = 300')
@@ -128,10 +127,11 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- Inserts, deletes, seals and VACUUM's merges, and every answer stays
 -- right.  Two thirds of the first 40 segments' rows deleted: VACUUM merges
 -- segments (at the default segment size every one of these 500-row
--- segments is small enough to merge: all into one), the build's groups
--- whose segments are all gone are freed (counted on the pages: the special
--- space's kind, 11 for a group's header), and the merged segment, made of
--- more than 4 segments, gets no filters (filter_merge.cpp says why).
+-- segments is small enough to merge: all into one), the build's group (its
+-- 80 segments in one of up to 127 slots) is freed once none of its
+-- segments is left (counted on the pages: the special space's kind, 11 for
+-- a group's header), and the merged segment, made of more than 4 segments,
+-- gets no filters (filter_merge.cpp says why).
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b
@@ -247,6 +247,50 @@ SELECT segments, pending_rows FROM bloomidx_index_info('sf_tail_bl');
 SELECT q, index_vs_seqscan('SELECT a FROM sf_tail WHERE ' || q)
 FROM (VALUES ('a = 12345'), ('a = 20001'), ('b = 5'), ('a = 12345 AND b = 26')) AS t(q);
 DROP TABLE sf_tail;
+
+-- Groups of up to 127 segments (format 13): a build spools each
+-- segment's filters, sized for that segment alone, and writes a group of
+-- 127 from them row by row, each slot's filter widened to the group's
+-- largest (filter_write.cpp).  130 segments of 256 rows, whose u holds 40
+-- to 240 distinct values (filters of 1 to 5 blocks, so that a widened
+-- block draws on two source blocks): two groups, the first with slots past
+-- 64 (a probe's answer's second word).  Every sampled value, random
+-- equalities and IN lists against a sequential scan, in one process and
+-- in three (each participant writes its own groups).  A 2-column miss
+-- reads each group's header and each key's region page (6 buffers; format
+-- 12's groups of 15 made 9 groups, 27 pages).
+CREATE TABLE sfw (id int, u int, k int, s text, n int) WITH (autovacuum_enabled = off, parallel_workers = 2);
+INSERT INTO sfw SELECT i, (i / 256) * 1000 + (i % (40 + (i / 256) % 5 * 50)) * 3 + 1, i % 1000,
+                       (ARRAY['new','paid','x'])[1 + i % 3], i % 300
+FROM generate_series(0, 130 * 256 - 1) i;
+CREATE FUNCTION sfw_sampled(nq int) RETURNS TABLE (queries bigint, differences bigint) LANGUAGE sql AS $$
+    SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
+    FROM (SELECT index_vs_seqscan(format('SELECT id FROM sfw WHERE u = %s', v.u + v.d)) r
+          FROM (SELECT w.u, (w.id % 5 = 0)::int AS d FROM sfw w ORDER BY random() LIMIT nq) v) q
+$$;
+SET bloomidx.segment_rows = 256;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX sfw_bl ON sfw USING bloomidx (u, k, s, n) WITH (length = 16, col1 = 3, col2 = 3, col3 = 4, col4 = 3);
+SELECT filter_groups('sfw_bl') AS groups, segments, filtered_segments
+FROM bloomidx_index_info('sfw_bl');
+SELECT setseed(0.14);
+SELECT * FROM sfw_sampled(400);
+SELECT * FROM filter_random('sfw', 100, 4);
+SELECT * FROM in_list_random('sfw', 60);
+SELECT index_buffers('SELECT * FROM sfw WHERE u = 2 AND k = 5000') AS two_column_miss_buffers;
+DROP INDEX sfw_bl;
+SET max_parallel_maintenance_workers = 2;
+CREATE INDEX sfw_bl ON sfw USING bloomidx (u, k, s, n) WITH (length = 16, col1 = 3, col2 = 3, col3 = 4, col4 = 3);
+SELECT filter_groups('sfw_bl') BETWEEN 2 AND 4 AS groups_per_participant,
+       segments BETWEEN 125 AND 130 AS segments, filtered_segments = segments AS all_filtered
+FROM bloomidx_index_info('sfw_bl');
+SELECT * FROM sfw_sampled(400);
+SELECT * FROM in_list_random('sfw', 60);
+SELECT bloomidx_verify('sfw_bl');
+RESET max_parallel_maintenance_workers;
+RESET bloomidx.segment_rows;
+DROP TABLE sfw;
+DROP FUNCTION sfw_sampled(int);
 
 -- Bad input: the rate is checked.
 CREATE INDEX ON sf USING bloomidx (u) WITH (segment_filter_rate = 0.6);

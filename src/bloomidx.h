@@ -47,6 +47,7 @@ typedef struct BuildSegmentIds
 	slock_t		mutex;
 	uint32		next_id;		/* the next segment's id */
 	uint32		room;			/* directory slots left */
+	uint32		next_group_id;	/* the next filter group's (kFirstGroupId up) */
 } BuildSegmentIds;
 
 typedef struct BloomidxBuildPart

@@ -40,6 +40,7 @@ bloomidx_build_ids_init(BuildSegmentIds *ids)
 {
 	SpinLockInit(&ids->mutex);
 	ids->next_id = 1;
+	ids->next_group_id = bloomidx::kFirstGroupId;
 	ids->room = bloomidx::kMaxSegments;
 }
 
@@ -146,6 +147,20 @@ rows_to_pending_pages(Relation index, BloomidxBuildPart *part)
 	rows->nrows = 0;
 }
 
+/* Writes the part's filter group of the segments spooled so far, if any. */
+static void
+flush_filters(Relation index, BloomidxBuildPart *part)
+{
+	uint32		group_id;
+
+	if (part->filters.nslots == 0)
+		return;
+	SpinLockAcquire(&part->ids->mutex);
+	group_id = part->ids->next_group_id++;
+	SpinLockRelease(&part->ids->mutex);
+	bloomidx_filter_group_flush(index, &part->filters, group_id, part->entries, &part->writer);
+}
+
 /* Writes the gathered rows as a segment, if the directory has room for it. */
 static void
 flush_segment(Relation index, BloomidxBuildPart *part)
@@ -168,8 +183,8 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 
 	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, NULL,
 						   &taken, &part->entries[id - 1]);
-	bloomidx_filter_group_add(index, &part->filters, &part->state, &part->rows, part->entries,
-							  id - 1, &part->writer);
+	if (bloomidx_filter_group_add(&part->filters, &part->state, &part->rows, id - 1))
+		flush_filters(index, part);
 	part->nentries++;
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
@@ -229,7 +244,7 @@ bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool paralle
 		part->rows.nrows >= bloomidx_tail_segment_rows(&part->state,
 														parallel ? 0 : part->nentries))
 		flush_segment(index, part);
-	bloomidx_filter_group_flush(index, &part->filters, part->entries, &part->writer);
+	flush_filters(index, part);
 	rows_to_pending_pages(index, part);
 	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
 		flush_page(index, part);
@@ -355,6 +370,7 @@ publish_build(Relation index, BloomidxBuildPart *part)
 	*bloomidx::directory_page_list(page) = pages;
 	d->nsegments = (uint16) part->nentries;
 	d->next_segment_id = part->ids->next_id;
+	d->next_group_id = part->ids->next_group_id;
 	d->generation = 1;
 	if (part->pending_pages > 0)
 	{

@@ -200,6 +200,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 							results[i].pending_pages);
 	/* The next id to hand out, which the metapage keeps, and every segment's entry. */
 	own_ids->next_id = shared->ids.next_id;
+	own_ids->next_group_id = shared->ids.next_group_id;
 	own_ids->room = shared->ids.room;
 	leader->ids = own_ids;
 	leader->nentries = shared->ids.next_id - 1;

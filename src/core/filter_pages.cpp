@@ -176,6 +176,107 @@ void group_image_merge_page(uint8_t *image, const FilterGroupHeader &to,
     }
 }
 
+namespace {
+
+// The column holding row `row` of h (h.ncolumns when none) and its start.
+uint32_t column_of_row(const FilterGroupHeader &h, uint32_t row, uint32_t *start) noexcept
+{
+    const uint32_t ncolumns = h.ncolumns < kMaxColumns ? h.ncolumns : kMaxColumns;
+    uint32_t c = 0, at = 0;
+    while (c < ncolumns && row >= at + h.columns[c].blocks)
+        at += h.columns[c++].blocks;
+    *start = at;
+    return c;
+}
+
+// Whether column c of `from` widens into column c of `to` (filtered there).
+bool widens_into(const FilterColumn &fc, const FilterColumn &tc) noexcept
+{
+    return fc.blocks > 0 && fc.probes == tc.probes && fc.blocks <= tc.blocks;
+}
+
+} // namespace
+
+void group_source_window(const FilterGroupHeader &to, uint32_t first, uint32_t n,
+                         const FilterGroupHeader &from, uint32_t *first_row,
+                         uint32_t *end_row) noexcept
+{
+    uint32_t lo_row = UINT32_MAX, end = 0;
+    const uint32_t total = group_region_rows(to);
+    const uint32_t last = n == 0 || first >= total ? first : (first + n <= total ? first + n : total);
+    uint32_t start = 0;
+    uint32_t c = column_of_row(to, first, &start);
+
+    for (uint32_t r = first; r < last && c < to.ncolumns && c < from.ncolumns;) {
+        const FilterColumn &tc = to.columns[c];
+        const FilterColumn &fc = from.columns[c];
+        const uint32_t column_end = start + tc.blocks < last ? start + tc.blocks : last;
+        if (widens_into(fc, tc)) {
+            uint32_t a, b, ignored;
+            filter_widened_blocks(r - start, tc.blocks, fc.blocks, &a, &ignored);
+            filter_widened_blocks(column_end - 1 - start, tc.blocks, fc.blocks, &ignored, &b);
+            const uint32_t from_start = region_start(from, c);
+            if (from_start + a < lo_row)
+                lo_row = from_start + a;
+            if (from_start + b + 1 > end)
+                end = from_start + b + 1;
+        }
+        r = column_end;
+        start += tc.blocks;
+        c++;
+        while (c < to.ncolumns && c < kMaxColumns && to.columns[c].blocks == 0)
+            c++;
+    }
+    *first_row = end > 0 ? lo_row : 0;
+    *end_row = end;
+}
+
+bool group_rows_compose(uint8_t *out, const FilterGroupHeader &to, uint32_t first, uint32_t n,
+                        const GroupRowsSource *sources, uint32_t nsources) noexcept
+{
+    const uint32_t to_bytes = group_row_bytes(to);
+    if (uint64_t{first} + n > group_region_rows(to))
+        return false;
+    for (uint32_t i = 0; i < nsources; i++) {
+        const FilterGroupHeader &from = *sources[i].header;
+        if (from.slots_taken > kGroupSlots ||
+            uint64_t{sources[i].slot_base} + from.slots_taken > to.slot_capacity ||
+            from.ncolumns != to.ncolumns)
+            return false;
+    }
+    std::memset(out, 0, size_t{n} * to_bytes);
+
+    uint32_t start = 0;
+    uint32_t c = column_of_row(to, first, &start);
+    for (uint32_t r = first; r < first + n; r++) {
+        while (c < to.ncolumns && r >= start + to.columns[c].blocks)
+            start += to.columns[c++].blocks;
+        if (c >= to.ncolumns)
+            return false;
+        const FilterColumn &tc = to.columns[c];
+        uint8_t *dst = out + size_t{r - first} * to_bytes;
+        for (uint32_t i = 0; i < nsources; i++) {
+            const GroupRowsSource &src = sources[i];
+            const FilterGroupHeader &from = *src.header;
+            if (!widens_into(from.columns[c], tc))
+                return false;
+            uint32_t a, b;
+            filter_widened_blocks(r - start, tc.blocks, from.columns[c].blocks, &a, &b);
+            const uint32_t from_start = region_start(from, c);
+            const uint32_t from_bytes = group_row_bytes(from);
+            if (from_start + a < src.first_row || from_start + b >= src.end_row)
+                return false;
+            for (uint32_t fb = a; fb <= b; fb++) {
+                const uint8_t *row = src.rows + size_t{from_start + fb - src.first_row} * from_bytes;
+                uint8_t *to_slot = dst + size_t{src.slot_base} * kFilterBlockBytes;
+                for (uint32_t k = 0; k < uint32_t{from.slots_taken} * kFilterBlockBytes; k++)
+                    to_slot[k] = static_cast<uint8_t>(to_slot[k] | row[k]);
+            }
+        }
+    }
+    return true;
+}
+
 void merged_group_init(FilterGroupHeader *h, const FilterGroupHeader *sources, uint32_t nsources,
                        uint32_t ncolumns, uint32_t slots) noexcept
 {
@@ -308,8 +409,13 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
     for (uint32_t slot = 0; slot < kGroupSlots; slot++)
         if ((slot < h.slots_taken) != (h.slot_segment[slot] != 0))
             return PageProblem::BadFilter;
-    if (h.slots_taken > 0 && h.slot_segment[0] != group_id)
+    // A group of one segment's own is listed and named after it; a group of
+    // many, at a run of blocks, takes an id above every segment's.
+    if (listed != (group_id < kFirstGroupId))
         return PageProblem::BadFilter;
+    for (uint32_t slot = 0; slot < h.slots_taken; slot++)
+        if (listed ? h.slot_segment[slot] != group_id : h.slot_segment[slot] >= kFirstGroupId)
+            return PageProblem::BadFilter;
     if (h.region_pages != group_region_pages(h))
         return PageProblem::BadFilter;
     if (!listed)

@@ -341,9 +341,10 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
         return PageProblem::BadOptions;
     const DirectoryHeader *d = directory_header(page);
     if (read_u16(page + kPdLowerOffset) != kMetaPageLower || d->check != directory_check(*d) ||
-        d->nsegments > kMaxSegments || d->next_segment_id == 0 || d->reserved != 0 ||
+        d->nsegments > kMaxSegments || d->next_segment_id == 0 ||
+        d->next_segment_id > kFirstGroupId || d->next_group_id < kFirstGroupId || d->reserved != 0 ||
         (d->pending_head == kMetaBlock) != (d->pending_tail == kMetaBlock) ||
-        (d->pending_head == kMetaBlock) != (d->pending_pages == 0) || d->reserved_block != 0 ||
+        (d->pending_head == kMetaBlock) != (d->pending_pages == 0) ||
         d->generation == 0)
         return PageProblem::BadDirectory;
     const DirectoryPageList *pages = directory_page_list(page);

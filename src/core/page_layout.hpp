@@ -106,7 +106,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 12;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 13;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -114,7 +114,8 @@ constexpr uint16_t kMetaVersion = 12;       // bump on any change to this file t
                                             // pages past 224 inline entries; 11: segment
                                             // filter groups; 12: filter keys in
                                             // pending rows, filters of sealed and
-                                            // merged segments)
+                                            // merged segments; 13: groups of up to 127
+                                            // slots, group ids from a counter)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -351,7 +352,7 @@ struct DirectoryHeader {
     uint32_t next_segment_id; // spent by the publish that adds a segment: never two published segments with one id
     uint32_t pending_head;    // first pending page (0: none)
     uint32_t pending_tail;    // last pending page, the one inserts fill (0: none)
-    uint32_t reserved_block;  // 0
+    uint32_t next_group_id;   // the next group of many segments' id (>= kFirstGroupId)
     uint32_t pending_pages;   // pages in the pending list, sealed ones included
     uint16_t nsegments;       // directory entries in use
     uint16_t reserved;        // 0
@@ -701,11 +702,16 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 // of group_row_bytes (block b of slot s at s * 64 in the row), as many a
 // page as fit from the page header on; column c's rows start after the
 // rows of the columns before it.  In the special space signature_sum =
-// page_sum of the rows, tid_sum = i, reserved = the group id.  The group
-// id is the id of the segment that took slot 0 (segment ids are never
-// reused), so a stale reader tells a recycled page as it does for
-// segments.  A full group (15 slots) has 960-byte rows, 8 a page.
-constexpr uint32_t kGroupSlots = 15;
+// page_sum of the rows, tid_sum = i, reserved = the group id.
+//
+// Group ids are never reused, so that a stale reader tells a recycled
+// page as it does for segments: a group of one segment's own takes that
+// segment's id; a group of many segments (a build's) takes the
+// directory's next_group_id, from kFirstGroupId up, above every segment
+// id.  A full group (127 slots) has 8,128-byte rows, one a page, so a key
+// reads one page for 127 segments.
+constexpr uint32_t kGroupSlots = 127;
+constexpr uint32_t kFirstGroupId = uint32_t{1} << 30; // segment ids stay below
 
 // A set of a group's slots, bit s for slot s: what a probe of a block row
 // answers, and the slots a segment holds.  Plain data, wide enough for
@@ -845,6 +851,36 @@ void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t
 void group_image_merge_page(uint8_t *image, const FilterGroupHeader &to,
                             const FilterGroupHeader &from, uint32_t region_page,
                             const uint8_t *rows, const int8_t slot_map[kGroupSlots]) noexcept;
+
+// Groups composed from others row by row, streaming (a build's groups of
+// many segments, from each segment's filters made alone): group `to`
+// (its header from the sources', merged_group_init) takes source i's
+// slots s at to-slot slot_base + s.  Block row t of a column of `to` holds
+// what the source blocks its keys fall into held (filter_widened_blocks
+// read backwards: a widened block's keys came from one or two source
+// blocks), so rows [first, first + n) of `to` need a window of each
+// source's rows, given to group_rows_compose as it lies on its pages.
+struct GroupRowsSource {
+    const FilterGroupHeader *header;
+    const uint8_t *rows;  // its rows first_row .. end_row - 1, back to back
+    uint32_t first_row;
+    uint32_t end_row;
+    uint32_t slot_base;
+};
+
+// The window of `from`'s rows that rows [first, first + n) of `to` need:
+// [*first_row, *end_row), empty (0, 0) when they need none.
+void group_source_window(const FilterGroupHeader &to, uint32_t first, uint32_t n,
+                         const FilterGroupHeader &from, uint32_t *first_row,
+                         uint32_t *end_row) noexcept;
+
+// Writes rows [first, first + n) of `to` to out (n * group_row_bytes(to)
+// bytes) from the sources' windows.  False, out undefined, when a source
+// cannot widen into `to` (a column filtered in `to` with other probes or
+// fewer blocks, or none, in the source: its keys would be lost), its slots
+// pass to's capacity, or a row it needs lies outside its window.
+bool group_rows_compose(uint8_t *out, const FilterGroupHeader &to, uint32_t first, uint32_t n,
+                        const GroupRowsSource *sources, uint32_t nsources) noexcept;
 
 // The header of a merged segment's group of `slots` slots (1..kGroupSlots)
 // from its sources' group headers: a column has a filter only where every

@@ -28,6 +28,7 @@ void directory_init(DirectoryHeader *d) noexcept
 {
     std::memset(d, 0, sizeof *d);
     d->next_segment_id = 1;
+    d->next_group_id = kFirstGroupId;
     d->generation = 1;
     d->check = directory_check(*d);
 }

@@ -236,9 +236,9 @@ describe_meta(ItemsOut *out, Relation index, const uint8 *page, BlockNumber nblo
 	appendStringInfo(&s, "format %u, signature bits %u", (uint32) meta->version,
 					 (uint32) meta->signature_bits);
 	append_per_column(&s, "column bits", column_bits, meta->ncolumns);
-	appendStringInfo(&s, ", pending page capacity %u, filter keys %s, generation %u, next segment id %u, segments %u, directory pages %u, pending pages %u, pending head %u, pending tail %u, free extents %u",
+	appendStringInfo(&s, ", pending page capacity %u, filter keys %s, generation %u, next segment id %u, next group id %u, segments %u, directory pages %u, pending pages %u, pending head %u, pending tail %u, free extents %u",
 					 (uint32) meta->capacity, meta->filter_keys ? "yes" : "no",
-					 d->generation, d->next_segment_id, (uint32) d->nsegments,
+					 d->generation, d->next_segment_id, d->next_group_id, (uint32) d->nsegments,
 					 (uint32) pages->count, d->pending_pages, d->pending_head, d->pending_tail,
 					 (uint32) list->count);
 	emit_page(out, s.data);

@@ -201,6 +201,14 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
 
+	/* Segment ids stay below the ids of filter groups of many segments. */
+	if (change->added != NULL && cur->header.next_segment_id >= bloomidx::kFirstGroupId)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index \"%s\" has used up its segment ids",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+
 	/* The free list after the change. */
 	bloomidx::FreeList list = cur->free;
 

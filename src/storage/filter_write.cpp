@@ -2,18 +2,26 @@
  * filter_write.cpp: writing segment filter groups (storage/README.md,
  * *Segment filters*; the page format is in core/page_layout.hpp).
  *
- * A build fills a group slot by slot as it writes segments, from the
- * filter keys of each segment's rows, in backend memory, and writes the
- * group whole once its slots are all taken or the build ends: a header
- * page and its region pages in one run of new blocks, each logged whole.
+ * A build makes each segment's filters alone, from the filter keys of its
+ * rows, as a group of one slot sized for that segment, and spools them to
+ * a temporary file.  Once kGroupSlots segments are spooled, or the build
+ * ends, it writes their group: a header page and its region pages in one
+ * run of new blocks, each logged whole, each region page composed from a
+ * window of every slot's rows (group_rows_compose), read back a batch of
+ * pages at a time.  Holding a full group in memory instead would take up
+ * to 53 MB a participant (127 slots of six near-unique columns); the
+ * spool holds a segment's filters at a time, and the batch is bounded.
  * Only then are the filters named in the segments' directory entries,
  * which the leader publishes with the rest of the build.
  *
- * A seal gives its segment a group of its own, of one slot, made from the
- * filter keys the pending rows keep (bloomidx_seal_filters) and written
- * with the segment (segment_write.cpp).
+ * A seal gives its segment a group of its own, of one slot, made the same
+ * way from the filter keys the pending rows keep, and written with the
+ * segment (segment_write.cpp).
  */
 #include "storage/storage.h"
+
+/* The spool's rows read back at once for a batch of region pages, about. */
+#define COMPOSE_BATCH_BYTES (4 * 1024 * 1024)
 
 void
 bloomidx_filter_group_init(FilterGroupBuild *g)
@@ -24,128 +32,224 @@ bloomidx_filter_group_init(FilterGroupBuild *g)
 void
 bloomidx_filter_group_free(FilterGroupBuild *g)
 {
-	if (g->image)
-		pfree(g->image);
-	if (g->scratch)
-		pfree(g->scratch);
-	if (g->slot_scratch)
-		pfree(g->slot_scratch);
+	if (g->spool)
+		BufFileClose(g->spool);
+	if (g->slot_header)
+		pfree(g->slot_header);
 	bloomidx_filter_group_init(g);
 }
 
 /*
- * A group header of `slots` slots sized for the segment of `rows` (each
- * column's distinct filter keys, counted in bitmap: kDistinctWords words),
- * and its image, zeroed.
+ * A one-slot group header sized for the segment of `rows` (each column's
+ * distinct filter keys, counted in bitmap: kDistinctWords words), and its
+ * image, zeroed.
  */
 static uint8 *
 size_group(bloomidx::FilterGroupHeader *h, const BloomidxState *state, const SegmentRows *rows,
-		   uint32 group_id, uint32 slots, uint64 *bitmap)
+		   uint64 *bitmap)
 {
 	uint32		distinct[INDEX_MAX_KEYS];
 
 	for (int c = 0; c < state->ncolumns; c++)
 		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows,
 												  (uint32) state->ncolumns, bitmap);
-	bloomidx::filter_group_init(h, group_id, (uint32) state->ncolumns, distinct,
-								state->filter_bits_per_key, slots);
+	bloomidx::filter_group_init(h, 0, (uint32) state->ncolumns, distinct,
+								state->filter_bits_per_key, 1);
 	return (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(*h) *
 									 bloomidx::group_row_bytes(*h),
 									 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 
-/* Opens a group sized for the segment of `rows`, its first. */
-static void
-open_group(FilterGroupBuild *g, const BloomidxState *state, const SegmentRows *rows,
-		   uint32 group_id)
-{
-	if (g->scratch == NULL)
-		g->scratch = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
-	if (g->slot_scratch == NULL)
-		g->slot_scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
-	g->image = size_group(&g->header, state, rows, group_id, bloomidx::kGroupSlots, g->scratch);
-	g->open = true;
-}
-
 /*
- * Adds the segment of `rows` (written: entries[entry_index] is its entry)
- * to the part's group, and writes the group when it is full.  Nothing
- * without filters (segment_filter_rate = 0) or filter keys.
+ * The filters of the segment of `rows` alone: a group of one slot, sized
+ * by each column's distinct keys (a seal's group, and a build's slot
+ * before it joins the others).  False (nothing made) without filters or
+ * keys.  Memory in the current context.
  */
-void
-bloomidx_filter_group_add(Relation index, FilterGroupBuild *g, const BloomidxState *state,
-						  const SegmentRows *rows, bloomidx::SegmentEntry *entries,
-						  uint32 entry_index, const BlockWriter *writer)
+bool
+bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
+						 SegmentFilters *filters)
 {
-	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
-		return;
-	if (!g->open)
-		open_group(g, state, rows, entries[entry_index].segment_id);
-
-	uint32		slot = g->header.slots_taken;
 	uint32		ncolumns = (uint32) state->ncolumns;
 
+	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
+		return false;
+
+	uint64	   *bitmap = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
+	uint8	   *scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
+
+	filters->image = size_group(&filters->header, state, rows, bitmap);
 	for (uint32 c = 0; c < ncolumns; c++)
-		bloomidx::group_image_add_column(g->image, g->header, c, slot, rows->keys + c,
-										 rows->nrows, ncolumns, g->slot_scratch);
-	g->header.slot_segment[slot] = entries[entry_index].segment_id;
-	g->header.slots_taken++;
-	g->entry_index[slot] = entry_index;
-	if (g->header.slots_taken == g->header.slot_capacity)
-		bloomidx_filter_group_flush(index, g, entries, writer);
+		bloomidx::group_image_add_column(filters->image, filters->header, c, 0, rows->keys + c,
+										 rows->nrows, ncolumns, scratch);
+	filters->header.slots_taken = 1;
+	pfree(bitmap);
+	pfree(scratch);
+	return true;
+}
+
+static void
+spool_failed(const char *what)
+{
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not %s the temporary file of a bloomidx build's filters: %m", what)));
 }
 
 /*
- * Writes the open group, if any, at the end of the index, and names it in
- * its segments' entries.
+ * Spools the filters of the segment of `rows` (written: its entry is
+ * entries[entry_index]) for the part's next group; true when that group
+ * is full, for the caller to write (bloomidx_filter_group_flush).
+ * Nothing without filters (segment_filter_rate = 0) or filter keys.
+ */
+bool
+bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
+						  const SegmentRows *rows, uint32 entry_index)
+{
+	SegmentFilters filters;
+
+	if (!bloomidx_segment_filters(state, rows, &filters))
+		return false;
+	if (g->spool == NULL)
+		g->spool = BufFileCreateTemp(false);
+	if (g->slot_header == NULL)
+		g->slot_header = (bloomidx::FilterGroupHeader *)
+			palloc(bloomidx::kGroupSlots * sizeof(bloomidx::FilterGroupHeader));
+
+	uint32		slot = g->nslots;
+
+	BufFileTell(g->spool, &g->spool_file[slot], &g->spool_offset[slot]);
+	BufFileWrite(g->spool, filters.image,
+				 (Size) bloomidx::group_region_rows(filters.header) * bloomidx::kFilterBlockBytes);
+	pfree(filters.image);
+	g->slot_header[slot] = filters.header;
+	g->entry_index[slot] = entry_index;
+	g->nslots++;
+	return g->nslots == bloomidx::kGroupSlots;
+}
+
+/*
+ * Reads each slot's window of rows for region rows [first, first + n) of
+ * group h into *stage (grown as needed), filling sources.
+ */
+static void
+read_windows(FilterGroupBuild *g, const bloomidx::FilterGroupHeader *h, uint32 first, uint32 n,
+			 uint8 **stage, Size *stage_bytes, bloomidx::GroupRowsSource *sources)
+{
+	uint32		window_first[bloomidx::kGroupSlots];
+	uint32		window_end[bloomidx::kGroupSlots];
+	Size		need = 0;
+
+	for (uint32 s = 0; s < g->nslots; s++)
+	{
+		bloomidx::group_source_window(*h, first, n, g->slot_header[s], &window_first[s],
+									  &window_end[s]);
+		need += (Size) (window_end[s] - window_first[s]) * bloomidx::kFilterBlockBytes;
+	}
+	if (need > *stage_bytes)
+	{
+		*stage = (uint8 *) repalloc_huge(*stage, need);
+		*stage_bytes = need;
+	}
+
+	Size		at = 0;
+
+	for (uint32 s = 0; s < g->nslots; s++)
+	{
+		Size		bytes = (Size) (window_end[s] - window_first[s]) * bloomidx::kFilterBlockBytes;
+
+		if (bytes > 0)
+		{
+			if (BufFileSeek(g->spool, g->spool_file[s],
+							g->spool_offset[s] + (off_t) window_first[s] * bloomidx::kFilterBlockBytes,
+							SEEK_SET) != 0)
+				spool_failed("seek in");
+			if (BufFileRead(g->spool, *stage + at, bytes) != bytes)
+				spool_failed("read");
+		}
+		sources[s].header = &g->slot_header[s];
+		sources[s].rows = *stage + at;
+		sources[s].first_row = window_first[s];
+		sources[s].end_row = window_end[s];
+		sources[s].slot_base = s;
+		at += bytes;
+	}
+}
+
+/*
+ * Writes the part's group of the segments spooled so far, if any, as
+ * group `group_id`, at the end of the index, and names it in their
+ * entries.
  */
 void
-bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, bloomidx::SegmentEntry *entries,
-							const BlockWriter *writer)
+bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id,
+							bloomidx::SegmentEntry *entries, const BlockWriter *writer)
 {
-	if (!g->open)
+	if (g->nslots == 0)
 		return;
 
-	bloomidx::FilterGroupHeader *h = &g->header;
+	bloomidx::FilterGroupHeader h;
 
-	/* A last group of fewer segments than it holds: its rows for them alone. */
-	bloomidx::group_image_shrink(g->image, h);
+	bloomidx::merged_group_init(&h, g->slot_header, g->nslots,
+								(uint32) g->slot_header[0].ncolumns, g->nslots);
+	h.group_id = group_id;
+	h.slots_taken = (uint16) g->nslots;
+	for (uint32 s = 0; s < g->nslots; s++)
+		h.slot_segment[s] = entries[g->entry_index[s]].segment_id;
+	h.check = bloomidx::filter_group_check(h);
 
-	uint32		rows_total = bloomidx::group_region_rows(*h);
-	uint32		per_page = bloomidx::group_rows_per_page(*h);
-	BlockNumber first = bloomidx_extend_run(index, 1 + h->region_pages, writer);
+	uint32		rows_total = bloomidx::group_region_rows(h);
+	uint32		per_page = bloomidx::group_rows_per_page(h);
+	uint32		row_bytes = bloomidx::group_row_bytes(h);
+	uint32		batch_pages = Max(1, COMPOSE_BATCH_BYTES / (per_page * row_bytes));
+	BlockNumber first = bloomidx_extend_run(index, 1 + h.region_pages, writer);
+	bloomidx::GroupRowsSource *sources = (bloomidx::GroupRowsSource *)
+		palloc(g->nslots * sizeof(bloomidx::GroupRowsSource));
+	uint8	   *rows = (uint8 *) palloc((Size) batch_pages * per_page * row_bytes);
+	Size		stage_bytes = COMPOSE_BATCH_BYTES;
+	uint8	   *stage = (uint8 *) palloc(stage_bytes);
 	BloomidxIOBlock page;
 
-	h->check = bloomidx::filter_group_check(*h);
-	for (uint32 i = 0; i < h->region_pages; i++)
+	for (uint32 i = 0; i < h.region_pages; i += batch_pages)
 	{
-		uint32		n = Min(per_page, rows_total - i * per_page);
+		uint32		first_row = i * per_page;
+		uint32		n = Min(batch_pages * per_page, rows_total - first_row);
 
-		PageInit((Page) page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-		bloomidx::filter_page_fill((uint8 *) page.data, *h,
-								   g->image + (Size) i * per_page * bloomidx::group_row_bytes(*h),
-								   n, i);
-		bloomidx_write_run_block(index, first + 1 + i, page.data, writer);
+		read_windows(g, &h, first_row, n, &stage, &stage_bytes, sources);
+		if (!bloomidx::group_rows_compose(rows, h, first_row, n, sources, g->nslots))
+			elog(ERROR, "bloomidx: the filters of a build's segments do not fit their group");
+		for (uint32 p = i; p < Min(i + batch_pages, h.region_pages); p++)
+		{
+			uint32		at = (p - i) * per_page;
+
+			PageInit((Page) page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+			bloomidx::filter_page_fill((uint8 *) page.data, h, rows + (Size) at * row_bytes,
+									   Min(per_page, n - at), p);
+			bloomidx_write_run_block(index, first + 1 + p, page.data, writer);
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	/* The header, which names the others, last. */
 	PageInit((Page) page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-	bloomidx::filter_group_page_fill((uint8 *) page.data, *h);
+	bloomidx::filter_group_page_fill((uint8 *) page.data, h);
 	bloomidx_write_run_block(index, first, page.data, writer);
 
-	for (uint32 s = 0; s < h->slots_taken; s++)
+	for (uint32 s = 0; s < g->nslots; s++)
 	{
 		bloomidx::SegmentEntry *e = &entries[g->entry_index[s]];
 
 		e->filter_block = first;
 		e->filter_offset = (uint16) s;
-		e->filter_group = h->group_id;
+		e->filter_group = h.group_id;
 		e->check = bloomidx::segment_entry_check(*e);
 	}
-	pfree(g->image);
-	g->image = NULL;
-	g->open = false;
-	memset(h, 0, sizeof(*h));
+	pfree(stage);
+	pfree(rows);
+	pfree(sources);
+	/* The next group's slots are spooled from the start of the file again. */
+	if (BufFileSeek(g->spool, 0, 0, SEEK_SET) != 0)
+		spool_failed("seek in");
+	g->nslots = 0;
 }
 
 /*
@@ -232,31 +336,6 @@ bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 			bloomidx_free_page(index, bloomidx::group_region_block(page, block, i), generation);
 		bloomidx_free_page(index, block, generation);
 	}
-}
-
-/*
- * The filters of a seal's segment, from its rows' filter keys: a group of
- * one slot, sized by each column's distinct keys.  False (nothing made)
- * without filters or keys.  Memory in the current context.
- */
-bool
-bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows, SegmentFilters *filters)
-{
-	uint32		ncolumns = (uint32) state->ncolumns;
-
-	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
-		return false;
-
-	uint64	   *bitmap = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
-	uint8	   *scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
-
-	filters->image = size_group(&filters->header, state, rows, 0, 1, bitmap);
-	for (uint32 c = 0; c < ncolumns; c++)
-		bloomidx::group_image_add_column(filters->image, filters->header, c, 0, rows->keys + c,
-										 rows->nrows, ncolumns, scratch);
-	pfree(bitmap);
-	pfree(scratch);
-	return true;
 }
 
 /*

@@ -218,33 +218,32 @@ bool		bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *
 
 /*
  * ---------------------------------------------------------------------
- * filter_write.cpp: segment filter groups (README.md, *Segment filters*)
- * built in memory, slot by slot, and written whole.
+ * filter_write.cpp: segment filter groups.  A build spools each
+ * segment's filters, made alone, to a temporary file, and writes a group
+ * of up to kGroupSlots of them row by row from there.
  * ---------------------------------------------------------------------
  */
 typedef struct FilterGroupBuild
 {
-	bloomidx::FilterGroupHeader header;
-	bool		open;			/* header and image describe a group */
-	uint8	   *image;			/* its region rows */
+	uint32		nslots;			/* segments spooled for the next group */
+	BufFile    *spool;			/* their filters, a one-slot group's rows each */
+	bloomidx::FilterGroupHeader *slot_header;	/* [kGroupSlots] each one's own */
+	int			spool_file[bloomidx::kGroupSlots];	/* where its rows start */
+	off_t		spool_offset[bloomidx::kGroupSlots];
 	uint32		entry_index[bloomidx::kGroupSlots]; /* each slot's entry */
-	uint64	   *scratch;		/* kDistinctWords words, for distinct_estimate */
-	uint8	   *slot_scratch;	/* kFilterScratchBytes: a slot's filter being made */
 } FilterGroupBuild;
 
 double		bloomidx_filter_bits_per_key(Relation index);
 void		bloomidx_state_filters(BloomidxState *state, Relation index);
 void		bloomidx_filter_group_init(FilterGroupBuild *g);
-void		bloomidx_filter_group_add(Relation index, FilterGroupBuild *g,
-									  const BloomidxState *state, const SegmentRows *rows,
-									  bloomidx::SegmentEntry *entries, uint32 entry_index,
-									  const BlockWriter *writer);
-void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g,
+bool		bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
+									  const SegmentRows *rows, uint32 entry_index);
+void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id,
 										bloomidx::SegmentEntry *entries,
 										const BlockWriter *writer);
 void		bloomidx_filter_group_free(FilterGroupBuild *g);
-bool		bloomidx_seal_filters(const BloomidxState *state, const SegmentRows *rows,
-								  SegmentFilters *filters);
+bool		bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
+									 SegmentFilters *filters);
 void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 										const bloomidx::SegmentEntry *removed,
 										const uint32 *own_blocks, uint32 nremoved,

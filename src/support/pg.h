@@ -47,6 +47,7 @@ extern "C" {
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
+#include "storage/buffile.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
 #include "storage/indexfsm.h"

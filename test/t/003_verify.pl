@@ -387,40 +387,41 @@ with_corruption(
 # server went back to this one): every use says so and what to do; the
 # file put back, it answers again.
 with_corruption(
-	label  => 'metapage of format version 13',
-	mutate => sub { set_u16($_[0], 24 + 4, 13) },
+	label  => 'metapage of format version 14',
+	mutate => sub { set_u16($_[0], 24 + 4, 14) },
 	check  => sub {
 		my $new_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 13, newer than the version 12 this bloomidx reads\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 14, newer than the version 13 this bloomidx reads\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
-		isnt($ret, 0, 'format version 13: a query through the index fails');
-		like($err, $new_format, 'format version 13: the query says why and what to do');
+		isnt($ret, 0, 'format version 14: a query through the index fails');
+		like($err, $new_format, 'format version 14: the query says why and what to do');
 		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		like($err, $new_format, 'format version 13: so does bloomidx_verify');
+		like($err, $new_format, 'format version 14: so does bloomidx_verify');
 	});
 
-# An index of an older on-disk format (metapage version 4: entry sums in
-# pd_prune_xid) is not read as if it were current: every use says to
-# REINDEX, and REINDEX does it.  Last, as REINDEX gives the index a new file.
+# An index of the previous on-disk format (12: filter groups of 15 slots,
+# named after their first segment, which bloomidx 1.1 wrote) is not read as
+# if it were current: every use says to REINDEX, and REINDEX does it.
+# Last, as REINDEX gives the index a new file.
 with_corruption(
-	label  => 'metapage of format version 4',
+	label  => 'metapage of format version 12',
 	keep   => 1,
-	mutate => sub { set_u16($_[0], 24 + 4, 4) },
+	mutate => sub { set_u16($_[0], 24 + 4, 12) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 4, older than the version 12 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the version 13 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
-		isnt($ret, 0, 'format version 4: a query through the index fails');
-		like($err, $old_format, 'format version 4: the query says to REINDEX');
+		isnt($ret, 0, 'format version 12: a query through the index fails');
+		like($err, $old_format, 'format version 12: the query says to REINDEX');
 		($ret, $err) = psql_verbose("INSERT INTO c (id) VALUES (-1)");
-		like($err, $old_format, 'format version 4: so does an INSERT');
+		like($err, $old_format, 'format version 12: so does an INSERT');
 		($ret, $err) = psql_verbose("REINDEX INDEX c_bl");
-		is($ret, 0, 'format version 4: REINDEX rebuilds it') or diag $err;
+		is($ret, 0, 'format version 12: REINDEX rebuilds it') or diag $err;
 		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		is($ret, 0, 'format version 4: verifies after REINDEX') or diag $err;
+		is($ret, 0, 'format version 12: verifies after REINDEX') or diag $err;
 		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $query"),
 			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $query"),
-			'format version 4: after REINDEX the index finds what a sequential scan finds');
+			'format version 12: after REINDEX the index finds what a sequential scan finds');
 	});
 
 # ------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 
 # ALTER EXTENSION bloomidx UPDATE on a database whose bloomidx indexes were
-# built by version 1.0: the update adds 1.1's functions and changes no
-# on-disk format, so the indexes keep answering, before and after, exactly
+# built while version 1.0 was installed: the update adds 1.1's functions
+# (1.2 adds none), so the indexes keep answering, before and after, exactly
 # as a sequential scan does, take inserts, deletes and VACUUM, and the new
 # functions read them.  The updated extension holds the same objects as a
-# fresh CREATE EXTENSION of 1.1, and 1.1 can be asked for by name.
+# fresh CREATE EXTENSION of 1.2, and 1.2 can be asked for by name.  An
+# index an older library wrote (on-disk format 12, metapage rewritten here
+# to say so) is named by the update in a WARNING that says to REINDEX it.
 use strict;
 use warnings;
 
@@ -32,7 +34,7 @@ sub members
 my $fresh = members('postgres');
 like($fresh, qr/function bloomidx_advise\(/, 'a fresh CREATE EXTENSION has 1.1\'s functions');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
-	'1.1', 'a fresh CREATE EXTENSION installs 1.1');
+	'1.2', 'a fresh CREATE EXTENSION installs 1.2');
 
 # Version 1.0, in a database of its own (the helpers go with the extension).
 $node->safe_psql('postgres', 'DROP EXTENSION bloomidx CASCADE');
@@ -99,10 +101,34 @@ my $opclasses_sql = q{
 my $opclasses_10 = $node->safe_psql('postgres', $opclasses_sql);
 my $members_10 = members('postgres');
 
-$node->safe_psql('postgres', 'ALTER EXTENSION bloomidx UPDATE');
+# An index of the previous on-disk format: its metapage's version (the
+# u16 after the magic) set to 12, as bloomidx 1.1's library wrote it.
+$node->safe_psql('postgres', q{
+CREATE TABLE o AS SELECT * FROM t LIMIT 1000;
+CREATE INDEX o_bl ON o USING bloomidx (a, b);
+CHECKPOINT;
+});
+my $o_file = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('o_bl')");
+$node->stop;
+open(my $fh, '+<:raw', $o_file) or die "open $o_file: $!";
+seek($fh, 24 + 4, 0);
+print $fh pack('v', 12);
+close($fh);
+$node->start;
+
+my ($update_ret, $update_out, $update_err) = $node->psql('postgres', 'ALTER EXTENSION bloomidx UPDATE');
+is($update_ret, 0, 'ALTER EXTENSION bloomidx UPDATE succeeds') or diag $update_err;
+like($update_err,
+	qr/WARNING:  index "o_bl" has on-disk format version 12, older than the version 13 this bloomidx reads\n.*HINT:  REINDEX INDEX o_bl; rebuilds it in the current format\./,
+	'the update names the index of the older format and says to REINDEX it');
+unlike($update_err, qr/WARNING:.*"(t_bl|u_bl|p1_a_b_c_d_idx|p2_a_b_c_d_idx)"/,
+	'and no index of the current format');
+$node->safe_psql('postgres', 'REINDEX INDEX o_bl');
+verify_index($node, 'o_bl', 'the older format REINDEXed');
+$node->safe_psql('postgres', 'DROP TABLE o');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
-	'1.1', 'ALTER EXTENSION bloomidx UPDATE goes to 1.1');
-is(members('postgres'), $fresh, 'the updated extension holds what a fresh 1.1 holds');
+	'1.2', 'ALTER EXTENSION bloomidx UPDATE goes to 1.2');
+is(members('postgres'), $fresh, 'the updated extension holds what a fresh 1.2 holds');
 is($node->safe_psql('postgres', $opclasses_sql), $opclasses_10,
 	'the update leaves the operator classes the indexes use as they were');
 my %before = map { $_ => 1 } split /\n/, $members_10;
@@ -113,11 +139,11 @@ is_deeply(\@added,
 	[ 'function bloomidx_advise(regclass,text[],double precision)',
 	  'function bloomidx_page_items(regclass,integer)',
 	  'function bloomidx_stats(regclass)' ],
-	'1.0 to 1.1 adds bloomidx_advise, bloomidx_page_items and bloomidx_stats');
+	'1.0 to 1.2 adds bloomidx_advise, bloomidx_page_items and bloomidx_stats');
 is_deeply(\@removed, [], 'and removes nothing');
 
-check_answers('1.0 indexes under 1.1');
-verify_index($node, $_, 'under 1.1') for qw(t_bl u_bl p1_a_b_c_d_idx p2_a_b_c_d_idx);
+check_answers('1.0 indexes under 1.2');
+verify_index($node, $_, 'under 1.2') for qw(t_bl u_bl p1_a_b_c_d_idx p2_a_b_c_d_idx);
 
 # The new functions on indexes 1.0 built.
 like($node->safe_psql('postgres',
@@ -135,13 +161,13 @@ load_rows($node, 't', 72001, 75000);
 $node->safe_psql('postgres', 'INSERT INTO u SELECT * FROM t WHERE id > 72000');
 $rows = fetch_rows($node, 't');
 @conds = @{ random_conditions($rows, full_or_quick(150, 60)) };
-check_answers('1.0 indexes after writes under 1.1');
+check_answers('1.0 indexes after writes under 1.2');
 verify_index($node, $_, 'after writes') for qw(t_bl u_bl);
 
 # And back: an update to a version that does not exist says so.
 my ($ret, $out, $err) = $node->psql('postgres', "ALTER EXTENSION bloomidx UPDATE TO '9.9'");
 isnt($ret, 0, 'an update to an unknown version fails');
-like($err, qr/extension "bloomidx" has no update path from version "1\.1" to version "9\.9"/,
+like($err, qr/extension "bloomidx" has no update path from version "1\.2" to version "9\.9"/,
 	'and says there is no such update path');
 
 $node->stop;

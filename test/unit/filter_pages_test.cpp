@@ -34,19 +34,26 @@ struct Group {
     std::vector<Page> pages; // header, then region pages
 };
 
+// A group of many segments' id: n above the first (segments n, n + 101, ...).
+constexpr uint32_t gid(uint32_t n)
+{
+    return kFirstGroupId + n;
+}
+
 // A group of `slots` segments over ncols columns; keys[s][c] the column
-// hashes of slot s.
+// hashes of slot s; its id gid(n), slot s taken for segment n (slot 0) or
+// n + 100 + s.
 Group make_group(uint32_t ncols, const std::vector<std::vector<std::vector<uint64_t>>> &keys,
-                 const uint32_t *distinct, double bpk, uint32_t group_id, bool shrink = false)
+                 const uint32_t *distinct, double bpk, uint32_t n, bool shrink = false)
 {
     Group g;
-    filter_group_init(&g.header, group_id, ncols, distinct, bpk, kGroupSlots);
+    filter_group_init(&g.header, gid(n), ncols, distinct, bpk, kGroupSlots);
     std::vector<uint8_t> image(size_t{group_region_rows(g.header)} * group_row_bytes(g.header));
     for (uint32_t s = 0; s < keys.size(); s++) {
         for (uint32_t c = 0; c < ncols; c++)
             for (uint64_t h : keys[s][c])
                 group_image_add(image.data(), g.header, c, s, h);
-        g.header.slot_segment[s] = s == 0 ? group_id : group_id + 100 + s;
+        g.header.slot_segment[s] = s == 0 ? n : n + 100 + s;
         g.header.slots_taken = static_cast<uint16_t>(s + 1);
     }
     if (shrink)
@@ -73,14 +80,14 @@ uint64_t low(SlotMask m)
     return m.bits[0];
 }
 
-uint64_t probe(const Group &g, uint32_t column, uint64_t hash)
+SlotMask probe(const Group &g, uint32_t column, uint64_t hash)
 {
     const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
     uint32_t page, offset;
     if (!group_row_of(*h, column, hash, &page, &offset))
-        return (1u << h->slots_taken) - 1;
-    return low(group_row_probe(g.pages[1 + page].b + offset, h->columns[column].probes,
-                               h->slots_taken, hash));
+        return SlotMask::first(h->slots_taken);
+    return group_row_probe(g.pages[1 + page].b + offset, h->columns[column].probes,
+                           h->slots_taken, hash);
 }
 
 } // namespace
@@ -108,7 +115,7 @@ TEST(FilterPages, EveryValueFindsItsSlots)
     Group g = make_group(ncols, keys, distinct, filter_bits_per_key(0.01), 77);
 
     const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
-    ASSERT_EQ(check_filter_group_page(g.pages[0].b, 77, ncols, 10, 11 + h->region_pages),
+    ASSERT_EQ(check_filter_group_page(g.pages[0].b, gid(77), ncols, 10, 11 + h->region_pages),
               PageProblem::None);
     for (uint32_t i = 0; i < h->region_pages; i++)
         ASSERT_EQ(check_filter_page(g.pages[1 + i].b, *h, i), PageProblem::None);
@@ -119,19 +126,19 @@ TEST(FilterPages, EveryValueFindsItsSlots)
     for (uint32_t s = 0; s < keys.size(); s++)
         for (uint32_t c = 0; c < ncols; c++)
             for (uint64_t v : keys[s][c])
-                ASSERT_TRUE(probe(g, c, v) & (1u << s)) << "slot " << s << " column " << c;
+                ASSERT_TRUE(probe(g, c, v).has(s)) << "slot " << s << " column " << c;
     // Absent values pass few slots, and never a slot not taken.
     uint64_t passed = 0;
     for (int i = 0; i < 20000; i++) {
-        uint64_t m = probe(g, 0, rng());
-        ASSERT_EQ(m >> h->slots_taken, 0u);
-        passed += __builtin_popcount(m);
+        SlotMask m = probe(g, 0, rng());
+        ASSERT_FALSE((m & ~SlotMask::first(h->slots_taken)).any());
+        passed += m.count();
     }
     EXPECT_LT(double(passed) / (20000.0 * h->slots_taken), 0.02);
     // The six-value column: the three values never added pass no slot
     // (one block, 18 bits set of 512: a rate of 2e-8).
     for (int v = 3; v < 6; v++)
-        EXPECT_EQ(probe(g, 2, low[v]), 0u);
+        EXPECT_FALSE(probe(g, 2, low[v]).any());
 }
 
 TEST(FilterPages, ChecksCatchDamage)
@@ -148,20 +155,20 @@ TEST(FilterPages, ChecksCatchDamage)
     const uint32_t nblocks = 1 + 1 + pages;
 
     // Header: another group, another column count, blocks past the index.
-    EXPECT_EQ(check_filter_group_page(g.pages[0].b, 6, 2, 1, nblocks), PageProblem::BadFilter);
-    EXPECT_EQ(check_filter_group_page(g.pages[0].b, 5, 3, 1, nblocks), PageProblem::BadFilter);
-    EXPECT_EQ(check_filter_group_page(g.pages[0].b, 5, 2, 1, nblocks - 1), PageProblem::BadFilter);
-    EXPECT_EQ(check_filter_group_page(g.pages[1].b, 5, 2, 1, nblocks), PageProblem::WrongKind);
+    EXPECT_EQ(check_filter_group_page(g.pages[0].b, gid(6), 2, 1, nblocks), PageProblem::BadFilter);
+    EXPECT_EQ(check_filter_group_page(g.pages[0].b, gid(5), 3, 1, nblocks), PageProblem::BadFilter);
+    EXPECT_EQ(check_filter_group_page(g.pages[0].b, gid(5), 2, 1, nblocks - 1), PageProblem::BadFilter);
+    EXPECT_EQ(check_filter_group_page(g.pages[1].b, gid(5), 2, 1, nblocks), PageProblem::WrongKind);
     // Any header byte changed.
     for (uint32_t off = kPageHeaderSize; off < kPageHeaderSize + sizeof(FilterGroupHeader); off++) {
         Page p = g.pages[0];
         p.b[off] ^= 0x10;
-        EXPECT_NE(check_filter_group_page(p.b, 5, 2, 1, nblocks), PageProblem::None) << off;
+        EXPECT_NE(check_filter_group_page(p.b, gid(5), 2, 1, nblocks), PageProblem::None) << off;
     }
     // Region pages: a flipped bit, another group, another place.
     const FilterGroupHeader *h = filter_group_header(g.pages[0].b);
     FilterGroupHeader other = *h;
-    other.group_id = 4;
+    other.group_id = gid(4);
     for (uint32_t i = 0; i < pages; i++) {
         Page p = g.pages[1 + i];
         p.b[kPageHeaderSize + (rng() % (group_rows_per_page(*h) * group_row_bytes(*h)))] ^=
@@ -206,13 +213,13 @@ TEST(FilterPages, AShrunkGroupKeepsEveryValue)
     EXPECT_EQ(group_row_bytes(*h), 256u);
     EXPECT_EQ(group_rows_per_page(*h), 31u);
     EXPECT_LT(h->region_pages * 3, filter_group_header(full.pages[0].b)->region_pages);
-    ASSERT_EQ(check_filter_group_page(g.pages[0].b, 31, 2, 1, 2 + h->region_pages), PageProblem::None);
+    ASSERT_EQ(check_filter_group_page(g.pages[0].b, gid(31), 2, 1, 2 + h->region_pages), PageProblem::None);
     for (uint32_t i = 0; i < h->region_pages; i++)
         ASSERT_EQ(check_filter_page(g.pages[1 + i].b, *h, i), PageProblem::None);
     for (uint32_t s = 0; s < 4; s++)
         for (uint32_t c = 0; c < 2; c++)
             for (uint64_t v : keys[s][c]) {
-                ASSERT_TRUE(probe(g, c, v) & (1u << s)) << "slot " << s << " column " << c;
+                ASSERT_TRUE(probe(g, c, v).has(s)) << "slot " << s << " column " << c;
                 ASSERT_EQ(probe(g, c, v), probe(full, c, v));
             }
 }
@@ -293,7 +300,7 @@ TEST(FilterPages, MergedGroupKeepsEverySourceKey)
                                    map2);
         for (uint32_t s = 0; s < slots; s++)
             to.slot_segment[s] = 50;
-        to.group_id = 50;
+        to.group_id = gid(50);
         to.slots_taken = static_cast<uint16_t>(slots);
         Group merged;
         merged.header = to;
@@ -308,23 +315,23 @@ TEST(FilterPages, MergedGroupKeepsEverySourceKey)
                              image.data() + size_t{i} * per_page * group_row_bytes(to),
                              n < per_page ? n : per_page, i);
         }
-        ASSERT_EQ(check_filter_group_page(merged.pages[0].b, 50, ncols, 1, 2 + to.region_pages),
+        ASSERT_EQ(check_filter_group_page(merged.pages[0].b, gid(50), ncols, 1, 2 + to.region_pages),
                   PageProblem::None);
         EXPECT_EQ(low(group_segment_slots(to, 50)), (1u << slots) - 1);
         for (uint32_t s = 0; s < 3; s++)
             for (uint32_t c = 0; c < ncols; c++)
                 for (uint64_t v : k1[s][c])
-                    ASSERT_TRUE(probe(merged, c, v) & (1u << map1[s])) << "source 1 slot " << s;
+                    ASSERT_TRUE(probe(merged, c, v).has(map1[s])) << "source 1 slot " << s;
         for (uint32_t s = 0; s < 2; s++)
             for (uint32_t c = 0; c < ncols; c++)
                 for (uint64_t v : k2[s][c])
-                    ASSERT_TRUE(probe(merged, c, v) & (1u << map2[s])) << "source 2 slot " << s;
+                    ASSERT_TRUE(probe(merged, c, v).has(map2[s])) << "source 2 slot " << s;
         // Absent values mostly fail in every slot: the merged filter still
         // filters (about the sources' rate each, in a slot of its own; slots
         // shared by several sources fill up).
         uint32_t passed = 0;
         for (int i = 0; i < 10000; i++)
-            passed += probe(merged, 0, rng() & 0xFFFFFFFFu) != 0;
+            passed += probe(merged, 0, rng() & 0xFFFFFFFFu).any();
         EXPECT_LT(passed, slots == 5 ? 10000u * 5 / 20 : 10000u / 5) << slots << " slots";
     }
     // Other probes on column 1 (another rate): no filter there in the merged group.
@@ -339,6 +346,139 @@ TEST(FilterPages, MergedGroupKeepsEverySourceKey)
     EXPECT_EQ(low(group_segment_slots(g1.header, 7)), 1u);
     EXPECT_EQ(low(group_segment_slots(g1.header, 7 + 100 + 2)), 4u);
     EXPECT_EQ(low(group_segment_slots(g1.header, 999)), 0u);
+}
+
+// A build's group of many segments, composed row by row from each
+// segment's filters made alone (one-slot groups of their own sizes):
+// byte for byte what merging their pages into an image makes, through
+// windows of any size, and every key passes its slot.  A source that
+// cannot widen into the group, or a window too short, is refused.
+TEST(FilterPages, ComposedGroupIsTheMergedImage)
+{
+    std::mt19937_64 rng(41);
+    const uint32_t ncols = 3;
+    const uint32_t nslots = 40;
+    std::vector<Group> one(nslots);
+    // keys[s]: the keys of the one-slot group of segment s.
+    std::vector<std::vector<std::vector<std::vector<uint64_t>>>> keys(nslots);
+    std::vector<FilterGroupHeader> headers(nslots);
+    for (uint32_t s = 0; s < nslots; s++) {
+        const uint32_t n = 50 + static_cast<uint32_t>(rng() % 3000);
+        const uint32_t distinct[ncols] = {n, 1 + n / 20, 3};
+        keys[s].assign(1, std::vector<std::vector<uint64_t>>(ncols));
+        for (uint32_t c = 0; c < ncols; c++)
+            for (uint32_t i = 0; i < n; i++)
+                keys[s][0][c].push_back(rng() & 0xFFFFFFFFu);
+        one[s] = make_group(ncols, keys[s], distinct, 10, 1000 + s, true);
+        headers[s] = one[s].header;
+    }
+    FilterGroupHeader to;
+    merged_group_init(&to, headers.data(), nslots, ncols, nslots);
+    to.group_id = gid(1);
+    to.slots_taken = static_cast<uint16_t>(nslots);
+    for (uint32_t s = 0; s < nslots; s++)
+        to.slot_segment[s] = 1000 + s;
+
+    // The reference: every source page merged into an image.
+    const uint32_t rows = group_region_rows(to);
+    const uint32_t row_bytes = group_row_bytes(to);
+    std::vector<uint8_t> image(size_t{rows} * row_bytes);
+    for (uint32_t s = 0; s < nslots; s++) {
+        int8_t map[kGroupSlots];
+        std::fill(map, map + kGroupSlots, -1);
+        map[0] = static_cast<int8_t>(s);
+        for (uint32_t p = 0; p < headers[s].region_pages; p++)
+            group_image_merge_page(image.data(), to, headers[s], p,
+                                   one[s].pages[1 + p].b + kPageHeaderSize, map);
+    }
+    // Each source's rows back to back, as a build spools them.
+    std::vector<std::vector<uint8_t>> spool(nslots);
+    for (uint32_t s = 0; s < nslots; s++) {
+        const uint32_t per_page = group_rows_per_page(headers[s]);
+        const uint32_t bytes = group_row_bytes(headers[s]);
+        for (uint32_t r = 0; r < group_region_rows(headers[s]); r++) {
+            const uint8_t *row = one[s].pages[1 + r / per_page].b + kPageHeaderSize +
+                                 (r % per_page) * bytes;
+            spool[s].insert(spool[s].end(), row, row + bytes);
+        }
+    }
+    std::vector<uint8_t> composed(image.size());
+    for (uint32_t first = 0; first < rows;) {
+        const uint32_t n = std::min<uint32_t>(rows - first, 1 + static_cast<uint32_t>(rng() % 200));
+        std::vector<GroupRowsSource> src(nslots);
+        for (uint32_t s = 0; s < nslots; s++) {
+            uint32_t a, b;
+            group_source_window(to, first, n, headers[s], &a, &b);
+            ASSERT_LT(a, b);
+            src[s] = GroupRowsSource{&headers[s], spool[s].data() + size_t{a} * group_row_bytes(headers[s]),
+                                     a, b, s};
+        }
+        ASSERT_TRUE(group_rows_compose(composed.data() + size_t{first} * row_bytes, to, first, n,
+                                       src.data(), nslots));
+        // One row short of the window: refused.
+        if (src[3].end_row > src[3].first_row + 1) {
+            src[3].end_row--;
+            std::vector<uint8_t> scratch(size_t{n} * row_bytes);
+            EXPECT_FALSE(group_rows_compose(scratch.data(), to, first, n, src.data(), nslots));
+        }
+        first += n;
+    }
+    ASSERT_EQ(composed, image);
+
+    // Every key passes its slot in the group written from the composed rows.
+    Group g;
+    g.header = to;
+    g.pages.resize(1 + to.region_pages);
+    init(g.pages[0].b);
+    filter_group_page_fill(g.pages[0].b, to);
+    ASSERT_EQ(check_filter_group_page(g.pages[0].b, gid(1), ncols, 1, 2 + to.region_pages),
+              PageProblem::None);
+    for (uint32_t i = 0; i < to.region_pages; i++) {
+        const uint32_t per_page = group_rows_per_page(to);
+        init(g.pages[1 + i].b);
+        filter_page_fill(g.pages[1 + i].b, to, composed.data() + size_t{i} * per_page * row_bytes,
+                         std::min(per_page, rows - i * per_page), i);
+    }
+    for (uint32_t s = 0; s < nslots; s++)
+        for (uint32_t c = 0; c < ncols; c++)
+            for (uint64_t v : keys[s][0][c])
+                ASSERT_TRUE(probe(g, c, v).has(s)) << "slot " << s << " column " << c;
+
+    // A source with other probes, or more blocks than the group: refused.
+    FilterGroupHeader odd = headers[0];
+    odd.columns[0].probes = static_cast<uint8_t>(odd.columns[0].probes + 1);
+    GroupRowsSource bad{&odd, spool[0].data(), 0, group_region_rows(headers[0]), 0};
+    std::vector<uint8_t> row(row_bytes);
+    EXPECT_FALSE(group_rows_compose(row.data(), to, 0, 1, &bad, 1));
+    odd = headers[0];
+    odd.columns[0].blocks = static_cast<uint16_t>(to.columns[0].blocks + 1);
+    EXPECT_FALSE(group_rows_compose(row.data(), to, 0, 1, &bad, 1));
+    // Slots past the group's capacity: refused.
+    GroupRowsSource late{&headers[0], spool[0].data(), 0, group_region_rows(headers[0]), nslots};
+    EXPECT_FALSE(group_rows_compose(row.data(), to, 0, 1, &late, 1));
+}
+
+// A group of many segments takes an id above every segment's, a group of
+// one segment's own that segment's: the header's check holds either to it.
+TEST(FilterPages, GroupIdsTellOwnGroupsFromShared)
+{
+    const uint32_t distinct[2] = {3000, 3000};
+    std::vector<std::vector<std::vector<uint64_t>>> keys(2, std::vector<std::vector<uint64_t>>(2, {1, 2, 3}));
+    Group g = make_group(2, keys, distinct, 10, 5);
+    const uint32_t nblocks = 2 + g.header.region_pages;
+    ASSERT_EQ(check_filter_group_page(g.pages[0].b, gid(5), 2, 1, nblocks), PageProblem::None);
+    // The same group named by a segment's id, or holding a group id as a segment.
+    FilterGroupHeader h = g.header;
+    h.group_id = 5;
+    Page p;
+    init(p.b);
+    filter_group_page_fill(p.b, h);
+    EXPECT_EQ(check_filter_group_page(p.b, 5, 2, 1, nblocks), PageProblem::BadFilter);
+    h = g.header;
+    h.slot_segment[1] = gid(9);
+    init(p.b);
+    filter_group_page_fill(p.b, h);
+    EXPECT_EQ(check_filter_group_page(p.b, gid(5), 2, 1, nblocks), PageProblem::BadFilter);
 }
 
 // A group of one segment's own (a seal's or merge's) lists where its
