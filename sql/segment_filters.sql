@@ -249,12 +249,14 @@ FROM (VALUES ('a = 12345'), ('a = 20001'), ('b = 5'), ('a = 12345 AND b = 26')) 
 DROP TABLE sf_tail;
 
 -- Groups of up to 127 segments (format 13): a build spools each
--- segment's filters, sized for that segment alone, and writes a group of
--- 127 from them row by row, each slot's filter widened to the group's
--- largest (filter_write.cpp).  130 segments of 256 rows, whose u holds 40
--- to 240 distinct values (filters of 1 to 5 blocks, so that a widened
--- block draws on two source blocks): two groups, the first with slots past
--- 64 (a probe's answer's second word).  Every sampled value, random
+-- segment's filters and writes a group of 127 from them row by row, each
+-- slot's filter widened to the group's largest (filter_write.cpp).  A
+-- slot takes the block counts of the group's first segment, doubled as
+-- often as its own values need (filter_blocks_like).  130 segments of 256
+-- rows, whose u holds 40 to 240 distinct values (the first segment 40:
+-- slots of 1, 2 and 4 blocks widened into one of 4): two groups, the
+-- first with slots past 64 (a probe's answer's second word).  Every
+-- sampled value, random
 -- equalities and IN lists against a sequential scan, in one process and
 -- in three (each participant writes its own groups).  A 2-column miss
 -- reads each group's header and each key's region page (6 buffers; format

@@ -88,6 +88,16 @@ void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint3
 void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t *first,
                            uint32_t *last) noexcept;
 
+// The blocks of a filter that must widen into a group of `first` blocks
+// (the group's first segment's count) without a widened block drawing on
+// two source blocks: `first` times a power of two (widened by a multiple,
+// each source block lands whole in its target blocks, so the slot keeps
+// its own rate), doubled while `own` (what its keys alone want) passes
+// 1.5 times it, so a segment of a few more values than the first (a
+// distinct count's noise) does not double the group's column.  At most
+// max_blocks; `first` when first is 0 (no filter) or own is no more.
+uint32_t filter_blocks_like(uint32_t first, uint32_t own, uint32_t max_blocks) noexcept;
+
 // The whole filter: nblocks blocks back to back.
 void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept;
 bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,

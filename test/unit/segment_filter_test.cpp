@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "core/page_layout.hpp"
 #include "core/segment_filter.hpp"
 
 using namespace bloomidx;
@@ -180,6 +181,33 @@ TEST(SegmentFilter, WideningKeepsEveryKey)
     filter_widened_blocks(0, 1, 4064, &first, &last);
     EXPECT_EQ(first, 0u);
     EXPECT_EQ(last, 4063u);
+}
+
+// A build's slot widens into its group by a power of two, never with a
+// block drawing on two source blocks, and only when its keys want more
+// than 1.5 times the group's first count.
+TEST(SegmentFilter, BlocksLikeTheGroupsFirst)
+{
+    EXPECT_EQ(filter_blocks_like(1080, 1080, kMaxFilterBlocks), 1080u);
+    EXPECT_EQ(filter_blocks_like(1080, 1090, kMaxFilterBlocks), 1080u); // noise: no doubling
+    EXPECT_EQ(filter_blocks_like(1080, 1620, kMaxFilterBlocks), 1080u);
+    EXPECT_EQ(filter_blocks_like(1080, 1621, kMaxFilterBlocks), 2160u);
+    EXPECT_EQ(filter_blocks_like(1, 5, kMaxFilterBlocks), 4u);
+    EXPECT_EQ(filter_blocks_like(1080, 10, kMaxFilterBlocks), 1080u); // fewer values: the first's
+    EXPECT_EQ(filter_blocks_like(3000, 4064, kMaxFilterBlocks), 3000u); // 6000 would pass the cap
+    EXPECT_EQ(filter_blocks_like(0, 500, kMaxFilterBlocks), 0u);
+    // Widened by a multiple, every target block draws on one source block.
+    for (uint32_t first : {1u, 3u, 7u, 1080u})
+        for (uint32_t own : {1u, 5u, 100u, 5000u}) {
+            uint32_t from = filter_blocks_like(first, own, kMaxFilterBlocks);
+            ASSERT_EQ(from % first, 0u);
+            uint32_t to = from * 2 <= kMaxFilterBlocks ? from * 2 : from;
+            for (uint32_t t = 0; t < to; t++) {
+                uint32_t a, b;
+                filter_widened_blocks(t, to, from, &a, &b);
+                ASSERT_EQ(a, b) << first << " " << own << " " << t;
+            }
+        }
 }
 
 TEST(SegmentFilter, FilterKeyIsTheHashsHighHalf)
