@@ -4,25 +4,38 @@
 -- read one for 15).  An index built in an older format is never read as
 -- if it were current: every query, insert or VACUUM on it fails with
 -- XX002 until REINDEX rebuilds it.  So that no one learns that from a
--- failed query, the update names each such index in this database.
+-- failed query, the update names each such index of this database in a
+-- WARNING.  It reads each index's metapage (bloomidx_index_info), waiting
+-- at most a second for a lock: an index it cannot check (locked, not
+-- built yet, dropped meanwhile) is named in a WARNING that says so, and
+-- never fails the update.
 \echo Use "ALTER EXTENSION bloomidx UPDATE TO '1.2'" to load this file. \quit
 
 DO $$
 DECLARE
     idx pg_catalog.regclass;
+    lock_timeout_was pg_catalog.text := pg_catalog.current_setting('lock_timeout');
 BEGIN
+    PERFORM pg_catalog.set_config('lock_timeout', '1s', true);
     FOR idx IN
         SELECT c.oid::pg_catalog.regclass
         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid = c.relam
         WHERE a.amname = 'bloomidx' AND c.relkind = 'i'
+          -- other sessions' temporary indexes cannot be read from here
+          AND (c.relpersistence <> 't' OR c.relnamespace = pg_catalog.pg_my_temp_schema())
         ORDER BY c.oid
     LOOP
         BEGIN
             PERFORM bloomidx_index_info(idx);
-        EXCEPTION WHEN index_corrupted THEN
-            RAISE WARNING '%', SQLERRM
-                USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', idx);
+        EXCEPTION
+            WHEN index_corrupted THEN
+                RAISE WARNING '%', SQLERRM
+                    USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', idx);
+            WHEN OTHERS THEN
+                RAISE WARNING 'index % could not be checked for an older on-disk format: %', idx, SQLERRM
+                    USING HINT = pg_catalog.format('SELECT format_version FROM bloomidx_index_info(%L) tells; 13 is current.', idx::pg_catalog.text);
         END;
     END LOOP;
+    PERFORM pg_catalog.set_config('lock_timeout', lock_timeout_was, true);
 END
 $$;

@@ -1,5 +1,5 @@
 -- Segment filters (src/storage/README.md, *Segment filters*): CREATE INDEX
--- writes, per group of up to 15 segments, a filter per column; a seal, a
+-- writes, per group of up to 127 segments, a filter per column; a seal, a
 -- group of one segment from the filter keys its pending rows kept; a
 -- merge, a group of the merged segment from its sources' filters.  A scan
 -- asks them first and reads the slices of the segments that pass only.  Every
@@ -16,7 +16,7 @@ SELECT i, i * 7 + 3, (i * 7919) % 1000, (ARRAY['new','paid','sent','done','lost'
        CASE WHEN i % 50 = 0 THEN NULL ELSE i % 300 END
 FROM generate_series(1, 40000) i;
 CREATE TABLE sf_off WITH (autovacuum_enabled = off) AS SELECT * FROM sf;
--- 500-row segments: 80 of them, 6 groups (the last of 5 segments).
+-- 500-row segments: 80 of them, one group (of up to 127).
 SET bloomidx.segment_rows = 500;
 SET max_parallel_maintenance_workers = 0;
 CREATE INDEX sf_bl ON sf USING bloomidx (u, k, s, n);
@@ -64,7 +64,7 @@ SELECT * FROM filter_random('sf', 300, 4);
 -- filters element by element), hits and misses, alone, beside another
 -- list or an equality: a segment tests only the elements its filters may
 -- hold (src/storage/README.md, "IN lists, element by element"), here in
--- the build's groups of 15 segments, later in sealed and merged ones.
+-- the build's group of 80 segments, later in sealed and merged ones.
 CREATE FUNCTION in_list_random(tab text, n int)
 RETURNS TABLE (queries bigint, differences bigint) LANGUAGE sql AS $$
 SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
@@ -252,14 +252,14 @@ DROP TABLE sf_tail;
 -- segment's filters and writes a group of 127 from them row by row, each
 -- slot's filter widened to the group's largest (filter_write.cpp).  A
 -- slot takes the block counts of the group's first segment, doubled as
--- often as its own values need (filter_blocks_like).  130 segments of 256
--- rows, whose u holds 40 to 240 distinct values (the first segment 40:
--- slots of 1, 2 and 4 blocks widened into one of 4): two groups, the
--- first with slots past 64 (a probe's answer's second word).  Every
+-- often as its own values need (filter_blocks_in_group).  130 segments of 256
+-- rows, whose u holds 40 to 240 distinct values (the first segment 40;
+-- slots of 1 and 2 blocks): two groups, the second with slots past 64
+-- (a probe's answer's second word).  Every
 -- sampled value, random
 -- equalities and IN lists against a sequential scan, in one process and
 -- in three (each participant writes its own groups).  A 2-column miss
--- reads each group's header and each key's region page (6 buffers; format
+-- reads each group's header and each key's region page (5 buffers; format
 -- 12's groups of 15 made 9 groups, 27 pages).
 CREATE TABLE sfw (id int, u int, k int, s text, n int) WITH (autovacuum_enabled = off, parallel_workers = 2);
 INSERT INTO sfw SELECT i, (i / 256) * 1000 + (i % (40 + (i / 256) % 5 * 50)) * 3 + 1, i % 1000,
@@ -275,6 +275,13 @@ SET max_parallel_maintenance_workers = 0;
 CREATE INDEX sfw_bl ON sfw USING bloomidx (u, k, s, n) WITH (length = 16, col1 = 3, col2 = 3, col3 = 4, col4 = 3);
 SELECT filter_groups('sfw_bl') AS groups, segments, filtered_segments
 FROM bloomidx_index_info('sfw_bl');
+-- The segments of each group, in order: the first segment's u needs 1
+-- block; the fourth's 190 values need 4, more than twice that, so it
+-- starts a group of its own (GROUP_MAX_WIDENING), which then takes the
+-- next 126.
+SELECT array_agg(n ORDER BY g) AS segments_per_group
+FROM (SELECT (regexp_match(detail, 'filter group (\d+)'))[1]::bigint AS g, count(*) AS n
+      FROM bloomidx_page_items('sfw_bl', 0) WHERE item_kind = 'segment entry' GROUP BY 1) q;
 SELECT setseed(0.14);
 SELECT * FROM sfw_sampled(400);
 SELECT * FROM filter_random('sfw', 100, 4);
@@ -282,8 +289,15 @@ SELECT * FROM in_list_random('sfw', 60);
 SELECT index_buffers('SELECT * FROM sfw WHERE u = 2 AND k = 5000') AS two_column_miss_buffers;
 DROP INDEX sfw_bl;
 SET max_parallel_maintenance_workers = 2;
+-- Region pages composed one page a batch (a debugging setting): windows
+-- of the spool read back batch after batch.
+SET bloomidx.debug_filter_batch_pages = 1;
 CREATE INDEX sfw_bl ON sfw USING bloomidx (u, k, s, n) WITH (length = 16, col1 = 3, col2 = 3, col3 = 4, col4 = 3);
-SELECT filter_groups('sfw_bl') BETWEEN 2 AND 4 AS groups_per_participant,
+RESET bloomidx.debug_filter_batch_pages;
+-- Each of three participants writes its own groups: at most two (its
+-- first segment's group may be cut short as above), and the leader's
+-- seal of their last rows one of its own.
+SELECT filter_groups('sfw_bl') BETWEEN 2 AND 7 AS groups_per_participant,
        segments BETWEEN 125 AND 130 AS segments, filtered_segments = segments AS all_filtered
 FROM bloomidx_index_info('sfw_bl');
 SELECT * FROM sfw_sampled(400);

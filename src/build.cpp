@@ -183,7 +183,15 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 
 	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, NULL,
 						   &taken, &part->entries[id - 1]);
-	if (bloomidx_filter_group_add(&part->filters, &part->state, &part->rows, id - 1))
+	FilterSpool spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows,
+													id - 1);
+
+	if (spooled == FILTERS_NEED_NEW_GROUP)
+	{
+		flush_filters(index, part);
+		spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows, id - 1);
+	}
+	if (spooled == FILTERS_GROUP_FULL)
 		flush_filters(index, part);
 	part->nentries++;
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */

@@ -43,6 +43,11 @@ _PG_init(void)
 							NULL, &bloomidx_debug_seal_stop, 0, 0, 6, PGC_SUSET,
 							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							bloomidx_debug_check, NULL, NULL);
+	DefineCustomIntVariable("bloomidx.debug_filter_batch_pages",
+							"Debugging only: a build writes a filter group's region pages in batches of this many "
+							"(0: about 4 MB of them), so that tests can cross batches with small groups.",
+							NULL, &bloomidx_debug_filter_batch_pages, 0, 0, 1024, PGC_SUSET,
+							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",
 							 "Debugging only: where a seal or scan waits until no session holds advisory lock 4242.",
 							 NULL, &bloomidx_debug_pause_at, PAUSE_NONE, debug_pause_options,

@@ -768,6 +768,7 @@ struct SlotMask {
     bool operator!=(const SlotMask &o) const noexcept { return !(*this == o); }
 };
 static_assert(kGroupSlots <= 128, "a SlotMask holds every slot of a group");
+static_assert(kGroupSlots <= 127, "slot maps (int8_t) hold every slot of a group");
 
 // A column's blocks at most: a segment's rows at 32 bits a value.
 constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 4,064

@@ -98,7 +98,7 @@ void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t 
     *last = static_cast<uint32_t>((hi * n_to) >> 32);
 }
 
-uint32_t filter_blocks_like(uint32_t first, uint32_t own, uint32_t max_blocks) noexcept
+uint32_t filter_blocks_in_group(uint32_t first, uint32_t own, uint32_t max_blocks) noexcept
 {
     uint64_t blocks = first;
     while (blocks > 0 && blocks * 3 < uint64_t{own} * 2 && blocks * 2 <= max_blocks)

@@ -96,7 +96,7 @@ void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t 
 // 1.5 times it, so a segment of a few more values than the first (a
 // distinct count's noise) does not double the group's column.  At most
 // max_blocks; `first` when first is 0 (no filter) or own is no more.
-uint32_t filter_blocks_like(uint32_t first, uint32_t own, uint32_t max_blocks) noexcept;
+uint32_t filter_blocks_in_group(uint32_t first, uint32_t own, uint32_t max_blocks) noexcept;
 
 // The whole filter: nblocks blocks back to back.
 void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept;

@@ -20,8 +20,19 @@
  */
 #include "storage/storage.h"
 
-/* The spool's rows read back at once for a batch of region pages, about. */
+/*
+ * The region pages a group is written in batches of: about this many
+ * bytes of them, and as many of the spool's rows read back for them.
+ */
 #define COMPOSE_BATCH_BYTES (4 * 1024 * 1024)
+
+/*
+ * A group's column takes at most this many times the blocks of its first
+ * segment's: a segment whose values need more starts a new group, so that
+ * one segment of many values (a column of 40 values a segment, then one of
+ * 65,000) does not widen 126 other slots a thousandfold.
+ */
+#define GROUP_MAX_WIDENING 2
 
 void
 bloomidx_filter_group_init(FilterGroupBuild *g)
@@ -44,7 +55,7 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
  * seal's group, and a build's slot before it joins the others).  Each
  * column sized by its distinct keys; given `like` (a build group's first
  * slot), like's block count doubled as often as those keys need
- * (filter_blocks_like).  False (nothing made) without filters or keys.
+ * (filter_blocks_in_group).  False (nothing made) without filters or keys.
  * Memory in the current context.
  */
 bool
@@ -65,10 +76,11 @@ bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
 	bloomidx::filter_group_init(h, 0, ncolumns, distinct, state->filter_bits_per_key, 1);
 	for (uint32 c = 0; like != NULL && c < ncolumns; c++)
-		h->columns[c].blocks = (uint16) bloomidx::filter_blocks_like(like->columns[c].blocks,
-																	 h->columns[c].blocks,
-																	 bloomidx::kMaxFilterBlocks);
+		h->columns[c].blocks = (uint16) bloomidx::filter_blocks_in_group(like->columns[c].blocks,
+																		 h->columns[c].blocks,
+																		 bloomidx::kMaxFilterBlocks);
 	h->region_pages = bloomidx::group_region_pages(*h);
+	h->check = bloomidx::filter_group_check(*h);
 	filters->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(*h) *
 											   bloomidx::group_row_bytes(*h),
 											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -81,25 +93,28 @@ bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 	return true;
 }
 
+/* Seeks the spool to row `row` of the slot spooled at (file, offset). */
 static void
-spool_failed(const char *what)
+seek_spool(BufFile *spool, int file, off_t offset, uint32 row)
 {
-	ereport(ERROR,
-			(errcode_for_file_access(),
-			 errmsg("could not %s the temporary file of a bloomidx build's filters: %m", what)));
+	if (BufFileSeek(spool, file, offset + (off_t) row * bloomidx::kFilterBlockBytes, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not seek in the temporary file of a bloomidx build's filters")));
 }
 
 /*
  * Spools the filters of the segment of `rows` (written: its entry is
- * entries[entry_index]) for the part's next group; true when that group
- * is full, for the caller to write (bloomidx_filter_group_flush).
- * Nothing without filters (segment_filter_rate = 0) or filter keys.
+ * entries[entry_index]) for the part's next group (FilterSpool says what
+ * the caller does next).  Nothing without filters (segment_filter_rate =
+ * 0) or filter keys.
  */
-bool
+FilterSpool
 bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 						  const SegmentRows *rows, uint32 entry_index)
 {
 	SegmentFilters filters;
+	const bloomidx::FilterGroupHeader *first = g->nslots > 0 ? &g->slot_header[0] : NULL;
 
 	/*
 	 * A group's slots take its first segment's block counts, doubled where
@@ -108,11 +123,20 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 	 * both one's bits (measured: a 2-column miss on 32 M rows read 3.5
 	 * times the pages, its segments passing far more often).
 	 */
-	if (!bloomidx_segment_filters(state, rows, g->nslots > 0 ? &g->slot_header[0] : NULL,
-								  &filters))
-		return false;
+	if (!bloomidx_segment_filters(state, rows, first, &filters))
+		return FILTERS_NONE;
+	for (uint32 c = 0; first != NULL && c < (uint32) state->ncolumns; c++)
+		if (filters.header.columns[c].blocks > GROUP_MAX_WIDENING * first->columns[c].blocks)
+		{
+			pfree(filters.image);
+			return FILTERS_NEED_NEW_GROUP;
+		}
 	if (g->spool == NULL)
+	{
+		/* In temp_tablespaces, as a sort's or a hash join's files. */
+		PrepareTempTablespaces();
 		g->spool = BufFileCreateTemp(false);
+	}
 	if (g->slot_header == NULL)
 		g->slot_header = (bloomidx::FilterGroupHeader *)
 			palloc(bloomidx::kGroupSlots * sizeof(bloomidx::FilterGroupHeader));
@@ -126,7 +150,7 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 	g->slot_header[slot] = filters.header;
 	g->entry_index[slot] = entry_index;
 	g->nslots++;
-	return g->nslots == bloomidx::kGroupSlots;
+	return g->nslots == bloomidx::kGroupSlots ? FILTERS_GROUP_FULL : FILTERS_SPOOLED;
 }
 
 /*
@@ -161,12 +185,8 @@ read_windows(FilterGroupBuild *g, const bloomidx::FilterGroupHeader *h, uint32 f
 
 		if (bytes > 0)
 		{
-			if (BufFileSeek(g->spool, g->spool_file[s],
-							g->spool_offset[s] + (off_t) window_first[s] * bloomidx::kFilterBlockBytes,
-							SEEK_SET) != 0)
-				spool_failed("seek in");
-			if (BufFileRead(g->spool, *stage + at, bytes) != bytes)
-				spool_failed("read");
+			seek_spool(g->spool, g->spool_file[s], g->spool_offset[s], window_first[s]);
+			bloomidx_buffile_read_exact(g->spool, *stage + at, bytes);
 		}
 		sources[s].header = &g->slot_header[s];
 		sources[s].rows = *stage + at;
@@ -202,11 +222,13 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 	uint32		rows_total = bloomidx::group_region_rows(h);
 	uint32		per_page = bloomidx::group_rows_per_page(h);
 	uint32		row_bytes = bloomidx::group_row_bytes(h);
-	uint32		batch_pages = Max(1, COMPOSE_BATCH_BYTES / (per_page * row_bytes));
+	uint32		batch_pages = bloomidx_debug_filter_batch_pages > 0
+		? (uint32) bloomidx_debug_filter_batch_pages
+		: Max(1, COMPOSE_BATCH_BYTES / (per_page * row_bytes));
 	BlockNumber first = bloomidx_extend_run(index, 1 + h.region_pages, writer);
 	bloomidx::GroupRowsSource *sources = (bloomidx::GroupRowsSource *)
 		palloc(g->nslots * sizeof(bloomidx::GroupRowsSource));
-	uint8	   *rows = (uint8 *) palloc((Size) batch_pages * per_page * row_bytes);
+	uint8	   *batch = (uint8 *) palloc((Size) batch_pages * per_page * row_bytes);
 	Size		stage_bytes = COMPOSE_BATCH_BYTES;
 	uint8	   *stage = (uint8 *) palloc(stage_bytes);
 	BloomidxIOBlock page;
@@ -217,14 +239,14 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 		uint32		n = Min(batch_pages * per_page, rows_total - first_row);
 
 		read_windows(g, &h, first_row, n, &stage, &stage_bytes, sources);
-		if (!bloomidx::group_rows_compose(rows, h, first_row, n, sources, g->nslots))
+		if (!bloomidx::group_rows_compose(batch, h, first_row, n, sources, g->nslots))
 			elog(ERROR, "bloomidx: the filters of a build's segments do not fit their group");
 		for (uint32 p = i; p < Min(i + batch_pages, h.region_pages); p++)
 		{
 			uint32		at = (p - i) * per_page;
 
 			PageInit((Page) page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-			bloomidx::filter_page_fill((uint8 *) page.data, h, rows + (Size) at * row_bytes,
+			bloomidx::filter_page_fill((uint8 *) page.data, h, batch + (Size) at * row_bytes,
 									   Min(per_page, n - at), p);
 			bloomidx_write_run_block(index, first + 1 + p, page.data, writer);
 		}
@@ -245,11 +267,10 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 		e->check = bloomidx::segment_entry_check(*e);
 	}
 	pfree(stage);
-	pfree(rows);
+	pfree(batch);
 	pfree(sources);
 	/* The next group's slots are spooled from the start of the file again. */
-	if (BufFileSeek(g->spool, 0, 0, SEEK_SET) != 0)
-		spool_failed("seek in");
+	seek_spool(g->spool, 0, 0, 0);
 	g->nslots = 0;
 }
 

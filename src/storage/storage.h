@@ -236,7 +236,16 @@ typedef struct FilterGroupBuild
 double		bloomidx_filter_bits_per_key(Relation index);
 void		bloomidx_state_filters(BloomidxState *state, Relation index);
 void		bloomidx_filter_group_init(FilterGroupBuild *g);
-bool		bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
+/* What bloomidx_filter_group_add did with a segment's filters. */
+typedef enum FilterSpool
+{
+	FILTERS_NONE,				/* the index writes no filters: nothing */
+	FILTERS_SPOOLED,			/* spooled for the group being gathered */
+	FILTERS_GROUP_FULL,			/* spooled, and the group is full: write it */
+	FILTERS_NEED_NEW_GROUP		/* not spooled: write the group, then add again */
+} FilterSpool;
+
+FilterSpool bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 									  const SegmentRows *rows, uint32 entry_index);
 void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id,
 										bloomidx::SegmentEntry *entries,

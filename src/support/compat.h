@@ -46,6 +46,26 @@ bloomidx_alloc_io_aligned(Size size)
 #endif
 }
 
+/*
+ * Reads exactly size bytes of a temporary file, or raises an error that
+ * says how many came (16 added BufFileReadExact, which raises its own).
+ */
+static inline void
+bloomidx_buffile_read_exact(BufFile *file, void *ptr, Size size)
+{
+#if PG_VERSION_NUM >= 160000
+	BufFileReadExact(file, ptr, size);
+#else
+	Size		got = BufFileRead(file, ptr, size);
+
+	if (got != size)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from temporary file: read only %zu of %zu bytes",
+						got, size)));
+#endif
+}
+
 /* The length of an array expression (17 takes the planner, for statistics). */
 static inline double
 bloomidx_estimate_array_length(PlannerInfo *root, Node *array)

@@ -10,6 +10,7 @@
 #include "support/support.h"
 
 int			bloomidx_debug_seal_stop = 0;
+int			bloomidx_debug_filter_batch_pages = 0;
 int			bloomidx_debug_pause_at = PAUSE_NONE;
 
 const struct config_enum_entry debug_pause_options[] = {

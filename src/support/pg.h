@@ -40,6 +40,7 @@ extern "C" {
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
+#include "commands/tablespace.h"
 #include "commands/vacuum.h"
 #include "executor/instrument.h"
 #include "fmgr.h"

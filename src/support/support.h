@@ -229,6 +229,7 @@ typedef enum DebugPause
 #define BLOOMIDX_PAUSE_KEY 4242
 
 extern int	bloomidx_debug_seal_stop;
+extern int	bloomidx_debug_filter_batch_pages;
 extern int	bloomidx_debug_pause_at;
 extern const struct config_enum_entry debug_pause_options[];
 bool		bloomidx_debug_check(int *newval, void **extra, GucSource source);

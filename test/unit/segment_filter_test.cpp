@@ -188,18 +188,18 @@ TEST(SegmentFilter, WideningKeepsEveryKey)
 // than 1.5 times the group's first count.
 TEST(SegmentFilter, BlocksLikeTheGroupsFirst)
 {
-    EXPECT_EQ(filter_blocks_like(1080, 1080, kMaxFilterBlocks), 1080u);
-    EXPECT_EQ(filter_blocks_like(1080, 1090, kMaxFilterBlocks), 1080u); // noise: no doubling
-    EXPECT_EQ(filter_blocks_like(1080, 1620, kMaxFilterBlocks), 1080u);
-    EXPECT_EQ(filter_blocks_like(1080, 1621, kMaxFilterBlocks), 2160u);
-    EXPECT_EQ(filter_blocks_like(1, 5, kMaxFilterBlocks), 4u);
-    EXPECT_EQ(filter_blocks_like(1080, 10, kMaxFilterBlocks), 1080u); // fewer values: the first's
-    EXPECT_EQ(filter_blocks_like(3000, 4064, kMaxFilterBlocks), 3000u); // 6000 would pass the cap
-    EXPECT_EQ(filter_blocks_like(0, 500, kMaxFilterBlocks), 0u);
+    EXPECT_EQ(filter_blocks_in_group(1080, 1080, kMaxFilterBlocks), 1080u);
+    EXPECT_EQ(filter_blocks_in_group(1080, 1090, kMaxFilterBlocks), 1080u); // noise: no doubling
+    EXPECT_EQ(filter_blocks_in_group(1080, 1620, kMaxFilterBlocks), 1080u);
+    EXPECT_EQ(filter_blocks_in_group(1080, 1621, kMaxFilterBlocks), 2160u);
+    EXPECT_EQ(filter_blocks_in_group(1, 5, kMaxFilterBlocks), 4u);
+    EXPECT_EQ(filter_blocks_in_group(1080, 10, kMaxFilterBlocks), 1080u); // fewer values: the first's
+    EXPECT_EQ(filter_blocks_in_group(3000, 4064, kMaxFilterBlocks), 3000u); // 6000 would pass the cap
+    EXPECT_EQ(filter_blocks_in_group(0, 500, kMaxFilterBlocks), 0u);
     // Widened by a multiple, every target block draws on one source block.
     for (uint32_t first : {1u, 3u, 7u, 1080u})
         for (uint32_t own : {1u, 5u, 100u, 5000u}) {
-            uint32_t from = filter_blocks_like(first, own, kMaxFilterBlocks);
+            uint32_t from = filter_blocks_in_group(first, own, kMaxFilterBlocks);
             ASSERT_EQ(from % first, 0u);
             uint32_t to = from * 2 <= kMaxFilterBlocks ? from * 2 : from;
             for (uint32_t t = 0; t < to; t++) {
