@@ -147,18 +147,23 @@ rows_to_pending_pages(Relation index, BloomidxBuildPart *part)
 	rows->nrows = 0;
 }
 
-/* Writes the part's filter group of the segments spooled so far, if any. */
+/*
+ * Writes the part's filter groups of the segments spooled so far, if any:
+ * one, or a few whose rows fill their pages (bloomidx_filter_group_flush).
+ */
 static void
 flush_filters(Relation index, BloomidxBuildPart *part)
 {
-	uint32		group_id;
+	while (part->filters.nslots > 0)
+	{
+		uint32		group_id;
 
-	if (part->filters.nslots == 0)
-		return;
-	SpinLockAcquire(&part->ids->mutex);
-	group_id = part->ids->next_group_id++;
-	SpinLockRelease(&part->ids->mutex);
-	bloomidx_filter_group_flush(index, &part->filters, group_id, part->entries, &part->writer);
+		SpinLockAcquire(&part->ids->mutex);
+		group_id = part->ids->next_group_id++;
+		SpinLockRelease(&part->ids->mutex);
+		bloomidx_filter_group_flush(index, &part->filters, group_id, part->entries,
+									&part->writer);
+	}
 }
 
 /* Writes the gathered rows as a segment, if the directory has room for it. */

@@ -59,6 +59,18 @@ uint32_t group_region_pages(const FilterGroupHeader &h) noexcept
     return (group_region_rows(h) + group_rows_per_page(h) - 1) / group_rows_per_page(h);
 }
 
+uint32_t group_slots_packed(uint32_t n) noexcept
+{
+    if (n > kGroupSlots)
+        n = kGroupSlots;
+    for (uint32_t c = n; c > 1; c--) {
+        const uint32_t row = c * kFilterBlockBytes;
+        if (uint64_t{kPayloadBytes / row} * row * 100 >= uint64_t{kPayloadBytes} * 97)
+            return c;
+    }
+    return n;
+}
+
 void filter_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
                        const uint32_t *distinct, double bits_per_key, uint32_t capacity) noexcept
 {

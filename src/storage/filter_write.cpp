@@ -154,18 +154,20 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 }
 
 /*
- * Reads each slot's window of rows for region rows [first, first + n) of
- * group h into *stage (grown as needed), filling sources.
+ * Reads the window of rows each of the first `slots` slots has for region
+ * rows [first, first + n) of group h into *stage (grown as needed),
+ * filling sources.
  */
 static void
-read_windows(FilterGroupBuild *g, const bloomidx::FilterGroupHeader *h, uint32 first, uint32 n,
-			 uint8 **stage, Size *stage_bytes, bloomidx::GroupRowsSource *sources)
+read_windows(FilterGroupBuild *g, uint32 slots, const bloomidx::FilterGroupHeader *h,
+			 uint32 first, uint32 n, uint8 **stage, Size *stage_bytes,
+			 bloomidx::GroupRowsSource *sources)
 {
 	uint32		window_first[bloomidx::kGroupSlots];
 	uint32		window_end[bloomidx::kGroupSlots];
 	Size		need = 0;
 
-	for (uint32 s = 0; s < g->nslots; s++)
+	for (uint32 s = 0; s < slots; s++)
 	{
 		bloomidx::group_source_window(*h, first, n, g->slot_header[s], &window_first[s],
 									  &window_end[s]);
@@ -179,7 +181,7 @@ read_windows(FilterGroupBuild *g, const bloomidx::FilterGroupHeader *h, uint32 f
 
 	Size		at = 0;
 
-	for (uint32 s = 0; s < g->nslots; s++)
+	for (uint32 s = 0; s < slots; s++)
 	{
 		Size		bytes = (Size) (window_end[s] - window_first[s]) * bloomidx::kFilterBlockBytes;
 
@@ -198,9 +200,10 @@ read_windows(FilterGroupBuild *g, const bloomidx::FilterGroupHeader *h, uint32 f
 }
 
 /*
- * Writes the part's group of the segments spooled so far, if any, as
- * group `group_id`, at the end of the index, and names it in their
- * entries.
+ * Writes the first of the segments spooled so far (the most whose rows
+ * fill their pages: group_slots_packed) as group `group_id`, at the end
+ * of the index, and names it in their entries; the caller calls again
+ * while any are left (g->nslots).
  */
 void
 bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id,
@@ -210,12 +213,13 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 		return;
 
 	bloomidx::FilterGroupHeader h;
+	uint32		slots = bloomidx::group_slots_packed(g->nslots);
 
-	bloomidx::merged_group_init(&h, g->slot_header, g->nslots,
-								(uint32) g->slot_header[0].ncolumns, g->nslots);
+	bloomidx::merged_group_init(&h, g->slot_header, slots,
+								(uint32) g->slot_header[0].ncolumns, slots);
 	h.group_id = group_id;
-	h.slots_taken = (uint16) g->nslots;
-	for (uint32 s = 0; s < g->nslots; s++)
+	h.slots_taken = (uint16) slots;
+	for (uint32 s = 0; s < slots; s++)
 		h.slot_segment[s] = entries[g->entry_index[s]].segment_id;
 	h.check = bloomidx::filter_group_check(h);
 
@@ -227,7 +231,7 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 		: Max(1, COMPOSE_BATCH_BYTES / (per_page * row_bytes));
 	BlockNumber first = bloomidx_extend_run(index, 1 + h.region_pages, writer);
 	bloomidx::GroupRowsSource *sources = (bloomidx::GroupRowsSource *)
-		palloc(g->nslots * sizeof(bloomidx::GroupRowsSource));
+		palloc(slots * sizeof(bloomidx::GroupRowsSource));
 	uint8	   *batch = (uint8 *) palloc((Size) batch_pages * per_page * row_bytes);
 	Size		stage_bytes = COMPOSE_BATCH_BYTES;
 	uint8	   *stage = (uint8 *) palloc(stage_bytes);
@@ -238,8 +242,8 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 		uint32		first_row = i * per_page;
 		uint32		n = Min(batch_pages * per_page, rows_total - first_row);
 
-		read_windows(g, &h, first_row, n, &stage, &stage_bytes, sources);
-		if (!bloomidx::group_rows_compose(batch, h, first_row, n, sources, g->nslots))
+		read_windows(g, slots, &h, first_row, n, &stage, &stage_bytes, sources);
+		if (!bloomidx::group_rows_compose(batch, h, first_row, n, sources, slots))
 			elog(ERROR, "bloomidx: the filters of a build's segments do not fit their group");
 		for (uint32 p = i; p < Min(i + batch_pages, h.region_pages); p++)
 		{
@@ -257,7 +261,7 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 	bloomidx::filter_group_page_fill((uint8 *) page.data, h);
 	bloomidx_write_run_block(index, first, page.data, writer);
 
-	for (uint32 s = 0; s < g->nslots; s++)
+	for (uint32 s = 0; s < slots; s++)
 	{
 		bloomidx::SegmentEntry *e = &entries[g->entry_index[s]];
 
@@ -269,9 +273,15 @@ bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 group_id
 	pfree(stage);
 	pfree(batch);
 	pfree(sources);
-	/* The next group's slots are spooled from the start of the file again. */
-	seek_spool(g->spool, 0, 0, 0);
-	g->nslots = 0;
+
+	/* The slots left move to the front; once none is, the spool starts over. */
+	g->nslots -= slots;
+	memmove(&g->slot_header[0], &g->slot_header[slots], g->nslots * sizeof(g->slot_header[0]));
+	memmove(&g->spool_file[0], &g->spool_file[slots], g->nslots * sizeof(g->spool_file[0]));
+	memmove(&g->spool_offset[0], &g->spool_offset[slots], g->nslots * sizeof(g->spool_offset[0]));
+	memmove(&g->entry_index[0], &g->entry_index[slots], g->nslots * sizeof(g->entry_index[0]));
+	if (g->nslots == 0)
+		seek_spool(g->spool, 0, 0, 0);
 }
 
 /*

@@ -481,6 +481,26 @@ TEST(FilterPages, GroupIdsTellOwnGroupsFromShared)
     EXPECT_EQ(check_filter_group_page(p.b, gid(5), 2, 1, nblocks), PageProblem::BadFilter);
 }
 
+// A build writes its segments in groups whose rows fill their pages.
+TEST(FilterPages, PackedGroupSizes)
+{
+    std::vector<uint32_t> packed;
+    for (uint32_t c = 1; c <= kGroupSlots; c++)
+        if (group_slots_packed(c) == c)
+            packed.push_back(c);
+    EXPECT_EQ(packed, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 7, 9, 14, 18, 21, 25, 31, 42, 62, 63,
+                                             124, 125, 126, 127}));
+    EXPECT_EQ(group_slots_packed(77), 63u);
+    EXPECT_EQ(group_slots_packed(16), 14u);
+    EXPECT_EQ(group_slots_packed(200), 127u);
+    EXPECT_EQ(group_slots_packed(0), 0u);
+    for (uint32_t n = 1; n <= kGroupSlots; n++) {
+        FilterGroupHeader h{};
+        h.slot_capacity = static_cast<uint16_t>(group_slots_packed(n));
+        ASSERT_GE(group_rows_per_page(h) * group_row_bytes(h) * 100, kPayloadBytes * 97u) << n;
+    }
+}
+
 // A group of one segment's own (a seal's or merge's) lists where its
 // region pages are: they may lie anywhere, and the header's check refuses
 // a list that points outside the index, at the metapage or at the header.
