@@ -16,7 +16,7 @@ SELECT i, i * 7 + 3, (i * 7919) % 1000, (ARRAY['new','paid','sent','done','lost'
        CASE WHEN i % 50 = 0 THEN NULL ELSE i % 300 END
 FROM generate_series(1, 40000) i;
 CREATE TABLE sf_off WITH (autovacuum_enabled = off) AS SELECT * FROM sf;
--- 500-row segments: 80 of them, in groups of 63, 14 and 3 (sizes whose
+-- 500-row segments: 80 of them, in groups of 63 and 17 (sizes whose
 -- rows fill their pages: group_slots_packed).
 SET bloomidx.segment_rows = 500;
 SET max_parallel_maintenance_workers = 0;

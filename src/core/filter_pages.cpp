@@ -65,7 +65,7 @@ uint32_t group_slots_packed(uint32_t n) noexcept
         n = kGroupSlots;
     for (uint32_t c = n; c > 1; c--) {
         const uint32_t row = c * kFilterBlockBytes;
-        if (uint64_t{kPayloadBytes / row} * row * 100 >= uint64_t{kPayloadBytes} * 97)
+        if (uint64_t{kPayloadBytes / row} * row * 100 >= uint64_t{kPayloadBytes} * 85)
             return c;
     }
     return n;

@@ -812,10 +812,13 @@ uint32_t group_region_rows(const FilterGroupHeader &h) noexcept;
 uint32_t group_region_pages(const FilterGroupHeader &h) noexcept;
 
 // The most slots, up to n, of a group whose block rows fill its region
-// pages to 97 % or more (127, 126 .. 124, 63, 62, 42, 31, 25, 21, 18, 14,
-// 9, 7 .. 1): a build writes n segments as groups of these sizes, one
-// after another, since a group of 77 slots (4,928-byte rows, one a page)
-// would leave 40 % of its pages empty.  n for n = 0.
+// pages to 85 % or more (127 .. 109, 63 .. 55, 42 .. 37, 31 .. 28, 25 .. 1):
+// a build writes n segments as groups of these sizes, one after another,
+// since a group of 77 slots (4,928-byte rows, one a page) would leave 40 %
+// of its pages empty.  Not more: each group costs a query its header and a
+// page a key (16 segments as 14 and 2 took a 2-column miss from 10 index
+// buffers to 16), and a group of 16 (7 rows a page) wastes 12 % of pages
+// that are few.  n for n = 0.
 uint32_t group_slots_packed(uint32_t n) noexcept;
 
 // A new group's header of `capacity` slots for a first segment whose

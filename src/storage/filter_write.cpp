@@ -2,13 +2,14 @@
  * filter_write.cpp: writing segment filter groups (storage/README.md,
  * *Segment filters*; the page format is in core/page_layout.hpp).
  *
- * A build makes each segment's filters alone, from the filter keys of its
- * rows, as a group of one slot sized for that segment, and spools them to
- * a temporary file.  Once kGroupSlots segments are spooled, or the build
- * ends, it writes their group: a header page and its region pages in one
- * run of new blocks, each logged whole, each region page composed from a
- * window of every slot's rows (group_rows_compose), read back a batch of
- * pages at a time.  Holding a full group in memory instead would take up
+ * A build makes each segment's filters from the filter keys of its rows,
+ * as a group of one slot (block counts: the group's first segment's,
+ * doubled as the segment's keys need), and spools them to a temporary
+ * file.  Once kGroupSlots segments are spooled, or the build ends, it
+ * writes their group (or groups whose rows fill their pages): a header
+ * page and its region pages in one run of new blocks, each logged whole,
+ * each region page composed from a window of every slot's rows
+ * (group_rows_compose), read back a batch of pages at a time.  Holding a full group in memory instead would take up
  * to 53 MB a participant (127 slots of six near-unique columns); the
  * spool holds a segment's filters at a time, and the batch is bounded.
  * Only then are the filters named in the segments' directory entries,

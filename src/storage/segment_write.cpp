@@ -187,9 +187,9 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
 
 /*
  * Writes a seal's or merge's filter group, every slot taken for the
- * segment (group id = segment id, as for a build's groups, whose id is
- * their first segment's), and names it in the entry.  Its header lists
- * where its region pages are, so they may lie anywhere:
+ * segment (group id = segment id; a build's groups take ids from
+ * next_group_id, above every segment's), and names it in the entry.  Its
+ * header lists where its region pages are, so they may lie anywhere:
  *  - `first` valid: in the blocks right after the segment's header, taken
  *    with the segment (from the free list, `listed`, or new ones); the
  *    segment's removal gives them back with its extent, so that segments
