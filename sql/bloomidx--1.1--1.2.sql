@@ -14,12 +14,15 @@
 DO $$
 DECLARE
     idx pg_catalog.regclass;
+    name pg_catalog.text;
     lock_timeout_was pg_catalog.text := pg_catalog.current_setting('lock_timeout');
 BEGIN
     PERFORM pg_catalog.set_config('lock_timeout', '1s', true);
-    FOR idx IN
-        SELECT c.oid::pg_catalog.regclass
-        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid = c.relam
+    FOR idx, name IN
+        SELECT c.oid::pg_catalog.regclass, pg_catalog.format('%I.%I', n.nspname, c.relname)
+        FROM pg_catalog.pg_class c
+             JOIN pg_catalog.pg_am a ON a.oid = c.relam
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
         WHERE a.amname = 'bloomidx' AND c.relkind = 'i'
           -- other sessions' temporary indexes cannot be read from here
           AND (c.relpersistence <> 't' OR c.relnamespace = pg_catalog.pg_my_temp_schema())
@@ -30,10 +33,10 @@ BEGIN
         EXCEPTION
             WHEN index_corrupted THEN
                 RAISE WARNING '%', SQLERRM
-                    USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', idx);
+                    USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', name);
             WHEN OTHERS THEN
-                RAISE WARNING 'index % could not be checked for an older on-disk format: %', idx, SQLERRM
-                    USING HINT = pg_catalog.format('SELECT format_version FROM bloomidx_index_info(%L) tells; 13 is current.', idx::pg_catalog.text);
+                RAISE WARNING 'index % could not be checked for an older on-disk format: %', name, SQLERRM
+                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 13 is current, older ones need REINDEX.', name);
         END;
     END LOOP;
     PERFORM pg_catalog.set_config('lock_timeout', lock_timeout_was, true);
