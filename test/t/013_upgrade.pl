@@ -164,6 +164,39 @@ $rows = fetch_rows($node, 't');
 check_answers('1.0 indexes after writes under 1.2');
 verify_index($node, $_, 'after writes') for qw(t_bl u_bl);
 
+# The update from 1.1 in a database where it cannot read every index: one
+# locked by another session (DROP INDEX in an open transaction) and
+# another session's temporary index.  It neither waits long nor fails:
+# the locked index is named in a WARNING, the temporary one passed over.
+$node->safe_psql('postgres', 'CREATE DATABASE upd');
+$node->safe_psql('upd', q{
+CREATE EXTENSION bloomidx VERSION '1.1';
+CREATE TABLE lk (a int, b int);
+INSERT INTO lk SELECT i, i % 7 FROM generate_series(1, 3000) i;
+CREATE INDEX lk_bl ON lk USING bloomidx (a, b);
+});
+my $locker = $node->background_psql('upd', on_error_stop => 0);
+$locker->query_safe('BEGIN; DROP INDEX lk_bl;');
+my $temp_owner = $node->background_psql('upd', on_error_stop => 0);
+$temp_owner->query_safe(
+	'CREATE TEMP TABLE tt (a int); CREATE INDEX tt_bl ON tt USING bloomidx (a); INSERT INTO tt VALUES (1)');
+my $t0 = time;
+my ($lk_ret, $lk_out, $lk_err) = $node->psql('upd', 'ALTER EXTENSION bloomidx UPDATE');
+my $lk_seconds = time - $t0;
+is($lk_ret, 0, 'the update succeeds beside a locked index and a temporary one') or diag $lk_err;
+like($lk_err,
+	qr/WARNING:  index public\.lk_bl could not be checked for an older on-disk format: canceling statement due to lock timeout/,
+	'the locked index is named as not checked');
+unlike($lk_err, qr/tt_bl/, 'another session\'s temporary index is passed over');
+cmp_ok($lk_seconds, '<', 20, 'the update does not wait for the lock');
+is($node->safe_psql('upd', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
+	'1.2', 'and the database is at 1.2');
+$locker->query_safe('ROLLBACK');
+$locker->quit;
+$temp_owner->quit;
+is($node->safe_psql('upd', "SELECT format_version FROM bloomidx_index_info('lk_bl')"), '13',
+	'the index, unlocked, is of the current format');
+
 # And back: an update to a version that does not exist says so.
 my ($ret, $out, $err) = $node->psql('postgres', "ALTER EXTENSION bloomidx UPDATE TO '9.9'");
 isnt($ret, 0, 'an update to an unknown version fails');
