@@ -53,29 +53,26 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
 }
 
 /*
- * The filters of the segment of `rows` alone: a group of one slot (a
- * seal's group, and a build's slot before it joins the others).  Each
- * column sized by its distinct keys; given `like` (a build group's first
- * slot), like's block count doubled as often as those keys need
- * (filter_blocks_in_group).  False (nothing made) without filters or keys.
- * Memory in the current context.
+ * Sizes the filters of the segment of `rows` alone, a group of one slot,
+ * in *h: each column by its distinct keys; given `like` (a build group's
+ * first slot), like's block count doubled as often as those keys need
+ * (filter_blocks_in_group).  False without filters or keys.
  */
-bool
-bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
-						 const bloomidx::FilterGroupHeader *like, SegmentFilters *filters)
+static bool
+size_segment_filters(const BloomidxState *state, const SegmentRows *rows,
+					 const bloomidx::FilterGroupHeader *like, bloomidx::FilterGroupHeader *h)
 {
 	uint32		ncolumns = (uint32) state->ncolumns;
-	bloomidx::FilterGroupHeader *h = &filters->header;
 
 	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
 		return false;
 
 	uint64	   *bitmap = (uint64 *) palloc(bloomidx::kDistinctWords * sizeof(uint64));
-	uint8	   *scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
 	uint32		distinct[INDEX_MAX_KEYS];
 
 	for (uint32 c = 0; c < ncolumns; c++)
 		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
+	pfree(bitmap);
 	bloomidx::filter_group_init(h, 0, ncolumns, distinct, state->filter_bits_per_key, 1);
 	for (uint32 c = 0; like != NULL && c < ncolumns; c++)
 		h->columns[c].blocks = (uint16) bloomidx::filter_blocks_in_group(like->columns[c].blocks,
@@ -83,15 +80,39 @@ bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 																		 bloomidx::kMaxFilterBlocks);
 	h->region_pages = bloomidx::group_region_pages(*h);
 	h->check = bloomidx::filter_group_check(*h);
-	filters->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(*h) *
-											   bloomidx::group_row_bytes(*h),
+	return true;
+}
+
+/* Makes filters->image, the filters filters->header sizes, from the rows' keys. */
+static void
+fill_segment_filters(const BloomidxState *state, const SegmentRows *rows,
+					 SegmentFilters *filters)
+{
+	uint32		ncolumns = (uint32) state->ncolumns;
+	uint8	   *scratch = (uint8 *) palloc(bloomidx::kFilterScratchBytes);
+
+	filters->image = (uint8 *) palloc_extended((Size) bloomidx::group_region_rows(filters->header) *
+											   bloomidx::group_row_bytes(filters->header),
 											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint32 c = 0; c < ncolumns; c++)
-		bloomidx::group_image_add_column(filters->image, *h, c, 0, rows->keys + c, rows->nrows,
-										 ncolumns, scratch);
-	h->slots_taken = 1;
-	pfree(bitmap);
+		bloomidx::group_image_add_column(filters->image, filters->header, c, 0, rows->keys + c,
+										 rows->nrows, ncolumns, scratch);
+	filters->header.slots_taken = 1;
 	pfree(scratch);
+}
+
+/*
+ * The filters of a seal's segment, from its rows' filter keys: a group of
+ * one slot, each column sized by its distinct keys.  False (nothing made)
+ * without filters or keys.  Memory in the current context.
+ */
+bool
+bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
+						 SegmentFilters *filters)
+{
+	if (!size_segment_filters(state, rows, NULL, &filters->header))
+		return false;
+	fill_segment_filters(state, rows, filters);
 	return true;
 }
 
@@ -125,14 +146,12 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 	 * both one's bits (measured: a 2-column miss on 32 M rows read 3.5
 	 * times the pages, its segments passing far more often).
 	 */
-	if (!bloomidx_segment_filters(state, rows, first, &filters))
+	if (!size_segment_filters(state, rows, first, &filters.header))
 		return FILTERS_NONE;
 	for (uint32 c = 0; first != NULL && c < (uint32) state->ncolumns; c++)
 		if (filters.header.columns[c].blocks > GROUP_MAX_WIDENING * first->columns[c].blocks)
-		{
-			pfree(filters.image);
-			return FILTERS_NEED_NEW_GROUP;
-		}
+			return FILTERS_NEED_NEW_GROUP;	/* checked before its filters are made */
+	fill_segment_filters(state, rows, &filters);
 	if (g->spool == NULL)
 	{
 		/* In temp_tablespaces, as a sort's or a hash join's files. */

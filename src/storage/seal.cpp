@@ -164,7 +164,7 @@ seal_rows(Relation index, uint32 min_rows)
 	memset(&change, 0, sizeof(change));
 
 	SegmentFilters filters;
-	bool		has_filters = bloomidx_segment_filters(state, &rows, NULL, &filters);
+	bool		has_filters = bloomidx_segment_filters(state, &rows, &filters);
 
 	bloomidx_write_next_segment(index, state, &rows, dir, nblocks,
 								has_filters ? &filters : NULL, &entry, &change);

@@ -252,7 +252,6 @@ void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 gr
 										const BlockWriter *writer);
 void		bloomidx_filter_group_free(FilterGroupBuild *g);
 bool		bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
-									 const bloomidx::FilterGroupHeader *like,
 									 SegmentFilters *filters);
 void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 										const bloomidx::SegmentEntry *removed,
