@@ -36,6 +36,21 @@ SELECT (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int AS
        pg_relation_size('seg_bl') / 8192 AS index_pages
 FROM bitmap_index_node('SELECT * FROM seg WHERE a = 17') node;
 
+-- A segment stops reading slices once no row is left, and reads no header
+-- when it has no row to decode: a and c hold each value in every segment,
+-- never in one row, so a query for both reads fewer than the 10 slices of
+-- its two columns a segment (about 7), against a sequential scan.
+CREATE TABLE seg_pair (id int, a int, c int) WITH (autovacuum_enabled = off);
+INSERT INTO seg_pair SELECT i, i % 100, (i + 1) % 100 FROM generate_series(1, 10000) i;
+CREATE INDEX seg_pair_bl ON seg_pair USING bloomidx (a, c)
+WITH (length = 64, col1 = 5, col2 = 5, segment_filter_rate = 0);
+SELECT index_vs_seqscan('SELECT id FROM seg_pair WHERE a = 1 AND c = 1'),
+       index_vs_seqscan('SELECT id FROM seg_pair WHERE a = 1 AND c = 2');
+SELECT segments, index_buffers('SELECT * FROM seg_pair WHERE a = 1 AND c = 1') < segments * 8
+       AS fewer_than_every_slice
+FROM bloomidx_index_info('seg_pair_bl');
+DROP TABLE seg_pair;
+
 -- Inserted rows go to pending pages (sealed once a segment's worth gathered);
 -- deleted rows' live bits are cleared.
 INSERT INTO seg SELECT i, i % 300, 'v' || (i % 200), i FROM generate_series(30001, 32000) i;

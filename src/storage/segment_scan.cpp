@@ -17,8 +17,16 @@
  */
 #include "storage/storage.h"
 
-/* Slice pages locked at once: of the base positions; of the IN lists, in one pass. */
-#define SLICES_AT_ONCE 16
+/*
+ * Slice pages locked at once: of the base positions; of the IN lists, in
+ * one pass.  The base positions' first pass takes FIRST_SLICES at once
+ * (fewer almost never leave no row, so one by one would only cost passes); then
+ * one slice at a time, so that a segment whose candidates run out stops
+ * reading: a segment that holds each of a 2-column query's values, in
+ * different rows (common in a big table: data set A's values recur every
+ * million rows), is ruled out after about 9 of the query's 14 slices.
+ */
+#define FIRST_SLICES 4
 #define LIST_SLICES_AT_ONCE 64
 
 struct SegmentScanWork
@@ -84,11 +92,11 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 {
 	memcpy(result, work->cur, sizeof(work->cur));
 	*candidates = 1;
-	for (uint32 first = 0; first < npositions && *candidates > 0; first += SLICES_AT_ONCE)
+	for (uint32 first = 0, n; first < npositions && *candidates > 0; first += n)
 	{
-		uint32		n = Min((uint32) SLICES_AT_ONCE, npositions - first);
-		Buffer		buffers[SLICES_AT_ONCE];
-		const uint64 *slices[SLICES_AT_ONCE];
+		n = Min(first == 0 ? (uint32) FIRST_SLICES : 1, npositions - first);
+		Buffer		buffers[FIRST_SLICES];
+		const uint64 *slices[FIRST_SLICES];
 		uint32		locked = 0;
 		bloomidx::PageProblem problem = bloomidx::PageProblem::None;
 		BlockNumber bad = InvalidBlockNumber;
@@ -323,12 +331,20 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	bool		recycled = false;
 	uint32		candidates;
 
-	if (!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
+	/*
+	 * The header names the live page and the TID pages: read first when
+	 * some rows are dead, else only once rows are left to decode (the
+	 * slices are checked against the directory entry without it).
+	 */
+	bool		header_read = e->live_rows != e->rows;
+
+	work->tid_page_index = -1;
+	work->group = -1;
+	if (header_read &&
+		!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
 									(char *) &work->header, e, nslices, nblocks,
 									bloomidx::kPageSegment, 0, NULL))
 		return false;
-	work->tid_page_index = -1;
-	work->group = -1;
 
 	/* Every row live: no need to read the live page. */
 	if (e->live_rows == e->rows)
@@ -388,6 +404,11 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	}
 	if (candidates == 0)
 		return true;
+	if (!header_read &&
+		!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
+									(char *) &work->header, e, nslices, nblocks,
+									bloomidx::kPageSegment, 0, NULL))
+		return false;
 
 	for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
 	{
