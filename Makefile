@@ -33,7 +33,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # pg_regress: inputs in sql/, expected outputs in expected/.
 REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
-ISOLATION = cic_inserts vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
+ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)

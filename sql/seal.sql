@@ -77,6 +77,38 @@ ROLLBACK;
 VACUUM sl;
 SELECT * FROM sl_check(40);
 
+-- A thinned page at the head of the pending list, before a full one, does
+-- not stop the seals: with segments of one page's rows
+-- (bloomidx.segment_rows below a page's), 100 rows left on the head page
+-- and a full page behind it are more than a segment.  A seal takes both
+-- (a segment of up to a page's rows more than asked) rather than stop at
+-- the 100 rows, short of its threshold of half a segment, with the head
+-- page marked as being sealed: then no seal ever got past it and the list
+-- grew behind it for good.
+SET bloomidx.segment_rows = 65024;
+CREATE TABLE st (id int, a int) WITH (autovacuum_enabled = off);
+CREATE INDEX st_bl ON st USING bloomidx (a);
+INSERT INTO st SELECT i, i FROM generate_series(1, 3000) i;
+SELECT (regexp_match(detail, 'capacity (\d+)'))[1]::int AS page_rows
+FROM bloomidx_page_items('st_bl', 1) WHERE item_kind = 'page' \gset
+DELETE FROM st WHERE id <= :page_rows AND id > 100;
+SELECT wait_for_older_xacts();
+VACUUM st;
+SELECT count(*) AS head_rows, :page_rows > 200 AS less_than_half
+FROM bloomidx_page_items('st_bl', 1) WHERE item_kind = 'row';
+SET bloomidx.segment_rows = 64;
+VACUUM st;
+SELECT segments > 0 AS sealed, pending_pages <= 2 AS little_pending
+FROM bloomidx_index_info('st_bl');
+INSERT INTO st SELECT i, i FROM generate_series(3001, 13000) i;
+SELECT segments > 10 AS inserts_sealed, pending_pages <= 2 AS little_pending
+FROM bloomidx_index_info('st_bl');
+SELECT index_vs_seqscan('SELECT id FROM st WHERE a = ' || v)
+FROM (VALUES (50), (150), (700), (2000), (12000)) q(v);
+SELECT bloomidx_verify('st_bl');
+DROP TABLE st;
+SET bloomidx.segment_rows = 1000;
+
 -- Errors: NULL, not a bloomidx index, not the owner, a partitioned index.
 SELECT bloomidx_seal(NULL);
 CREATE INDEX sl_btree ON sl (a);

@@ -442,9 +442,11 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/*
 	 * Each parallel participant left fewer rows pending than fill m pages:
-	 * they are sealed now, by the rule of a build's tail (no one else sees
-	 * the index yet; the seal makes their filters from the rows' filter
-	 * keys).
+	 * they are sealed now, by the rule of a build's tail (the seal makes
+	 * their filters from the rows' filter keys).  Under the seal lock, as
+	 * every seal: no one inserts into the index yet, and bloomidx_seal()
+	 * refuses an index CREATE INDEX CONCURRENTLY is building, but a seal
+	 * never relies on that.
 	 */
 	if (nworkers > 0)
 	{
@@ -453,9 +455,11 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		for (uint32 i = 0; i < part->nentries; i++)
 			in_segments += part->entries[i].rows;
 		bloomidx_build_progress(BUILD_PHASE_SEAL, part->index_tuples - in_segments, 0);
+		LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 		bloomidx_seal_all(index, Min(bloomidx_seal_threshold(part->state.geometry.capacity),
 									 bloomidx_tail_segment_rows(&part->state, part->nentries)),
 						  true);
+		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	}
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));

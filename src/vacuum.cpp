@@ -274,8 +274,13 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
-	const bloomidx::MetaPageData *cached = bloomidx_cached_meta(index);
-	bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*cached);
+
+	/*
+	 * A copy: the relcache frees rd_amcache on any invalidation of the
+	 * index, which a long walk may take in (a WARNING's schema lookup, say).
+	 */
+	const bloomidx::MetaPageData meta = *bloomidx_cached_meta(index);
+	bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(meta);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 
@@ -285,7 +290,7 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->pages_free = 0;
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		stats->num_index_tuples += visit_segment(index, dir, i,
-												 cached->signature_bits, nblocks, stats,
+												 meta.signature_bits, nblocks, stats,
 												 callback, callback_state, info->strategy);
 
 	/* Pages are linked behind the tail meanwhile, never taken from the list. */

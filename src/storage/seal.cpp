@@ -17,10 +17,14 @@
  */
 #include "storage/storage.h"
 
-/* Marks pending page blkno as being sealed (no more inserts); returns its next. */
+/*
+ * Marks pending page blkno as being sealed (no more inserts) and copies its
+ * rows, when they fit: within cap rows, or, while fewer than min_rows are
+ * taken, within the room of `rows`; returns its next.
+ */
 static BlockNumber
 mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, SegmentRows *rows,
-			 bool *fits)
+			 uint32 cap, uint32 min_rows, bool *fits)
 {
 	Buffer		buffer = ReadBuffer(index, blkno);
 
@@ -33,7 +37,8 @@ mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, Segm
 	uint32		count = bloomidx::page_opaque(page)->count;
 	BlockNumber next = bloomidx::pending_next(page);
 
-	*fits = rows->nrows + count <= rows->capacity;
+	*fits = rows->nrows + count <= cap ||
+		(rows->nrows < min_rows && rows->nrows + count <= rows->capacity);
 	if (*fits)
 	{
 		if (bloomidx::page_opaque(page)->flags != bloomidx::kPageSealing)
@@ -116,21 +121,36 @@ seal_rows(Relation index, uint32 min_rows)
 		dir->header.pending_head == dir->header.pending_tail)
 		return 0;
 
-	/* Enough rows?  Counted first, so that a short list is not marked for nothing. */
-	uint32		cap = bloomidx_segment_capacity(state->geometry.capacity);
-	uint64		available = (uint64) (dir->header.pending_pages - 1) * state->geometry.capacity;
+	/*
+	 * Enough rows?  Counted first, so that a short list is not marked for
+	 * nothing.  Asked for more than a segment's worth (the threshold), a
+	 * seal would wait for rows it cannot take.
+	 */
+	uint32		page_rows = state->geometry.capacity;
+	uint32		cap = bloomidx_segment_capacity(page_rows);
+	uint64		available = (uint64) (dir->header.pending_pages - 1) * page_rows;
 
-	if (available < Max(min_rows, 1) ||
-		count_sealable_rows(index, dir, cap, nblocks) < Max(min_rows, 1))
+	min_rows = Min(Max(min_rows, 1), bloomidx_seal_threshold(page_rows));
+	if (available < min_rows || count_sealable_rows(index, dir, cap, nblocks) < min_rows)
 		return 0;
 
+	/*
+	 * Pages are taken whole, while the rows fit the segment; but a page that
+	 * does not is taken too while the rows are short of min_rows: a thinned
+	 * page before a full one (a + c > cap with a < min_rows) would otherwise
+	 * stop every seal at the same rows, below min_rows, for good, its pages
+	 * marked and the list growing behind them.  So a segment takes up to a
+	 * page's rows more than cap (never more than a segment can hold: cap +
+	 * a page's rows is past kSegmentRows only when the threshold is within
+	 * a page of cap, and then whatever is short of it fits).
+	 */
 	SegmentRows rows;
 	PendingWalk walk;
 	BlockNumber *sealed = (BlockNumber *) palloc(sizeof(BlockNumber) * dir->header.pending_pages);
 	uint32		npages = 0;
 
 	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
-							   bloomidx_segment_capacity(state->geometry.capacity));
+							   Min(cap + page_rows, bloomidx::kSegmentRows));
 	if (state->geometry.keys > 0 && state->filter_bits_per_key > 0)
 		bloomidx_segment_rows_keep_keys(&rows, state->geometry.keys);
 	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
@@ -140,7 +160,7 @@ seal_rows(Relation index, uint32 min_rows)
 		bool		fits;
 
 		CHECK_FOR_INTERRUPTS();
-		BlockNumber next = mark_sealing(index, walk.blkno, state, &rows, &fits);
+		BlockNumber next = mark_sealing(index, walk.blkno, state, &rows, cap, min_rows, &fits);
 
 		if (!fits)
 			break;
@@ -150,11 +170,15 @@ seal_rows(Relation index, uint32 min_rows)
 
 	int64		nrows = rows.nrows;
 
-	if (nrows < (int64) Max(min_rows, 1) || npages == 0)
-	{
-		/* Fewer rows than counted (VACUUM removed some): left marked, sealed next time. */
+	/*
+	 * The walk stops short of min_rows only at the tail (rows are never
+	 * removed under the seal lock, which VACUUM takes too).  Pages marked
+	 * are sealed whatever they hold, never left marked: marked pages take
+	 * no more rows, so a seal that gave up on them would leave them so.
+	 */
+	Assert(nrows >= (int64) min_rows);
+	if (nrows == 0)
 		return 0;
-	}
 
 	bloomidx::SegmentEntry entry;
 	DirectoryChange change;
