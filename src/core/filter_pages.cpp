@@ -1,5 +1,6 @@
 // Filter group pages (page_layout.hpp has the format; storage/README.md,
 // *Segment filters*, how they are used).
+#include <algorithm>
 #include <cstring>
 
 #include "page_internal.hpp"
@@ -107,6 +108,29 @@ SlotMask group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) no
         if (h.slot_segment[s] == segment_id)
             mask.set(s);
     return mask;
+}
+
+void group_segments_slots(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
+                          uint64_t *scratch, SlotMask *masks) noexcept
+{
+    // (id << 32 | j), sorted: each slot's segment found by a binary search.
+    for (uint32_t j = 0; j < n; j++) {
+        scratch[j] = (uint64_t{ids[j]} << 32) | j;
+        masks[j] = SlotMask::none();
+    }
+    std::sort(scratch, scratch + n);
+    for (uint32_t s = 0; s < h.slots_taken && s < kGroupSlots; s++) {
+        const uint64_t *at =
+            std::lower_bound(scratch, scratch + n, uint64_t{h.slot_segment[s]} << 32);
+        // Ids are unique in a directory; a repeated one gets the slots at each place.
+        for (; at != scratch + n && (*at >> 32) == h.slot_segment[s]; at++)
+            masks[*at & 0xFFFFFFFFu].set(s);
+    }
+}
+
+void sort_group_order(uint64_t *keys, uint32_t n) noexcept
+{
+    std::sort(keys, keys + n);
 }
 
 SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,

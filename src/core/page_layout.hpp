@@ -835,6 +835,22 @@ bool group_row_of(const FilterGroupHeader &h, uint32_t column, uint32_t key,
 // The slots taken for segment `segment_id`.
 SlotMask group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) noexcept;
 
+// The slots taken for each of n segments of one group, in one pass over
+// the slots (group_segment_slots for each would take n passes: a query
+// over 1,953 segments spent 40 % of its time so): masks[j] gets the slots
+// of ids[j].  `scratch` holds n words, the caller's.
+void group_segments_slots(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
+                          uint64_t *scratch, SlotMask *masks) noexcept;
+
+// A directory's entries in group order, as the filter scan takes them:
+// keys[i] = (filter block << 32) | entry index, sorted in place (by
+// block, then index).
+inline uint64_t group_order_key(uint32_t filter_block, uint32_t entry) noexcept
+{
+    return (uint64_t{filter_block} << 32) | entry;
+}
+void sort_group_order(uint64_t *keys, uint32_t n) noexcept;
+
 // Which of the first `slots` slots may hold `key`.
 SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
                          uint32_t key) noexcept;

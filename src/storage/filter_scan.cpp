@@ -47,22 +47,17 @@ key_asked(const KeyProbeStats *stats)
 	return stats->tested < KEY_USELESS_AFTER || stats->passed < stats->tested;
 }
 
-/* Entries in group order (by header block), ties by slot. */
-typedef struct GroupedEntry
+/* An entry of the group order (bloomidx::group_order_key): its group's header block, its index. */
+static inline BlockNumber
+order_block(uint64 key)
 {
-	BlockNumber block;
-	uint32		index;
-} GroupedEntry;
+	return (BlockNumber) (key >> 32);
+}
 
-static int
-grouped_entry_cmp(const void *a, const void *b)
+static inline uint32
+order_index(uint64 key)
 {
-	const GroupedEntry *x = (const GroupedEntry *) a;
-	const GroupedEntry *y = (const GroupedEntry *) b;
-
-	if (x->block != y->block)
-		return x->block < y->block ? -1 : 1;
-	return x->index < y->index ? -1 : (x->index > y->index ? 1 : 0);
+	return (uint32) key;
 }
 
 /*
@@ -118,7 +113,7 @@ static bool
 probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
 			const char *header_copy, bloomidx::SlotMask wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
-			const bloomidx::SlotMask *seg_slots, const GroupedEntry *segs, uint32 nsegs,
+			const bloomidx::SlotMask *seg_slots, const uint64 *segs, uint32 nsegs,
 			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
@@ -140,7 +135,7 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			key_mask = mask;	/* no filter for the column: every slot passes */
 		else if (per_element)
 			for (uint32 j = 0; j < nsegs; j++)
-				elements[(Size) segs[j].index * nlists + key->list] = 0;
+				elements[(Size) order_index(segs[j]) * nlists + key->list] = 0;
 		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes &&
 			 (per_element || (mask & ~key_mask).any()); i++)
 		{
@@ -153,7 +148,7 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			{
 				key_mask = mask;	/* no row to ask (the header was checked): pass */
 				for (uint32 j = 0; per_element && j < nsegs; j++)
-					elements[(Size) segs[j].index * nlists + key->list] = ~UINT64CONST(0);
+					elements[(Size) order_index(segs[j]) * nlists + key->list] = ~UINT64CONST(0);
 				break;
 			}
 			if (loaded != (int64) region_page)
@@ -170,7 +165,7 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			key_mask |= holds;
 			for (uint32 j = 0; per_element && j < nsegs; j++)
 				if ((seg_slots[j] & holds).any())
-					elements[(Size) segs[j].index * nlists + key->list] |= UINT64CONST(1) << i;
+					elements[(Size) order_index(segs[j]) * nlists + key->list] |= UINT64CONST(1) << i;
 		}
 		for (uint32 j = 0; j < nsegs; j++)
 		{
@@ -208,9 +203,11 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	if (query->nkeys == 0 || n == 0)
 		return true;
 
-	GroupedEntry *order = (GroupedEntry *) palloc(n * sizeof(GroupedEntry));
+	uint64	   *order = (uint64 *) palloc(n * sizeof(uint64));
 	bloomidx::SlotMask *slot_mask =	/* of a group's segments */
 		(bloomidx::SlotMask *) palloc(n * sizeof(bloomidx::SlotMask));
+	uint32	   *group_ids = (uint32 *) palloc(n * sizeof(uint32)); /* of a group's segments */
+	uint64	   *scratch = (uint64 *) palloc(n * sizeof(uint64));
 	char	   *header_copy = (char *) palloc(BLCKSZ);
 	char	   *copy = (char *) palloc(BLCKSZ);
 	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
@@ -219,19 +216,16 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 	for (uint32 i = 0; i < n; i++)
 		if (dir->entries[i].filter_block != 0)
-		{
-			order[ngrouped].block = dir->entries[i].filter_block;
-			order[ngrouped++].index = i;
-		}
-	qsort(order, ngrouped, sizeof(GroupedEntry), grouped_entry_cmp);
+			order[ngrouped++] = bloomidx::group_order_key(dir->entries[i].filter_block, i);
+	bloomidx::sort_group_order(order, ngrouped);
 
 	for (uint32 first = 0, last; ok && nasked > 0 && first < ngrouped; first = last)
 	{
-		const bloomidx::SegmentEntry *e = &dir->entries[order[first].index];
+		const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[first])];
 		bloomidx::SlotMask wanted = bloomidx::SlotMask::none();
 
 		last = first;
-		while (last < ngrouped && order[last].block == order[first].block)
+		while (last < ngrouped && order_block(order[last]) == order_block(order[first]))
 			last++;
 		if (!read_group_page(index, e->filter_block, e, NULL, -1, ncolumns, nblocks,
 							 generation, hints, header_copy))
@@ -245,10 +239,12 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 		/* Each segment in the slot its entry names, taken for it, and any others taken for it. */
 		for (uint32 j = first; j < last; j++)
+			group_ids[j - first] = dir->entries[order_index(order[j])].segment_id;
+		bloomidx::group_segments_slots(*h, group_ids, last - first, scratch, slot_mask);
+		for (uint32 j = first; j < last; j++)
 		{
-			const bloomidx::SegmentEntry *se = &dir->entries[order[j].index];
+			const bloomidx::SegmentEntry *se = &dir->entries[order_index(order[j])];
 
-			slot_mask[j - first] = bloomidx::group_segment_slots(*h, se->segment_id);
 			wanted |= slot_mask[j - first];
 			if (se->filter_group != e->filter_group || se->filter_offset >= h->slots_taken ||
 				!slot_mask[j - first].has(se->filter_offset))
@@ -271,7 +267,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 							   elements, nlists, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
-			skip[order[j].index] = !(passed & slot_mask[j - first]).any();
+			skip[order_index(order[j])] = !(passed & slot_mask[j - first]).any();
 		nasked = 0;
 		for (int k = 0; k < query->nkeys; k++)
 			nasked += key_asked(&stats[k]) ? 1 : 0;
@@ -279,6 +275,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	}
 	pfree(order);
 	pfree(slot_mask);
+	pfree(group_ids);
+	pfree(scratch);
 	pfree(header_copy);
 	pfree(copy);
 	pfree(stats);
