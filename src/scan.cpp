@@ -3,12 +3,13 @@
  * hash for an equality or IS NULL, an IN list's (= ANY) distinct elements,
  * from which the core builds the whole query in one call (core/query.hpp:
  * the base mask, the IN lists' element masks, the same as bit positions
- * for the segments' slices, the keys asked of the segment filters).  The
- * filters rule segments out; each segment left is read slice by slice
- * (storage/segment_scan.cpp), then every pending page in list order, each
- * row tested; the index is read through a bulk-read ring when too big to
- * stay cached, else through buffer hints.  The TIDs of matching rows go to
- * the bitmap marked recheck (a Bloom filter only says "maybe").
+ * for the segments' slices, the keys asked of the segment filters).  Every
+ * pending page is read in list order, each row tested; then the filters
+ * rule segments out, and each segment left is read slice by slice
+ * (storage/segment_scan.cpp).  The index is read through a bulk-read ring
+ * when too big to stay cached, else through buffer hints.  The TIDs of
+ * matching rows go to the bitmap marked recheck (a Bloom filter only says
+ * "maybe").
  */
 #include "bloomidx.h"
 
@@ -36,6 +37,9 @@ typedef struct ScanOpaque
  * millions of elements takes seconds per page.
  */
 static const double kCopyPageElements = 256;
+
+/* Passes a scan makes before it holds off seals and merges (bloomidx_getbitmap). */
+#define SCAN_RESTARTS_UNLOCKED 1
 static const double kTestsPerCheck = 1 << 18;
 
 IndexScanDesc
@@ -312,10 +316,58 @@ scan_pending_page(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *
 }
 
 /*
- * One pass over the index: the segments and the pending pages of one copy
+ * The pending pages of the directory copy, in list order: each row
+ * tested.  The next page is pinned before this one is tested, and its
+ * signatures prefetched, so that memory loads them meanwhile.  False when
+ * a page turned out recycled since the copy.
+ */
+static bool
+scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
+			 BufferAccessStrategy bas, BufferHints *hints, BlockNumber nblocks)
+{
+	uint32		generation = so->dir.header.generation;
+	BlockNumber blkno = so->dir.header.pending_head;
+	BlockNumber visited = 0;
+	uint32		walked = 0;
+	Buffer		buffer = blkno != bloomidx::kMetaBlock
+		? bloomidx_read_page(index, blkno, bas, hints) : InvalidBuffer;
+
+	while (BufferIsValid(buffer))
+	{
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		Page		page = BufferGetPage(buffer);
+
+		if (bloomidx_pending_page_recycled(index, blkno, &buffer, generation, &so->state.geometry))
+			return false;
+		walked++;
+
+		BlockNumber next_blkno = bloomidx::pending_next((const uint8 *) page);
+		Buffer		next = InvalidBuffer;
+
+		if (next_blkno != bloomidx::kMetaBlock)
+		{
+			bloomidx_check_pending_link(index, blkno, next_blkno, &nblocks, &visited);
+			next = bloomidx_read_page(index, next_blkno, bas, hints);
+		}
+
+		scan_pending_page(index, so, matcher, blkno, &buffer, page, next);
+		if (BufferIsValid(buffer))
+			UnlockReleaseBuffer(buffer);
+		buffer = next;
+		blkno = next_blkno;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return bloomidx_check_pending_count(index, &so->dir, walked);
+}
+
+/*
+ * One pass over the index: the pending pages and the segments of one copy
  * of the directory.  False when a page turned out reused since the copy:
  * the caller starts again (TIDs already added stay: the bitmap keeps each
- * once).
+ * once).  The pending pages come first: a seal recycles them (every
+ * segment's worth of inserts), a merge recycles segments (a VACUUM now
+ * and then), so a pass that reads them first is the least likely to meet
+ * a recycled page.
  */
 static bool
 scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
@@ -326,6 +378,8 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 
 	bloomidx_read_directory(index, &nblocks, &so->dir);
 	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
+	if (!scan_pending(index, so, matcher, bas, hints, nblocks))
+		return false;
 
 	uint32		generation = so->dir.header.generation;
 	uint32		nsegments = so->dir.header.nsegments;
@@ -362,46 +416,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	pfree(skip);
 	if (elements)
 		pfree(elements);
-	if (!ok)
-		return false;
-
-	/*
-	 * The pending pages, in list order.  The next page is pinned before
-	 * this one is tested, and its signatures prefetched, so that memory
-	 * loads them meanwhile.
-	 */
-	BlockNumber blkno = so->dir.header.pending_head;
-	BlockNumber visited = 0;
-	uint32		walked = 0;
-	Buffer		buffer = blkno != bloomidx::kMetaBlock
-		? bloomidx_read_page(index, blkno, bas, hints) : InvalidBuffer;
-
-	while (BufferIsValid(buffer))
-	{
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		Page		page = BufferGetPage(buffer);
-
-		if (bloomidx_pending_page_recycled(index, blkno, &buffer, generation, &so->state.geometry))
-			return false;
-		walked++;
-
-		BlockNumber next_blkno = bloomidx::pending_next((const uint8 *) page);
-		Buffer		next = InvalidBuffer;
-
-		if (next_blkno != bloomidx::kMetaBlock)
-		{
-			bloomidx_check_pending_link(index, blkno, next_blkno, &nblocks, &visited);
-			next = bloomidx_read_page(index, next_blkno, bas, hints);
-		}
-
-		scan_pending_page(index, so, matcher, blkno, &buffer, page, next);
-		if (BufferIsValid(buffer))
-			UnlockReleaseBuffer(buffer);
-		buffer = next;
-		blkno = next_blkno;
-		CHECK_FOR_INTERRUPTS();
-	}
-	return bloomidx_check_pending_count(index, &so->dir, walked);
+	return ok;
 }
 
 int64
@@ -440,12 +455,29 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	BufferHints *hints = bas == NULL && !RelationUsesLocalBuffers(index)
 		? bloomidx_buffer_hints(index, nblocks) : NULL;
 
-	while (!scan_pass(scan, so, &matcher, bas, hints))
+	/*
+	 * A pass that met a recycled page starts again, and the next holds the
+	 * seal lock in share mode, so that no seal or merge recycles a page
+	 * under it and the scan ends, however busy the writers (it waits for a
+	 * seal or a VACUUM under way to finish; an insert that would seal
+	 * meanwhile leaves it to the next, as when another seal runs).  Not on
+	 * a standby, where pages are recycled by replay, which takes no lock.
+	 */
+	bool		locked = false;
+
+	for (int restarts = 0; !scan_pass(scan, so, &matcher, bas, hints); restarts++)
 	{
 		elog(DEBUG1, "bloomidx: scan of index \"%s\" starts again: a seal or merge recycled a page it was to read",
 			 RelationGetRelationName(index));
 		CHECK_FOR_INTERRUPTS();
+		if (restarts + 1 >= SCAN_RESTARTS_UNLOCKED && !locked && !RecoveryInProgress())
+		{
+			LockPage(index, bloomidx::kMetaBlock, ShareLock);
+			locked = true;
+		}
 	}
+	if (locked)
+		UnlockPage(index, bloomidx::kMetaBlock, ShareLock);
 	bloomidx_sink_flush(&so->sink);
 
 	relation_close(so->sink.heap, NoLock);
