@@ -58,6 +58,20 @@ SELECT bool_and(every_row_once) AS every_row_once,
        max(pages) < 2.5 * min(pages) FILTER (WHERE round = 0) AS bounded,
        max(segments) <= 2 * min(segments) FILTER (WHERE round = 0) AS segments_bounded
 FROM ch_size;
+
+-- Several merges in one VACUUM (each merge group's sources into a segment
+-- of its own, one after another): two thirds of every segment's rows
+-- deleted, VACUUM merges them about three at a time.  Every value of a,
+-- through the index and by a sequential scan, and every row's entry.
+SELECT segments AS segments_before FROM bloomidx_index_info('ch_bl') \gset
+DELETE FROM ch WHERE id % 3 <> 0;
+SELECT wait_for_older_xacts();
+VACUUM ch;
+SELECT :segments_before - segments >= 6 AS several_merges FROM bloomidx_index_info('ch_bl');
+SELECT count(*) AS values_checked, count(*) FILTER (WHERE r NOT LIKE 'same%') AS differences
+FROM (SELECT index_vs_seqscan('SELECT id FROM ch WHERE a = ' || v) r
+      FROM generate_series(0, 299) v) q;
+SELECT bloomidx_verify('ch_bl');
 DROP TABLE ch, ch_size;
 DROP FUNCTION ch_record();
 

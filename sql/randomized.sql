@@ -88,3 +88,22 @@ FROM rnd_check(700);
 SELECT rnd_fill(8001, 12000);
 SELECT 'after insert into freed space' AS phase, queries, differences, with_rows > queries / 4 AS enough_hits
 FROM rnd_check(800);
+
+-- Over directory pages: rebuilt in segments of 64 rows, more than the 224
+-- the metapage lists (the rest on directory pages), then rows deleted,
+-- VACUUM merging, and rows inserted and sealed.
+SELECT rnd_fill(12001, 20000);
+SET bloomidx.segment_rows = 64;
+REINDEX INDEX rnd_bl;
+SELECT segments > 224 AS directory_pages FROM bloomidx_index_info('rnd_bl');
+SELECT 'over directory pages' AS phase, queries, differences, with_rows > queries / 4 AS enough_hits
+FROM rnd_check(600);
+DELETE FROM rnd WHERE random() < 0.6;
+SELECT wait_for_older_xacts();
+VACUUM rnd;
+SELECT rnd_fill(20001, 24000);
+SELECT 'over directory pages, after merges and seals' AS phase, queries, differences,
+       with_rows > queries / 4 AS enough_hits
+FROM rnd_check(600);
+SELECT bloomidx_verify('rnd_bl');
+RESET bloomidx.segment_rows;

@@ -22,8 +22,9 @@ BLOOMIDX_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # (bloomidx_apt_packages <major>).  contrib (pageinspect, and bloom for the
 # demo) ships inside postgresql-<major>.  postgresql-server-dev-<major> pulls
 # in the clang and llvm that PGXS needs for the JIT bitcode (with_llvm=yes).
+# strace: a TAP test watches the build's fsync (010_build_durability.pl).
 bloomidx_apt_packages() {
-	echo "postgresql-$1 postgresql-server-dev-$1 libxxhash-dev libgtest-dev libipc-run-perl build-essential"
+	echo "postgresql-$1 postgresql-server-dev-$1 libxxhash-dev libgtest-dev libipc-run-perl build-essential strace"
 }
 # shellcheck disable=SC2207
 BLOOMIDX_APT_PACKAGES=($(bloomidx_apt_packages "$PG_MAJOR"))

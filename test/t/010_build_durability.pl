@@ -7,7 +7,10 @@
 # - wal_level = minimal, where a new index is not WAL-logged and commit
 #   syncs its file (wal_skip_threshold 0) or logs its pages (a large one);
 # - a checkpoint that begins while a parallel build writes: the build then
-#   fsyncs the file itself (its DEBUG1 message says so);
+#   fsyncs the file itself (its DEBUG1 message says so, and strace, watching
+#   the building backend's fsync calls, sees the index's file among them: a
+#   crash of the server keeps the operating system's cache, so nothing else
+#   would notice a build that skipped it);
 # - an unlogged index across a clean restart.
 use strict;
 use warnings;
@@ -15,6 +18,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep);
 use BloomidxTAP;
 
 init_seed();
@@ -59,7 +64,8 @@ check_index($min, 'm_par', 'm_par_bloomidx', 'wal_level minimal, parallel build'
 $min->stop;
 
 # A checkpoint during a parallel build: the build fsyncs the file at its
-# end, then a crash; replay starts past the build's WAL.
+# end, then a crash; replay starts past the build's WAL.  (fsync on, which
+# the test framework turns off, so that the build's fsync is a system call.)
 my $node = new_bloomidx_node(
 	'checkpoint',
 	init    => { allows_streaming => 1 },    # wal_level replica: the build is logged
@@ -68,6 +74,7 @@ my $node = new_bloomidx_node(
 bloomidx.segment_rows = 500
 checkpoint_timeout = 1h
 max_wal_size = 2GB
+fsync = on
 });
 create_test_table($node, 'c');
 load_rows($node, 'c', 1, 300000);
@@ -77,20 +84,40 @@ $bg->query(
 	"ALTER TABLE c SET (parallel_workers = 2); SET log_min_messages = debug1; "
 	  . "SET max_parallel_maintenance_workers = 2; SET maintenance_work_mem = '256MB'");
 my $log_offset = -s $node->logfile;
+# The backend's fsync and fdatasync calls, with the paths of their files.
+my $build_pid = $bg->query_safe('SELECT pg_backend_pid()');
+my $strace_out = "${PostgreSQL::Test::Utils::tmp_check}/build_syncs.txt";
+my ($strace_in, $strace_err) = ('', '');
+my $strace = IPC::Run::start(
+	[ 'strace', '-qq', '-y', '-e', 'trace=fsync,fdatasync', '-o', $strace_out, '-p', $build_pid ],
+	\$strace_in, \$strace_err);
+# Attached once the kernel shows the backend traced.
+for (my $i = 0; $i < 100 && slurp_file("/proc/$build_pid/status") !~ /^TracerPid:\s*[1-9]/m; $i++)
+{
+	usleep(50_000);
+}
+like(slurp_file("/proc/$build_pid/status"), qr/^TracerPid:\s*[1-9]/m,
+	'strace watches the building backend')
+  or diag("strace: $strace_err");
 # Checkpoints every 20 ms for about 6 s from another session, and the
 # build meanwhile (well under a second): at least one begins during it.
 my $cp = $node->background_psql('postgres');
 $cp->query_until(qr/looping/,
 	"\\echo looping\nDO \$\$ BEGIN FOR i IN 1 .. 300 LOOP CHECKPOINT; PERFORM pg_sleep(0.02); END LOOP; END \$\$;\n");
 $bg->query('CREATE INDEX c_bloomidx ON c USING bloomidx (a, b, c, d)');
+my $index_file = $bg->query_safe("SELECT pg_relation_filepath('c_bloomidx')");
 $bg->quit;
+$strace->signal('INT');
+$strace->finish;
 $cp->query('SELECT 1');    # the checkpoints are done
 $cp->quit;
 my $build_log = slurp_file($node->logfile, $log_offset);
 like($build_log, qr/bloomidx index "c_bloomidx": parallel build, 2 of 2 workers launched/,
 	'the build ran in parallel');
 like($build_log, qr/bloomidx: index "c_bloomidx" fsynced: a checkpoint began while it was built/,
-	'the build fsynced the index after a checkpoint began during it');
+	'the build says it fsynced the index after a checkpoint began during it');
+like(slurp_file($strace_out), qr/^f(?:data)?sync\(\d+<[^>]*\Q$index_file\E>\)\s*=\s*0/m,
+	'the building backend fsynced the index\'s file');
 load_rows($node, 'c', 300001, 301000);
 $node->stop('immediate');
 $node->start;
