@@ -109,6 +109,45 @@ SELECT bloomidx_verify('st_bl');
 DROP TABLE st;
 SET bloomidx.segment_rows = 1000;
 
+-- Every pending page a seal takes is marked in WAL before the segment is
+-- published (a crash in between must find it marked after recovery, and a
+-- replica must see it so): each has two WAL records in the seal, one that
+-- marks it, one that frees it.  (Without the first, only the crash tests
+-- noticed.)
+CREATE EXTENSION pg_walinspect;
+SET bloomidx.segment_rows = 65024;
+CREATE TABLE sw (id int, a int) WITH (autovacuum_enabled = off);
+CREATE INDEX sw_bl ON sw USING bloomidx (a);
+INSERT INTO sw SELECT i, i FROM generate_series(1, 3000) i;
+CREATE TEMP TABLE sw_pending AS
+SELECT b AS blkno FROM generate_series(1, pg_relation_size('sw_bl') / 8192 - 1) b,
+     bloomidx_page_items('sw_bl', b::int) i
+WHERE i.item_kind = 'page' AND i.page_kind = 'pending';
+SELECT pg_current_wal_insert_lsn() AS before_seal \gset
+SELECT bloomidx_seal('sw_bl') > 0 AS sealed;
+SELECT pg_current_wal_insert_lsn() AS after_seal \gset
+-- (A seal assigns no transaction id, so its commit flushes nothing: the
+-- WAL writer flushes it soon.)
+SELECT set_config('sw.after_seal', :'after_seal', false) IS NOT NULL AS noted;
+DO $$ BEGIN
+    FOR i IN 1 .. 600 LOOP
+        EXIT WHEN pg_current_wal_flush_lsn() >= current_setting('sw.after_seal')::pg_lsn;
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END $$;
+SELECT count(*) AS pending_pages, count(*) FILTER (WHERE records = 2) AS marked_and_freed,
+       count(*) FILTER (WHERE records = 0) AS untouched_tail
+FROM (SELECT p.blkno,
+             (SELECT count(*)
+              FROM pg_get_wal_records_info(:'before_seal', :'after_seal') w,
+                   regexp_matches(w.block_ref, 'rel \d+/\d+/(\d+) fork main blk (\d+)', 'g') m
+              WHERE w.resource_manager = 'Generic'
+                AND m[1]::oid = pg_relation_filenode('sw_bl') AND m[2]::bigint = p.blkno) AS records
+      FROM sw_pending p) q;
+DROP TABLE sw, sw_pending;
+DROP EXTENSION pg_walinspect;
+SET bloomidx.segment_rows = 1000;
+
 -- Errors: NULL, not a bloomidx index, not the owner, a partitioned index.
 SELECT bloomidx_seal(NULL);
 CREATE INDEX sl_btree ON sl (a);
