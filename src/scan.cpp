@@ -456,12 +456,16 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		? bloomidx_buffer_hints(index, nblocks) : NULL;
 
 	/*
-	 * A pass that met a recycled page starts again, and the next holds the
-	 * seal lock in share mode, so that no seal or merge recycles a page
-	 * under it and the scan ends, however busy the writers (it waits for a
-	 * seal or a VACUUM under way to finish; an insert that would seal
-	 * meanwhile leaves it to the next, as when another seal runs).  Not on
-	 * a standby, where pages are recycled by replay, which takes no lock.
+	 * A pass that met a recycled page starts again, and the next takes the
+	 * seal lock in share mode if it is free: no seal or merge can recycle a
+	 * page under that pass, so it is the last, however busy the writers (an
+	 * insert that would seal meanwhile leaves it to the next, as when
+	 * another seal runs).  Never waiting for the lock: a scan queued behind
+	 * VACUUM, which holds it throughout, would stall for the whole VACUUM,
+	 * and the deadlock detector cancels an autovacuum that blocks a waiter.
+	 * While a seal or VACUUM holds it, the pass runs unlocked, and each
+	 * pass that starts again tries again.  Not on a standby, where replay
+	 * recycles pages and takes no lock.
 	 */
 	bool		locked = false;
 
@@ -471,10 +475,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			 RelationGetRelationName(index));
 		CHECK_FOR_INTERRUPTS();
 		if (restarts + 1 >= SCAN_RESTARTS_UNLOCKED && !locked && !RecoveryInProgress())
-		{
-			LockPage(index, bloomidx::kMetaBlock, ShareLock);
-			locked = true;
-		}
+			locked = ConditionalLockPage(index, bloomidx::kMetaBlock, ShareLock);
 	}
 	if (locked)
 		UnlockPage(index, bloomidx::kMetaBlock, ShareLock);

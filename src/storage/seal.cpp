@@ -99,7 +99,8 @@ count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockN
 
 /*
  * Seals pending pages from the head of the list, never its tail, into one
- * segment of at most bloomidx.segment_rows rows; only when they hold at
+ * segment of bloomidx.segment_rows rows at most (a page's rows more, to
+ * reach min_rows, see below); only when they hold at
  * least min_rows rows (and at least one), with its segment filters
  * made from the filter keys the rows keep.  The caller holds the seal
  * lock; memory is the caller's context, which bloomidx_seal_once drops.
@@ -139,7 +140,9 @@ seal_rows(Relation index, uint32 min_rows)
 	 * does not is taken too while the rows are short of min_rows: a thinned
 	 * page before a full one (a + c > cap with a < min_rows) would otherwise
 	 * stop every seal at the same rows, below min_rows, for good, its pages
-	 * marked and the list growing behind them.  So a segment takes up to a
+	 * marked and the list growing behind them.  (Only when cap is under two
+	 * pages' rows, with a small bloomidx.segment_rows: otherwise min_rows,
+	 * cap - c + 1 at most, leaves room for any page.)  So a segment takes up to a
 	 * page's rows more than cap (never more than a segment can hold: cap +
 	 * a page's rows is past kSegmentRows only when the threshold is within
 	 * a page of cap, and then whatever is short of it fits).
@@ -261,7 +264,11 @@ bloomidx_seal_threshold(uint32 capacity)
 
 /*
  * An insert that linked a new tail seals when a segment's worth has
- * gathered, unless another backend is sealing (or VACUUM runs) already.
+ * gathered, unless another backend is sealing (or VACUUM runs) already:
+ * one segment, however many are due (a backlog, left by inserts under a
+ * larger bloomidx.segment_rows, say, would otherwise all fall on one
+ * INSERT); each tail linked after it seals one more, faster than pages
+ * fill, and VACUUM seals all.
  */
 void
 bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
@@ -273,6 +280,6 @@ bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
 		return;
 	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return;
-	bloomidx_seal_all(index, threshold);
+	(void) bloomidx_seal_once(index, threshold);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 }
