@@ -19,6 +19,7 @@ AM_OBJS = src/handler.o src/options.o src/build.o src/parallel_build.o src/inser
 STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/directory.o \
 	src/storage/directory_pages.o src/storage/pending_list.o src/storage/filter_write.o \
 	src/storage/filter_merge.o src/storage/seal.o src/storage/merge.o src/storage/sweep.o \
+	src/storage/truncate.o \
 	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
 SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o
 FUNCTION_OBJS = src/functions/relation.o src/functions/verify.o src/functions/stats.o \
@@ -31,9 +32,9 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn segment_filters partitions advise inspect progress properties package
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn shrink segment_filters partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
-ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy
+ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)
@@ -125,11 +126,18 @@ SCALE ?= 1
 bench:
 	SCALE=$(SCALE) bash test/bench/run.sh
 	BLOOMIDX_BENCH_NO_BUILD=1 bash test/bench/scaling.sh
+	BLOOMIDX_BENCH_NO_BUILD=1 bash test/bench/steady_state.sh
 
 # Only the scaling section (test/bench/scaling.sh: 2 M and 32 M rows).
 .PHONY: bench-scaling
 bench-scaling:
 	bash test/bench/scaling.sh
+
+# Only the steady-state section (test/bench/steady_state.sh: 2 M rows under churn, and lookups
+# beside a writer; STEADY_SECONDS=0 leaves the writer out).
+.PHONY: bench-steady
+bench-steady:
+	bash test/bench/steady_state.sh
 
 # The pg_regress input that runs every SQL example of README.md and of
 # doc/*.md (README.md first, then doc/ in name order); the

@@ -218,7 +218,10 @@ ALTER INDEX sfs_bl SET (segment_filter_rate = 0);
 ALTER INDEX sfs_off_bl SET (segment_filter_rate = 0.01);
 INSERT INTO sfs SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(24001, 30000) i;
 INSERT INTO sfs_off SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(24001, 30000) i;
-SELECT bloomidx_seal('sfs_bl') > 0 AS sealed, bloomidx_seal('sfs_off_bl') > 0 AS sealed_off;
+-- (the inserts sealed most of it, two pages' rows for each page they linked)
+SELECT bloomidx_seal('sfs_bl') >= 0 AND bloomidx_seal('sfs_off_bl') >= 0 AS sealed_the_rest;
+SELECT i.pending_rows < 1000 AS sealed, o.pending_rows < 1000 AS sealed_off
+FROM bloomidx_index_info('sfs_bl') i, bloomidx_index_info('sfs_off_bl') o;
 SELECT segments > filtered_segments AS some_unfiltered FROM bloomidx_index_info('sfs_bl');
 SELECT filtered_segments AS filtered_off FROM bloomidx_index_info('sfs_off_bl');
 -- Merging a segment without filters with filtered ones: the merged one has none.

@@ -368,6 +368,8 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	}
 	/* Pages a crashed or failed seal or merge left behind are freed. */
 	bloomidx_sweep(info->index, info->strategy, stats);
+	/* Free pages that end the index go back to the file system. */
+	bloomidx_truncate_free_tail(info->index, info->strategy, stats);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;

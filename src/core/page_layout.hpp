@@ -537,9 +537,13 @@ void free_list_init(FreeList *l) noexcept;
 // when they overlap a listed extent (damage: blocks freed twice).  Keeps
 // the check.
 bool free_list_push(FreeList *l, uint32_t first, uint32_t n) noexcept;
-// Takes n consecutive blocks off the list, from the end of the shortest
-// extent that has as many (long ones stay whole for later), and returns
-// the first; 0 (the list unchanged) when no extent has n.  Keeps the check.
+// Takes n consecutive blocks off the list, from the start of the lowest
+// extent that has as many, and returns the first; 0 (the list unchanged)
+// when no extent has n.  Keeps the check.  Lowest first (address-ordered
+// first fit), so that what is written goes to the front of the index and
+// the free pages gather at its end, where VACUUM can give them back
+// (storage/truncate.cpp); every run taken is about a segment's size, so
+// long extents need not be kept whole.
 uint32_t free_list_take(FreeList *l, uint32_t n) noexcept;
 // Takes the extent [first, first + n) off the list whole; false (the list
 // unchanged) when it is not listed exactly so.  Keeps the check.

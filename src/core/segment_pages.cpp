@@ -209,18 +209,19 @@ uint32_t free_list_take(FreeList *l, uint32_t n) noexcept
 {
     if (n == 0 || l->count > kMaxFreeExtents)
         return 0;
-    uint32_t best = l->count;
-    for (uint32_t i = l->count; i-- > 0;)
+    uint32_t lowest = l->count;
+    for (uint32_t i = 0; i < l->count; i++)
         if (l->extents[i].nblocks >= n &&
-            (best == l->count || l->extents[i].nblocks < l->extents[best].nblocks))
-            best = i;
-    if (best == l->count)
+            (lowest == l->count || l->extents[i].first < l->extents[lowest].first))
+            lowest = i;
+    if (lowest == l->count)
         return 0;
-    FreeExtent &e = l->extents[best];
+    FreeExtent &e = l->extents[lowest];
+    const uint32_t first = e.first;
+    e.first += n;
     e.nblocks -= n;
-    const uint32_t first = e.first + e.nblocks;
     if (e.nblocks == 0)
-        remove_extent(l, best);
+        remove_extent(l, lowest);
     l->check = free_list_check(*l);
     return first;
 }

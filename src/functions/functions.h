@@ -20,6 +20,7 @@ TupleDesc	bloomidx_result_row_type(FunctionCallInfo fcinfo, const char *function
 Relation	bloomidx_open_relation(Oid relid, LOCKMODE lockmode);
 void		bloomidx_check_is_index(Oid relid);
 void		bloomidx_check_index_argument(Relation index, Oid indexoid, const char *what);
+void		bloomidx_check_index_ready(Relation index);
 Relation	bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode);
 
 /*

@@ -117,6 +117,23 @@ bloomidx_check_index_argument(Relation index, Oid indexoid, const char *what)
 }
 
 /*
+ * Refuses an index not ready for inserts: one CREATE or REINDEX INDEX
+ * CONCURRENTLY is building (its pages are the build's until it is done),
+ * or failed to build, or DROP INDEX CONCURRENTLY is dropping.
+ */
+void
+bloomidx_check_index_ready(Relation index)
+{
+	if (!index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is not ready: it does not receive new rows yet",
+						RelationGetRelationName(index)),
+				 errdetail("CREATE or REINDEX INDEX CONCURRENTLY is building it, or failed to, or DROP INDEX CONCURRENTLY is dropping it."),
+				 errhint("Wait for that command to finish, or REINDEX the index.")));
+}
+
+/*
  * Opens a bloomidx index whose metapage a function reads or changes
  * (`what` it works on, for the error about a partitioned index), with
  * lockmode.

@@ -33,11 +33,7 @@ bloomidx_seal(PG_FUNCTION_ARGS)
 	 * it: the build's pages are its own until it is done, when the index
 	 * becomes ready for inserts.
 	 */
-	if (!index->rd_index->indisready)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" is still being built", RelationGetRelationName(index)),
-				 errhint("Wait for the CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY building it to finish.")));
+	bloomidx_check_index_ready(index);
 
 	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	int64		rows = bloomidx_seal_all(index, 1);

@@ -1000,13 +1000,7 @@ open_relations(Oid indexoid, Relation *heap_out, Relation *index_out)
 
 	bloomidx_check_index_argument(index, indexoid, "data");
 
-	if (!index->rd_index->indisready)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" is not ready: it does not receive new rows yet",
-						RelationGetRelationName(index)),
-				 errdetail("CREATE or REINDEX INDEX CONCURRENTLY is building it, or failed to, or DROP INDEX CONCURRENTLY is dropping it."),
-				 errhint("Wait for that command to finish, or REINDEX the index.")));
+	bloomidx_check_index_ready(index);
 
 	*heap_out = heap;
 	*index_out = index;

@@ -58,7 +58,10 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 			bloomidx_debug_pause(PAUSE_DIRECTORY_PAGES);
 	} while (!bloomidx_read_directory_pages(index, nblocks, copy));
 
-	/* Blocks the copy names are below the length now: the index never shrinks. */
+	/*
+	 * Blocks the copy names are below the length now: the index shrinks only
+	 * under its AccessExclusiveLock (truncate.cpp), so never under a reader.
+	 */
 	int			entry;
 
 	if (names_block_past(copy, nslices, *nblocks, &entry))

@@ -216,9 +216,199 @@ compare_candidates(const void *a, const void *b)
 	return x->segment_id < y->segment_id ? -1 : x->segment_id > y->segment_id;
 }
 
+/* What the merges of one VACUUM share: memory for a group of sources. */
+typedef struct MergeWork
+{
+	Relation	index;
+	BufferAccessStrategy strategy;
+	BloomidxState *state;
+	DirectoryCopy *dir;			/* the directory now (refreshed after each publish) */
+	BlockNumber nblocks;
+	SegmentRows rows;
+	MergeSource *src;
+	bloomidx::SegmentHeader *headers;
+	uint32	   *removed;
+	bloomidx::SegmentEntry *removed_entries;
+	bloomidx::SegmentEntry *sources;
+	uint32	   *own_blocks;
+	bloomidx::FreeExtent *to_free;
+	bool		published;		/* a group was written: the free space map changed */
+} MergeWork;
+
+/*
+ * Writes the live rows of segments group[0 .. n) as one segment published
+ * in their place (none if no row lives), as far as their pages are sound;
+ * a lone segment only if `alone` (a move, not a merge).  The caller holds
+ * the seal lock.
+ */
+static void
+merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool alone)
+{
+	Relation	index = w->index;
+	uint32		ngroup = 0;
+
+	for (uint32 c = 0; c < n; c++)
+	{
+		const bloomidx::SegmentEntry *e = &group[c];
+
+		CHECK_FOR_INTERRUPTS();
+		if (read_live_rows(index, e, w->state->meta.signature_bits, w->nblocks, w->strategy,
+						   w->src, &w->rows))
+		{
+			w->headers[ngroup] = w->src->header;
+			w->removed[ngroup] = e->segment_id;
+			w->removed_entries[ngroup] = *e;
+			w->own_blocks[ngroup] = bloomidx_own_group_blocks(index, e, w->nblocks, w->strategy);
+			ngroup++;
+		}
+	}
+	if (ngroup == 0 || (ngroup == 1 && w->rows.nrows > 0 && !alone))
+	{
+		memset(w->rows.signatures, 0, (Size) w->rows.nrows * w->rows.signature_bytes);
+		w->rows.nrows = 0;
+		return;
+	}
+
+	/* The live rows as one segment, published in place of the group. */
+	bloomidx::SegmentEntry entry;
+	DirectoryChange change;
+
+	memset(&change, 0, sizeof(change));
+	if (w->rows.nrows > 0)
+	{
+		/* Its filters from those of the sources it has rows of. */
+		SegmentFilters filters;
+		uint32		nsources = 0;
+
+		for (uint32 i = 0; i < ngroup; i++)
+			if (w->removed_entries[i].live_rows > 0)
+				w->sources[nsources++] = w->removed_entries[i];
+		bool		has_filters = bloomidx_merge_filters(index, w->state, w->sources, nsources,
+														 w->nblocks, w->strategy, &filters);
+
+		bloomidx_write_next_segment(index, w->state, &w->rows, w->dir, w->nblocks,
+									has_filters ? &filters : NULL, &entry, &change);
+		if (has_filters)
+			pfree(filters.image);
+	}
+	bloomidx_seal_step(SEAL_STEP_WRITTEN);
+	change.removed = w->removed;
+	change.removed_headers = w->headers;
+	change.removed_group_blocks = w->own_blocks;
+	change.nremoved = ngroup;
+	change.extents_to_free = w->to_free;
+	uint32		generation = bloomidx_publish(index, &change);
+
+	bloomidx_seal_step(SEAL_STEP_PUBLISHED);
+	w->published = true;
+
+	/* The old segments' blocks the free list had no room for. */
+	for (uint32 i = 0; i < change.nextents_to_free; i++)
+		for (uint32 b = 0; b < w->to_free[i].nblocks; b++)
+			bloomidx_free_page(index, w->to_free[i].first + b, generation);
+	/* The free list and the next id changed: a fresh copy. */
+	w->nblocks = RelationGetNumberOfBlocks(index);
+	bloomidx_read_directory(index, &w->nblocks, w->dir);
+	/* The filter groups no segment names any more. */
+	bloomidx_free_unused_groups(index, w->dir, w->removed_entries, w->own_blocks, ngroup,
+								w->nblocks, generation);
+	bloomidx_seal_step(SEAL_STEP_FREED);
+	memset(w->rows.signatures, 0, (Size) w->rows.nrows * w->rows.signature_bytes);
+	w->rows.nrows = 0;
+}
+
+/*
+ * The segments below half live, as many at a time as one segment holds
+ * (fewest live rows first).
+ */
+static void
+merge_mostly_dead(MergeWork *w)
+{
+	bloomidx::SegmentEntry *cand;
+	uint32		ncand = 0;
+
+	/* Entries as copied now: only the seal lock's holder changes them. */
+	cand = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * Max(w->dir->header.nsegments, 1));
+	for (uint32 i = 0; i < w->dir->header.nsegments; i++)
+		if ((uint32) w->dir->entries[i].live_rows * MERGE_BELOW <
+			Max((uint32) w->dir->entries[i].rows,
+				bloomidx_segment_capacity(w->state->geometry.capacity)))
+			cand[ncand++] = w->dir->entries[i];
+	qsort(cand, ncand, sizeof(bloomidx::SegmentEntry), compare_candidates);
+
+	for (uint32 k = 0; k < ncand;)
+	{
+		/* The next group: fewest live rows first, as many as one segment holds. */
+		uint32		end = k;
+		uint64		sum = 0;
+
+		while (end < ncand && end - k < MERGE_GROUP && sum + cand[end].live_rows <= w->rows.capacity)
+			sum += cand[end++].live_rows;
+		if (end - k < 2 && (end == k || cand[k].live_rows > 0))
+			break;				/* the rest cannot pair up: each has more rows */
+		merge_group(w, &cand[k], end - k, false);
+		k = end;
+	}
+	pfree(cand);
+}
+
+/*
+ * Moves the segments that end the index to free blocks before them, so
+ * that the free pages behind them end the index and VACUUM can give them
+ * back (truncate.cpp).  After merges that left most of the index free (a
+ * mass DELETE), the merged segment is the last thing in the file: it was
+ * written before its sources were freed, so past them.  Moves only while
+ * over a quarter of the index is free, at most MOVES_MAX segments a
+ * VACUUM, each only if the free list has an extent for all its blocks
+ * wholly before it (free_list_take takes the lowest that fits); a
+ * segment that did not move lower ends the moves.
+ */
+#define MOVES_MAX 8
+
+static void
+move_last_segments(MergeWork *w)
+{
+	for (int moves = 0; moves < MOVES_MAX && w->dir->header.nsegments > 0; moves++)
+	{
+		const bloomidx::SegmentEntry *last = NULL;
+
+		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
+			if (last == NULL || w->dir->entries[i].header_block > last->header_block)
+				last = &w->dir->entries[i];
+		if (last->live_rows == 0 ||
+			bloomidx::free_list_blocks(w->dir->free) * 4 < (uint64) w->nblocks)
+			return;
+
+		uint32		own = bloomidx_own_group_blocks(w->index, last, w->nblocks, w->strategy);
+		uint32		blocks = last->header_block - last->first_slice + 1 + own;
+		bloomidx::FreeList list = w->dir->free;
+		uint32		first = bloomidx::free_list_take(&list, blocks);
+
+		if (first == 0 || (uint64) first + blocks > last->first_slice)
+			return;
+
+		bloomidx::SegmentEntry moving = *last;
+
+		merge_group(w, &moving, 1, true);
+		/* Where it went: the directory's newest segment. */
+		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
+			if (w->dir->entries[i].segment_id == moving.segment_id)
+				return;			/* still there: a page of it is damaged */
+		bool		lower = false;
+
+		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
+			if (w->dir->entries[i].segment_id + 1 == w->dir->header.next_segment_id)
+				lower = w->dir->entries[i].header_block < moving.header_block;
+		if (!lower)
+			return;
+	}
+}
+
 /*
  * Merges the segments below half live, as many at a time as one segment
- * holds.  The caller holds the seal lock.
+ * holds, then moves the segments that end the index into free space
+ * before them.  The caller holds the seal lock.
  */
 void
 bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
@@ -226,123 +416,32 @@ bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx merge",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
-	DirectoryCopy *dir = bloomidx_directory_copy_new();
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	bloomidx::SegmentEntry *cand;
-	uint32		ncand = 0;
+	MergeWork	w;
 
-	bloomidx_init_state(state, index);
-	bloomidx_state_filters(state, index);
-	bloomidx_read_directory(index, &nblocks, dir);
-	/* Entries as copied now: only the seal lock's holder changes them. */
-	cand = (bloomidx::SegmentEntry *)
-		palloc(sizeof(bloomidx::SegmentEntry) * Max(dir->header.nsegments, 1));
-	for (uint32 i = 0; i < dir->header.nsegments; i++)
-		if ((uint32) dir->entries[i].live_rows * MERGE_BELOW <
-			Max((uint32) dir->entries[i].rows, bloomidx_segment_capacity(state->geometry.capacity)))
-			cand[ncand++] = dir->entries[i];
-	qsort(cand, ncand, sizeof(bloomidx::SegmentEntry), compare_candidates);
-
-	SegmentRows rows;
-	MergeSource *src = (MergeSource *) palloc(sizeof(MergeSource));
-	bloomidx::SegmentHeader *headers = NULL;
-	uint32	   *removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
-	bloomidx::SegmentEntry *removed_entries = (bloomidx::SegmentEntry *)
+	memset(&w, 0, sizeof(w));
+	w.index = index;
+	w.strategy = strategy;
+	w.state = (BloomidxState *) palloc(sizeof(BloomidxState));
+	w.dir = bloomidx_directory_copy_new();
+	w.nblocks = RelationGetNumberOfBlocks(index);
+	bloomidx_init_state(w.state, index);
+	bloomidx_state_filters(w.state, index);
+	bloomidx_read_directory(index, &w.nblocks, w.dir);
+	w.src = (MergeSource *) palloc(sizeof(MergeSource));
+	w.headers = (bloomidx::SegmentHeader *) palloc(sizeof(bloomidx::SegmentHeader) * MERGE_GROUP);
+	w.removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
+	w.removed_entries = (bloomidx::SegmentEntry *)
 		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
-	bloomidx::SegmentEntry *sources = (bloomidx::SegmentEntry *)
-		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
-	uint32	   *own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
-	bloomidx::FreeExtent *to_free = (bloomidx::FreeExtent *)
+	w.sources = (bloomidx::SegmentEntry *) palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
+	w.own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
+	w.to_free = (bloomidx::FreeExtent *)
 		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
-	uint32		k = 0;
+	bloomidx_segment_rows_init(&w.rows, w.state->meta.signature_bytes,
+							   bloomidx_segment_capacity(w.state->geometry.capacity));
 
-	bloomidx_segment_rows_init(&rows, state->meta.signature_bytes,
-							   bloomidx_segment_capacity(state->geometry.capacity));
-	headers = (bloomidx::SegmentHeader *)
-		palloc(sizeof(bloomidx::SegmentHeader) * MERGE_GROUP);
-	while (k < ncand)
-	{
-		/* The next group: fewest live rows first, as many as one segment holds. */
-		uint32		end = k;
-		uint64		sum = 0;
-
-		while (end < ncand && end - k < MERGE_GROUP && sum + cand[end].live_rows <= rows.capacity)
-			sum += cand[end++].live_rows;
-		if (end - k < 2 && (end == k || cand[k].live_rows > 0))
-			break;				/* the rest cannot pair up: each has more rows */
-
-		uint32		ngroup = 0;
-
-		for (uint32 c = k; c < end; c++)
-		{
-			const bloomidx::SegmentEntry *e = &cand[c];
-
-			CHECK_FOR_INTERRUPTS();
-			if (read_live_rows(index, e, state->meta.signature_bits, nblocks, strategy, src, &rows))
-			{
-				headers[ngroup] = src->header;
-				removed[ngroup] = e->segment_id;
-				removed_entries[ngroup] = *e;
-				own_blocks[ngroup] = bloomidx_own_group_blocks(index, e, nblocks, strategy);
-				ngroup++;
-			}
-		}
-		k = end;
-		if (ngroup == 0 || (ngroup == 1 && rows.nrows > 0))
-		{
-			memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
-			rows.nrows = 0;
-			continue;
-		}
-
-		/* The live rows as one segment, published in place of the group. */
-		bloomidx::SegmentEntry entry;
-		DirectoryChange change;
-
-		memset(&change, 0, sizeof(change));
-		if (rows.nrows > 0)
-		{
-			/* Its filters from those of the sources it has rows of. */
-			SegmentFilters filters;
-			uint32		nsources = 0;
-
-			for (uint32 i = 0; i < ngroup; i++)
-				if (removed_entries[i].live_rows > 0)
-					sources[nsources++] = removed_entries[i];
-			bool		has_filters = bloomidx_merge_filters(index, state, sources, nsources,
-															 nblocks, strategy, &filters);
-
-			bloomidx_write_next_segment(index, state, &rows, dir, nblocks,
-										has_filters ? &filters : NULL, &entry, &change);
-			if (has_filters)
-				pfree(filters.image);
-		}
-		bloomidx_seal_step(SEAL_STEP_WRITTEN);
-		change.removed = removed;
-		change.removed_headers = headers;
-		change.removed_group_blocks = own_blocks;
-		change.nremoved = ngroup;
-		change.extents_to_free = to_free;
-		uint32		generation = bloomidx_publish(index, &change);
-
-		bloomidx_seal_step(SEAL_STEP_PUBLISHED);
-
-		/* The old segments' blocks the free list had no room for. */
-		for (uint32 i = 0; i < change.nextents_to_free; i++)
-			for (uint32 b = 0; b < to_free[i].nblocks; b++)
-				bloomidx_free_page(index, to_free[i].first + b, generation);
-		/* The free list and the next id changed: a fresh copy. */
-		nblocks = RelationGetNumberOfBlocks(index);
-		bloomidx_read_directory(index, &nblocks, dir);
-		/* The filter groups no segment names any more. */
-		bloomidx_free_unused_groups(index, dir, removed_entries, own_blocks, ngroup, nblocks,
-									generation);
-		bloomidx_seal_step(SEAL_STEP_FREED);
-		memset(rows.signatures, 0, (Size) rows.nrows * rows.signature_bytes);
-		rows.nrows = 0;
-	}
-	if (k > 0)
+	merge_mostly_dead(&w);
+	move_last_segments(&w);
+	if (w.published)
 		IndexFreeSpaceMapVacuum(index);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

@@ -267,19 +267,24 @@ bloomidx_seal_threshold(uint32 capacity)
  * gathered, unless another backend is sealing (or VACUUM runs) already:
  * one segment, however many are due (a backlog, left by inserts under a
  * larger bloomidx.segment_rows, say, would otherwise all fall on one
- * INSERT); each tail linked after it seals one more, faster than pages
- * fill, and VACUUM seals all.
+ * INSERT), or as many as make two pages' rows when segments are smaller
+ * than that (one seal would take just the page linked, and a backlog
+ * would never shrink).  So each tail linked seals more than it added, a
+ * backlog shrinks by a page or more each time, and VACUUM seals all.
  */
 void
 bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
 {
 	uint64		rows = (uint64) (pending_pages > 0 ? pending_pages - 1 : 0) * capacity;
 	uint32		threshold = bloomidx_seal_threshold(capacity);
+	int64		sealed = 0,
+				n;
 
 	if (rows < threshold)
 		return;
 	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return;
-	(void) bloomidx_seal_once(index, threshold);
+	while (sealed < 2 * (int64) capacity && (n = bloomidx_seal_once(index, threshold)) > 0)
+		sealed += n;
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 }

@@ -297,6 +297,14 @@ void		bloomidx_sweep(Relation index, BufferAccessStrategy strategy,
 
 /*
  * ---------------------------------------------------------------------
+ * truncate.cpp: VACUUM gives the free pages that end the index back.
+ * ---------------------------------------------------------------------
+ */
+void		bloomidx_truncate_free_tail(Relation index, BufferAccessStrategy strategy,
+										IndexBulkDeleteResult *stats);
+
+/*
+ * ---------------------------------------------------------------------
  * tid_sink.cpp: where a scan's TIDs go: checked against the table,
  * batched into the bitmap.
  * ---------------------------------------------------------------------

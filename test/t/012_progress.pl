@@ -235,23 +235,24 @@ like($err, qr/bloomidx index "t_bloomidx": parallel build, 2 of 2 workers launch
 $steps = check_progress('parallel', 'REINDEX', $seen);
 # How the heap scan splits between the participants decides whether they
 # leave enough pending rows for the leader's seal (build.cpp's tail rule;
-# on a loaded machine one participant may get most of the blocks): the
-# seal is checked where it ran, and where it did not, that less than a
-# segment's rows stayed pending.
+# on a loaded machine one participant may get most of the blocks).
 my $seal = $steps->{'sealing pending rows'} // [];
 my ($left, $left_pages) = split /\|/, $node->safe_psql('postgres',
 	"SELECT pending_rows, pending_pages FROM bloomidx_index_info('t_bloomidx')");
+# The seal takes only rows past the list's tail, and at least the tail
+# rule's minimum: the step may run and find too few.  Either way less than
+# a segment's rows stay pending.
 if (@$seal)
 {
 	my $pending = $seal->[0]{tuples_total} // 0;
 	cmp_ok($pending, '>', 0, 'parallel: the seal has rows to seal');
-	cmp_ok($left, '<', $pending, "parallel: of the $pending rows left pending, the seal took all but $left");
+	note "parallel: of the $pending rows left pending, the seal took all but $left";
 }
 else
 {
 	note "parallel: the participants left too few rows to seal ($left rows on $left_pages pages)";
-	cmp_ok($left, '<', 16384, 'parallel: no seal, and less than a segment of rows stayed pending');
 }
+cmp_ok($left, '<', 16384, 'parallel: less than a segment of rows stayed pending');
 for my $s (@{ $steps->{'syncing and writing directory'} // [] })
 {
 	is("$s->{tuples_total} $s->{tuples_done}", "$nrows $nrows",

@@ -1515,12 +1515,12 @@ TEST(FreeList, PushTakeCheckAndOverlaps)
     list->extents[1].nblocks = 99;
     list->check = free_list_check(*list);
 
-    // Taken from the end of the last extent that has enough.
+    // Taken from the start of the lowest extent that has enough.
     EXPECT_EQ(free_list_take(list, 100), 0u);
-    EXPECT_EQ(free_list_take(list, 97), 1002u);
+    EXPECT_EQ(free_list_take(list, 97), 1000u);
     EXPECT_EQ(free_list_take(list, 96), 500u);               // extent 0, whole
     EXPECT_EQ(list->count, 1u);
-    EXPECT_EQ(free_list_take(list, 2), 1000u);
+    EXPECT_EQ(free_list_take(list, 2), 1097u);
     EXPECT_EQ(list->count, 0u);
     EXPECT_EQ(list->extents[0].first, 0u);
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
@@ -1613,10 +1613,11 @@ TEST(FreeList, SegmentExtents)
     EXPECT_EQ(segment_extents(h, 116, 0, out), 0u);
 }
 
-// Segments take the shortest extent that holds them (long ones stay whole
-// for later); extents are dropped whole; blocks already listed are refused
-// (a double free is damage, never written); listed pages are their own kind.
-TEST(FreeList, BestFitDropAndDoubleFree)
+// Segments take the lowest extent that holds them, from its start, so that
+// free blocks gather at the index's end (VACUUM truncates them); extents
+// are dropped whole; blocks already listed are refused (a double free is
+// damage, never written); listed pages are their own kind.
+TEST(FreeList, LowestFitDropAndDoubleFree)
 {
     Page p;
     const uint16_t bits[1] = {6};
@@ -1625,19 +1626,19 @@ TEST(FreeList, BestFitDropAndDoubleFree)
     ASSERT_TRUE(free_list_push(list, 1000, 200));
     ASSERT_TRUE(free_list_push(list, 100, 20));
     ASSERT_TRUE(free_list_push(list, 500, 50));
-    EXPECT_EQ(free_list_take(list, 19), 101u);  // the 20-block extent, from its end
-    EXPECT_EQ(free_list_take(list, 30), 520u);  // the 50-block one, not the 200
-    EXPECT_EQ(free_list_take(list, 21), 1179u);  // 1 and 20 left there: only the 200 has 21
+    EXPECT_EQ(free_list_take(list, 19), 100u);  // the lowest, from its start
+    EXPECT_EQ(free_list_take(list, 30), 500u);  // the 50-block one, below the 200
+    EXPECT_EQ(free_list_take(list, 21), 1000u);  // 1 and 20 left below: only the 200 has 21
     EXPECT_EQ(free_list_blocks(*list), 1u + 20 + 200 - 21);
     FreeList before = *list;
-    EXPECT_FALSE(free_list_push(list, 1100, 10)); // inside the listed 1000..1178
-    EXPECT_FALSE(free_list_push(list, 95, 6));     // overlaps block 100
+    EXPECT_FALSE(free_list_push(list, 1100, 10)); // inside the listed 1021..1199
+    EXPECT_FALSE(free_list_push(list, 118, 2));    // overlaps block 119
     EXPECT_EQ(std::memcmp(&before, list, sizeof before), 0);
-    EXPECT_TRUE(free_list_overlaps(*list, 1178, 1));
-    EXPECT_FALSE(free_list_overlaps(*list, 1179, 5));
-    EXPECT_FALSE(free_list_drop(list, 100, 2));    // not listed exactly so
-    EXPECT_TRUE(free_list_drop(list, 100, 1));
-    EXPECT_FALSE(free_list_overlaps(*list, 100, 1));
+    EXPECT_TRUE(free_list_overlaps(*list, 1021, 1));
+    EXPECT_FALSE(free_list_overlaps(*list, 1016, 5));
+    EXPECT_FALSE(free_list_drop(list, 119, 2));    // not listed exactly so
+    EXPECT_TRUE(free_list_drop(list, 119, 1));
+    EXPECT_FALSE(free_list_overlaps(*list, 119, 1));
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
 
     Page listed;

@@ -1,0 +1,173 @@
+/*
+ * truncate.cpp: VACUUM gives the free pages that end the index back to the
+ * file system (storage/README.md, "Writing", VACUUM).
+ *
+ * Merges leave the blocks of the segments they removed free, and seals and
+ * merges take free blocks lowest first (core: free_list_take), moving the
+ * segments that end the index to free blocks before them (merge.cpp), so
+ * that after deletions the free pages gather at the end.  As lazy VACUUM
+ * truncates a table, this truncates an index whose last pages are free:
+ * free pages (kPageFree), pages on the metapage's free list (kPageListed)
+ * and new pages, at least TRUNCATE_MIN_PAGES of them and a sixteenth of
+ * the index.  No scan or insert may use the index meanwhile (a scan's
+ * directory copy may name a page that is free now; an insert may be
+ * taking one from the free space map), so it takes the index's
+ * AccessExclusiveLock, if it can at once (as heap truncation, which
+ * retries for a while: here the next VACUUM tries again), reads the free
+ * tail again under it, stopping early if someone waits for the lock, takes
+ * the tail's blocks off the free list (one published change) and
+ * truncates.  RelationTruncate logs the truncation; the lock is logged for
+ * standbys, whose queries on the index conflict with its replay as with
+ * a table's truncation.  Not in a parallel VACUUM's index cleanup: the
+ * lock's WAL record needs a transaction id, which parallel mode cannot
+ * assign.
+ */
+#include "storage/storage.h"
+
+extern "C" {
+#include "catalog/storage.h"
+}
+
+#define TRUNCATE_MIN_PAGES 16
+#define TRUNCATE_FRACTION 16
+/* Pages read between looks for a session waiting for the lock. */
+#define TRUNCATE_CHECK_EVERY 32
+
+/*
+ * Whether block blkno is free: on the free list (whatever it holds: a
+ * removed segment's pages stay as they were until reused), or a free, listed
+ * or new page.
+ */
+static bool
+tail_page_free(Relation index, BlockNumber blkno, const bloomidx::FreeList *list,
+			   BufferAccessStrategy strategy)
+{
+	if (bloomidx::free_list_overlaps(*list, blkno, 1))
+		return true;
+
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		free_page = PageIsNew((Page) page) ||
+		bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
+		bloomidx::check_listed_page(page) == bloomidx::PageProblem::None;
+
+	UnlockReleaseBuffer(buffer);
+	return free_page;
+}
+
+/*
+ * The first block of the free pages that end an index of nblocks blocks
+ * (nblocks if none), read back from its end; with `locked`, stops early
+ * (the blocks read so far) when a session waits for the lock.
+ */
+static BlockNumber
+free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked)
+{
+	BlockNumber start = nblocks;
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+	BlockNumber dir_nblocks = nblocks;
+
+	/* Checked whole: a damaged list never truncates a page in use. */
+	bloomidx_read_directory(index, &dir_nblocks, dir);
+	bloomidx::FreeList list = dir->free;
+
+	bloomidx_directory_copy_free(dir);
+
+	while (start > bloomidx::kMetaBlock + 1)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (locked && (nblocks - start) % TRUNCATE_CHECK_EVERY == 0 && start < nblocks &&
+			LockHasWaitersRelation(index, AccessExclusiveLock))
+			break;
+		if (!tail_page_free(index, start - 1, &list, strategy))
+			break;
+		start--;
+	}
+	return start;
+}
+
+/*
+ * Takes the blocks from `start` on off the free list: extents there are
+ * dropped, and the part of one before `start` listed again.
+ */
+static void
+unlist_tail(Relation index, BlockNumber start)
+{
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	bloomidx::FreeExtent unlist[bloomidx::kMaxFreeExtents];
+	bloomidx::FreeExtent relist[bloomidx::kMaxFreeExtents];
+	uint32		nunlist = 0,
+				nrelist = 0;
+
+	bloomidx_read_directory(index, &nblocks, dir);
+	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
+	{
+		const bloomidx::FreeExtent e = dir->free.extents[i];
+
+		if ((uint64) e.first + e.nblocks <= start)
+			continue;
+		unlist[nunlist++] = e;
+		if (e.first < start)
+			relist[nrelist++] = bloomidx::FreeExtent{e.first, start - e.first};
+	}
+	if (nunlist > 0)
+	{
+		DirectoryChange change;
+
+		memset(&change, 0, sizeof(change));
+		change.extents_to_unlist = unlist;
+		change.nextents_to_unlist = nunlist;
+		change.extents_to_list = relist;
+		change.nextents_to_list = nrelist;
+		(void) bloomidx_publish(index, &change);
+	}
+	bloomidx_directory_copy_free(dir);
+}
+
+/*
+ * Truncates the free pages that end the index; the caller holds the seal
+ * lock (no seal or merge takes a page meanwhile).  Counts what it gave
+ * back out of stats' free and deleted pages.
+ */
+void
+bloomidx_truncate_free_tail(Relation index, BufferAccessStrategy strategy,
+							IndexBulkDeleteResult *stats)
+{
+	if (IsInParallelMode())
+		return;
+
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber start = free_tail_start(index, nblocks, strategy, false);
+
+	if (nblocks - start < Max(TRUNCATE_MIN_PAGES, nblocks / TRUNCATE_FRACTION))
+		return;
+	if (!ConditionalLockRelation(index, AccessExclusiveLock))
+	{
+		ereport(DEBUG1,
+				(errmsg("index \"%s\": %u free pages at its end not truncated: the index is in use",
+						RelationGetRelationName(index), nblocks - start)));
+		return;
+	}
+	/* Inserts may have extended the index, or taken a page, since. */
+	nblocks = RelationGetNumberOfBlocks(index);
+	start = free_tail_start(index, nblocks, strategy, true);
+	if (start < nblocks)
+	{
+		unlist_tail(index, start);
+		RelationTruncate(index, start);
+		ereport(DEBUG1,
+				(errmsg("index \"%s\": truncated from %u to %u pages",
+						RelationGetRelationName(index), nblocks, start)));
+		if (stats != NULL)
+		{
+			BlockNumber gone = nblocks - start;
+
+			stats->pages_free -= Min(stats->pages_free, gone);
+			stats->pages_deleted -= Min(stats->pages_deleted, gone);
+		}
+	}
+	UnlockRelation(index, AccessExclusiveLock);
+}
