@@ -368,7 +368,11 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	}
 	/* Pages a crashed or failed seal or merge left behind are freed. */
 	bloomidx_sweep(info->index, info->strategy, stats);
-	/* Free pages that end the index go back to the file system. */
+	/*
+	 * The segments that end the index move to free blocks before them, and
+	 * the free pages that then end it go back to the file system.
+	 */
+	bloomidx_move_last_segments(info->index, info->strategy, stats->pages_free);
 	bloomidx_truncate_free_tail(info->index, info->strategy, stats);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);

@@ -359,15 +359,16 @@ merge_mostly_dead(MergeWork *w)
  * back (truncate.cpp).  After merges that left most of the index free (a
  * mass DELETE), the merged segment is the last thing in the file: it was
  * written before its sources were freed, so past them.  Moves only while
- * over a quarter of the index is free, at most MOVES_MAX segments a
- * VACUUM, each only if the free list has an extent for all its blocks
- * wholly before it (free_list_take takes the lowest that fits); a
- * segment that did not move lower ends the moves.
+ * over a quarter of the index is free (free_pages, the sweep's count of
+ * free pages off the list, and the list's), at most MOVES_MAX segments a VACUUM, each only if the
+ * free list has an extent for all its blocks wholly before it
+ * (free_list_take takes the lowest that fits); a segment that did not
+ * move lower ends the moves.
  */
 #define MOVES_MAX 8
 
 static void
-move_last_segments(MergeWork *w)
+move_last_segments(MergeWork *w, BlockNumber free_pages)
 {
 	for (int moves = 0; moves < MOVES_MAX && w->dir->header.nsegments > 0; moves++)
 	{
@@ -377,7 +378,8 @@ move_last_segments(MergeWork *w)
 			if (last == NULL || w->dir->entries[i].header_block > last->header_block)
 				last = &w->dir->entries[i];
 		if (last->live_rows == 0 ||
-			bloomidx::free_list_blocks(w->dir->free) * 4 < (uint64) w->nblocks)
+			((uint64) free_pages + bloomidx::free_list_blocks(w->dir->free)) * 4 <
+			(uint64) w->nblocks)
 			return;
 
 		uint32		own = bloomidx_own_group_blocks(w->index, last, w->nblocks, w->strategy);
@@ -405,44 +407,65 @@ move_last_segments(MergeWork *w)
 	}
 }
 
+/* The work of one VACUUM's merges or moves, in cxt. */
+static void
+merge_work_init(MergeWork *w, Relation index, BufferAccessStrategy strategy)
+{
+	memset(w, 0, sizeof(*w));
+	w->index = index;
+	w->strategy = strategy;
+	w->state = (BloomidxState *) palloc(sizeof(BloomidxState));
+	w->dir = bloomidx_directory_copy_new();
+	w->nblocks = RelationGetNumberOfBlocks(index);
+	bloomidx_init_state(w->state, index);
+	bloomidx_state_filters(w->state, index);
+	bloomidx_read_directory(index, &w->nblocks, w->dir);
+	w->src = (MergeSource *) palloc(sizeof(MergeSource));
+	w->headers = (bloomidx::SegmentHeader *) palloc(sizeof(bloomidx::SegmentHeader) * MERGE_GROUP);
+	w->removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
+	w->removed_entries = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
+	w->sources = (bloomidx::SegmentEntry *) palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
+	w->own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
+	w->to_free = (bloomidx::FreeExtent *)
+		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
+	bloomidx_segment_rows_init(&w->rows, w->state->meta.signature_bytes,
+							   bloomidx_segment_capacity(w->state->geometry.capacity));
+}
+
 /*
  * Merges the segments below half live, as many at a time as one segment
- * holds, then moves the segments that end the index into free space
- * before them.  The caller holds the seal lock.
+ * holds (free_pages unset), or moves the segments that end the index into
+ * free space before them when free_pages (the sweep's count) is over a
+ * quarter of it.  The caller holds the seal lock.
  */
-void
-bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
+static void
+merge_or_move(Relation index, BufferAccessStrategy strategy, bool move, BlockNumber free_pages)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx merge",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	MergeWork	w;
 
-	memset(&w, 0, sizeof(w));
-	w.index = index;
-	w.strategy = strategy;
-	w.state = (BloomidxState *) palloc(sizeof(BloomidxState));
-	w.dir = bloomidx_directory_copy_new();
-	w.nblocks = RelationGetNumberOfBlocks(index);
-	bloomidx_init_state(w.state, index);
-	bloomidx_state_filters(w.state, index);
-	bloomidx_read_directory(index, &w.nblocks, w.dir);
-	w.src = (MergeSource *) palloc(sizeof(MergeSource));
-	w.headers = (bloomidx::SegmentHeader *) palloc(sizeof(bloomidx::SegmentHeader) * MERGE_GROUP);
-	w.removed = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
-	w.removed_entries = (bloomidx::SegmentEntry *)
-		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
-	w.sources = (bloomidx::SegmentEntry *) palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
-	w.own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
-	w.to_free = (bloomidx::FreeExtent *)
-		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
-	bloomidx_segment_rows_init(&w.rows, w.state->meta.signature_bytes,
-							   bloomidx_segment_capacity(w.state->geometry.capacity));
-
-	merge_mostly_dead(&w);
-	move_last_segments(&w);
+	merge_work_init(&w, index, strategy);
+	if (move)
+		move_last_segments(&w, free_pages);
+	else
+		merge_mostly_dead(&w);
 	if (w.published)
 		IndexFreeSpaceMapVacuum(index);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+}
+
+void
+bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy)
+{
+	merge_or_move(index, strategy, false, 0);
+}
+
+void
+bloomidx_move_last_segments(Relation index, BufferAccessStrategy strategy, BlockNumber free_pages)
+{
+	merge_or_move(index, strategy, true, free_pages);
 }

@@ -286,6 +286,8 @@ uint32		bloomidx_seal_threshold(uint32 capacity);
  * ---------------------------------------------------------------------
  */
 void		bloomidx_merge_segments(Relation index, BufferAccessStrategy strategy);
+void		bloomidx_move_last_segments(Relation index, BufferAccessStrategy strategy,
+										BlockNumber free_pages);
 
 /*
  * ---------------------------------------------------------------------
