@@ -192,9 +192,11 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 
 	/*
 	 * The page this statement used last (no metapage visit for each row of
-	 * a multi-row INSERT).  It is still within the index: an index never
-	 * shrinks, and nothing gives it a new file within a statement, so no
-	 * lseek for the length per row.
+	 * a multi-row INSERT).  It is still within the index: the index
+	 * shrinks only under its AccessExclusiveLock (storage/truncate.cpp),
+	 * which the lock this statement holds on it keeps out, and nothing
+	 * gives it a new file within a statement, so no lseek for the length
+	 * per row.
 	 */
 	BlockNumber blkno = cache->last_block;
 
