@@ -18,9 +18,13 @@
  * the tail's blocks off the free list (one published change) and
  * truncates.  RelationTruncate logs the truncation; the lock is logged for
  * standbys, whose queries on the index conflict with its replay as with
- * a table's truncation.  Not in a parallel VACUUM's index cleanup: the
- * lock's WAL record needs a transaction id, which parallel mode cannot
- * assign.
+ * a table's truncation; a standby holds the lock until VACUUM's
+ * transaction ends (as it does a table's, there at VACUUM's very end).
+ * Not in a parallel VACUUM: the lock's WAL record needs a transaction id,
+ * which parallel mode cannot assign, and a VACUUM of a table with two or
+ * more indexes over min_parallel_index_scan_size runs its index cleanup in
+ * parallel mode, the leader's part too.  Autovacuum (never parallel) and
+ * VACUUM (PARALLEL 0) truncate such indexes.
  */
 #include "storage/storage.h"
 
