@@ -55,3 +55,19 @@ SELECT bloomidx_verify('sh_bl');
 SELECT live_rows + pending_rows = (SELECT count(*) FROM sh) AS every_row_once
 FROM bloomidx_index_info('sh_bl');
 DROP TABLE sh, sh_size;
+
+-- A table whose vacuum_truncate is off keeps its index's length too (it
+-- is set to keep the lock's replay off standbys); set on, VACUUM truncates.
+CREATE TABLE sn (id int, a int) WITH (autovacuum_enabled = off, vacuum_truncate = false);
+INSERT INTO sn SELECT i, i % 97 FROM generate_series(1, 30000) i;
+CREATE INDEX sn_bl ON sn USING bloomidx (a, id);
+CREATE TABLE sn_size AS SELECT pg_relation_size('sn_bl') / 8192 AS built;
+DELETE FROM sn WHERE id % 100 <> 0;
+SELECT wait_for_older_xacts();
+VACUUM sn;
+SELECT pg_relation_size('sn_bl') / 8192 >= built AS kept_its_length FROM sn_size;
+ALTER TABLE sn SET (vacuum_truncate = true);
+VACUUM sn;
+SELECT pg_relation_size('sn_bl') / 8192 < built / 4 AS truncated FROM sn_size;
+SELECT index_vs_seqscan('SELECT id FROM sn WHERE a = ' || v) FROM (VALUES (0), (3), (96)) q(v);
+DROP TABLE sn, sn_size;

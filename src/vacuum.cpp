@@ -370,11 +370,14 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	bloomidx_sweep(info->index, info->strategy, stats);
 	/*
 	 * The segments that end the index move to free blocks before them, and
-	 * the free pages that then end it go back to the file system.
+	 * the free pages that then end it go back to the file system (after the
+	 * seal lock: truncate.cpp).  Not in a parallel VACUUM, which cannot
+	 * truncate.
 	 */
-	bloomidx_move_last_segments(info->index, info->strategy, stats->pages_free);
-	bloomidx_truncate_free_tail(info->index, info->strategy, stats);
-	stats->num_pages = RelationGetNumberOfBlocks(info->index);
+	if (!IsInParallelMode())
+		bloomidx_move_last_segments(info->index, info->strategy, stats->pages_free);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
+	bloomidx_truncate_free_tail(info, stats);
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	return stats;
 }

@@ -377,7 +377,8 @@ move_last_segments(MergeWork *w, BlockNumber free_pages)
 		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
 			if (last == NULL || w->dir->entries[i].header_block > last->header_block)
 				last = &w->dir->entries[i];
-		if (last->live_rows == 0 ||
+		/* Its rows must fit one segment as this session sizes them (bloomidx.segment_rows). */
+		if (last->live_rows == 0 || last->live_rows > w->rows.capacity ||
 			((uint64) free_pages + bloomidx::free_list_blocks(w->dir->free)) * 4 <
 			(uint64) w->nblocks)
 			return;

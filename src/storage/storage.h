@@ -302,8 +302,7 @@ void		bloomidx_sweep(Relation index, BufferAccessStrategy strategy,
  * truncate.cpp: VACUUM gives the free pages that end the index back.
  * ---------------------------------------------------------------------
  */
-void		bloomidx_truncate_free_tail(Relation index, BufferAccessStrategy strategy,
-										IndexBulkDeleteResult *stats);
+void		bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 
 /*
  * ---------------------------------------------------------------------

@@ -32,6 +32,18 @@ extern "C" {
 #include "catalog/storage.h"
 }
 
+/* Whether the table's vacuum_truncate lets VACUUM truncate it, and so its index. */
+static bool
+bloomidx_table_allows_truncation(Relation index)
+{
+	/* VACUUM holds the table's lock. */
+	Relation	heap = relation_open(index->rd_index->indrelid, NoLock);
+	bool		allowed = bloomidx_vacuum_truncate_option(heap);
+
+	relation_close(heap, NoLock);
+	return allowed;
+}
+
 #define TRUNCATE_MIN_PAGES 16
 #define TRUNCATE_FRACTION 16
 /* Pages read between looks for a session waiting for the lock. */
@@ -64,21 +76,33 @@ tail_page_free(Relation index, BlockNumber blkno, const bloomidx::FreeList *list
 /*
  * The first block of the free pages that end an index of nblocks blocks
  * (nblocks if none), read back from its end; with `locked`, stops early
- * (the blocks read so far) when a session waits for the lock.
+ * (the blocks read so far) when a session waits for the lock.  *off_list:
+ * how many of them are not on the free list (VACUUM's sweep counted those
+ * as free).
  */
 static BlockNumber
-free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked)
+free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked,
+				BlockNumber *off_list)
 {
 	BlockNumber start = nblocks;
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber dir_nblocks = nblocks;
 
-	/* Checked whole: a damaged list never truncates a page in use. */
+	/*
+	 * Checked whole, and each extent against the segments, as a seal checks
+	 * it before writing there: a damaged list never truncates a page in use.
+	 */
 	bloomidx_read_directory(index, &dir_nblocks, dir);
+	for (uint32 i = 0; i < dir->free.count; i++)
+		if (!bloomidx::free_extent_ok(dir->free, i, bloomidx_cached_meta(index)->signature_bits,
+									  dir_nblocks, dir->entries, dir->header.nsegments))
+			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
+													i));
 	bloomidx::FreeList list = dir->free;
 
 	bloomidx_directory_copy_free(dir);
-
+	*off_list = 0;
 	while (start > bloomidx::kMetaBlock + 1)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -87,6 +111,8 @@ free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strate
 			break;
 		if (!tail_page_free(index, start - 1, &list, strategy))
 			break;
+		if (!bloomidx::free_list_overlaps(list, start - 1, 1))
+			(*off_list)++;
 		start--;
 	}
 	return start;
@@ -132,46 +158,54 @@ unlist_tail(Relation index, BlockNumber start)
 }
 
 /*
- * Truncates the free pages that end the index; the caller holds the seal
- * lock (no seal or merge takes a page meanwhile).  Counts what it gave
- * back out of stats' free and deleted pages.
+ * Truncates the free pages that end the index, after VACUUM let go of the
+ * seal lock: the AccessExclusiveLock is a heavyweight lock, taken before
+ * the page lock as everywhere (PostgreSQL before 16 asserts that no
+ * heavyweight lock is taken while a page lock is held), and under it no
+ * one else can hold the seal lock, which it then takes for the publish.
+ * Counts what it gave back out of stats' free and deleted pages, and says
+ * so at VACUUM's message level (INFO under VERBOSE), as heap truncation
+ * does.
  */
 void
-bloomidx_truncate_free_tail(Relation index, BufferAccessStrategy strategy,
-							IndexBulkDeleteResult *stats)
+bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	if (IsInParallelMode())
+	Relation	index = info->index;
+	BufferAccessStrategy strategy = info->strategy;
+	BlockNumber off_list;
+
+	if (IsInParallelMode() || !bloomidx_table_allows_truncation(index))
 		return;
 
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber start = free_tail_start(index, nblocks, strategy, false);
+	BlockNumber start = free_tail_start(index, nblocks, strategy, false, &off_list);
 
 	if (nblocks - start < Max(TRUNCATE_MIN_PAGES, nblocks / TRUNCATE_FRACTION))
 		return;
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
 	{
-		ereport(DEBUG1,
+		ereport(info->message_level,
 				(errmsg("index \"%s\": %u free pages at its end not truncated: the index is in use",
 						RelationGetRelationName(index), nblocks - start)));
 		return;
 	}
+	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	/* Inserts may have extended the index, or taken a page, since. */
 	nblocks = RelationGetNumberOfBlocks(index);
-	start = free_tail_start(index, nblocks, strategy, true);
+	start = free_tail_start(index, nblocks, strategy, true, &off_list);
 	if (start < nblocks)
 	{
 		unlist_tail(index, start);
 		RelationTruncate(index, start);
-		ereport(DEBUG1,
-				(errmsg("index \"%s\": truncated from %u to %u pages",
+		ereport(info->message_level,
+				(errmsg("index \"%s\": truncated %u to %u pages",
 						RelationGetRelationName(index), nblocks, start)));
 		if (stats != NULL)
 		{
-			BlockNumber gone = nblocks - start;
-
-			stats->pages_free -= Min(stats->pages_free, gone);
-			stats->pages_deleted -= Min(stats->pages_deleted, gone);
+			stats->pages_free -= Min(stats->pages_free, off_list);
+			stats->pages_deleted -= Min(stats->pages_deleted, off_list);
 		}
 	}
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	UnlockRelation(index, AccessExclusiveLock);
 }

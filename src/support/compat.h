@@ -217,4 +217,23 @@ bloomidx_set_version_am_fields(IndexAmRoutine *am)
 	(void) am;
 }
 
+/*
+ * The table's vacuum_truncate, which VACUUM's truncation of the index
+ * follows as the table's does: a reloption that may be unset, and from
+ * PostgreSQL 18 a setting of the same name for tables without it.
+ */
+static inline bool
+bloomidx_vacuum_truncate_option(Relation heap)
+{
+	const StdRdOptions *opts = (const StdRdOptions *) heap->rd_options;
+
+#if PG_VERSION_NUM >= 180000
+	if (opts != NULL && opts->vacuum_truncate_set)
+		return opts->vacuum_truncate;
+	return vacuum_truncate;
+#else
+	return opts == NULL || opts->vacuum_truncate;
+#endif
+}
+
 #endif							/* BLOOMIDX_COMPAT_H */
