@@ -338,6 +338,42 @@ bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation)
 	RecordFreeIndexPage(index, blkno);
 }
 
+/*
+ * Checks each extent of a directory copy's free list against its
+ * segments (an index of nslices-bit signatures and nblocks blocks): a
+ * damaged list is an ERROR before anything writes into, or cuts, the
+ * blocks it names.
+ */
+void
+bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 nslices,
+						 BlockNumber nblocks)
+{
+	for (uint32 i = 0; i < dir->free.count; i++)
+		if (!bloomidx::free_extent_ok(dir->free, i, nslices, nblocks, dir->entries,
+									  dir->header.nsegments))
+			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
+										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
+													i));
+}
+
+/*
+ * Publishes a change of the free list alone: extents taken off it whole,
+ * then extents added; returns the new generation.
+ */
+uint32
+bloomidx_publish_free_extents(Relation index, const bloomidx::FreeExtent *to_list, uint32 nlist,
+							  const bloomidx::FreeExtent *to_unlist, uint32 nunlist)
+{
+	DirectoryChange change;
+
+	memset(&change, 0, sizeof(change));
+	change.extents_to_list = to_list;
+	change.nextents_to_list = nlist;
+	change.extents_to_unlist = to_unlist;
+	change.nextents_to_unlist = nunlist;
+	return bloomidx_publish(index, &change);
+}
+
 /* How a page failed its check: reused since the directory was copied, or damaged. */
 bool
 bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,

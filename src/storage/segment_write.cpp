@@ -397,12 +397,7 @@ bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentR
 	bloomidx::FreeList list = dir->free;
 
 	/* A damaged list could send the segment over pages in use. */
-	for (uint32 i = 0; i < list.count; i++)
-		if (!bloomidx::free_extent_ok(list, i, state->meta.signature_bits, nblocks, dir->entries,
-									  dir->header.nsegments))
-			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
-													i));
+	bloomidx_check_free_list(index, dir, state->meta.signature_bits, nblocks);
 	BlockWriter writer;
 
 	bloomidx_block_writer_init(&writer, index, !RELATION_IS_LOCAL(index), false);

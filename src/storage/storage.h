@@ -160,6 +160,11 @@ struct DirectoryChange
 };
 
 uint32		bloomidx_publish(Relation index, DirectoryChange *change);
+uint32		bloomidx_publish_free_extents(Relation index, const bloomidx::FreeExtent *to_list,
+										  uint32 nlist, const bloomidx::FreeExtent *to_unlist,
+										  uint32 nunlist);
+void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 nslices,
+									 BlockNumber nblocks);
 void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
 
 /*

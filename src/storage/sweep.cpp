@@ -247,14 +247,8 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedB
 	if (nnew_extents == 0 && nshort_extents == 0)
 		return;
 
-	DirectoryChange change;
-
-	memset(&change, 0, sizeof(change));
-	change.extents_to_list = new_extents;
-	change.nextents_to_list = nnew_extents;
-	change.extents_to_unlist = short_extents;
-	change.nextents_to_unlist = nshort_extents;
-	uint32		generation = bloomidx_publish(index, &change);
+	uint32		generation = bloomidx_publish_free_extents(index, new_extents, nnew_extents,
+														   short_extents, nshort_extents);
 
 	for (uint32 i = 0; i < nnew_extents; i++)
 		mark_unused(free_blocks, new_extents[i].first, new_extents[i].nblocks);

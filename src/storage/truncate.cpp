@@ -93,12 +93,7 @@ free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strate
 	 * it before writing there: a damaged list never truncates a page in use.
 	 */
 	bloomidx_read_directory(index, &dir_nblocks, dir);
-	for (uint32 i = 0; i < dir->free.count; i++)
-		if (!bloomidx::free_extent_ok(dir->free, i, bloomidx_cached_meta(index)->signature_bits,
-									  dir_nblocks, dir->entries, dir->header.nsegments))
-			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
-										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
-													i));
+	bloomidx_check_free_list(index, dir, bloomidx_cached_meta(index)->signature_bits, dir_nblocks);
 	bloomidx::FreeList list = dir->free;
 
 	bloomidx_directory_copy_free(dir);
@@ -144,16 +139,7 @@ unlist_tail(Relation index, BlockNumber start)
 			relist[nrelist++] = bloomidx::FreeExtent{e.first, start - e.first};
 	}
 	if (nunlist > 0)
-	{
-		DirectoryChange change;
-
-		memset(&change, 0, sizeof(change));
-		change.extents_to_unlist = unlist;
-		change.nextents_to_unlist = nunlist;
-		change.extents_to_list = relist;
-		change.nextents_to_list = nrelist;
-		(void) bloomidx_publish(index, &change);
-	}
+		(void) bloomidx_publish_free_extents(index, relist, nrelist, unlist, nunlist);
 	bloomidx_directory_copy_free(dir);
 }
 

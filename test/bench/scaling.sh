@@ -39,12 +39,7 @@ bench_install
 cluster_trap
 CLUSTER_INITDB_FLAGS=--data-checksums cluster_start "$PORT" bloomidx-scaling
 q() { cluster_psql -qAt "$@"; }
-q -c "ALTER SYSTEM SET shared_buffers = '4GB'" -c "ALTER SYSTEM SET work_mem = '256MB'" \
-	-c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '32GB'" \
-	-c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "ALTER SYSTEM SET autovacuum = off" \
-	-c "ALTER SYSTEM SET jit = off" -c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0" \
-	-c "ALTER SYSTEM SET synchronize_seqscans = off"
-(cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/pg_ctl" -D "$PGDATA" -l "$CLUSTER_DIR/server.log" -w restart >/dev/null)
+bench_cluster_settings
 q -c "CREATE EXTENSION bloomidx" -c "CREATE EXTENSION bloom" -f "$BENCH/scaling.sql"
 
 mkdir -p "$OUT_DIR"

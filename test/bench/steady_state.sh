@@ -49,13 +49,7 @@ bench_install
 cluster_trap
 CLUSTER_INITDB_FLAGS=--data-checksums cluster_start "$PORT" bloomidx-steady
 q() { cluster_psql -qAt "$@"; }
-q -c "ALTER SYSTEM SET shared_buffers = '4GB'" -c "ALTER SYSTEM SET work_mem = '256MB'" \
-	-c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '32GB'" \
-	-c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "ALTER SYSTEM SET autovacuum = off" \
-	-c "ALTER SYSTEM SET autovacuum_naptime = '10s'" \
-	-c "ALTER SYSTEM SET jit = off" -c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0" \
-	-c "ALTER SYSTEM SET synchronize_seqscans = off"
-(cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/pg_ctl" -D "$PGDATA" -l "$CLUSTER_DIR/server.log" -w restart >/dev/null)
+bench_cluster_settings "autovacuum_naptime = '10s'"
 q -c "CREATE EXTENSION bloomidx" -c "CREATE EXTENSION bloom" -c "CREATE EXTENSION btree_gin" \
 	-f "$BENCH/scaling.sql" -f "$BENCH/steady_state.sql"
 

@@ -163,6 +163,23 @@ print_file() {
 	echo "----- end of $f -----"
 }
 
+# The running bench cluster's settings (scaling.sh, steady_state.sh): room
+# for a whole index in shared buffers, no autovacuum, JIT, parallel query
+# or synchronized scans to move a figure; then a restart.  Extra
+# "name = value" settings may follow.
+bench_cluster_settings() {
+	local args=(-c "ALTER SYSTEM SET shared_buffers = '4GB'" -c "ALTER SYSTEM SET work_mem = '256MB'"
+		-c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '32GB'"
+		-c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "ALTER SYSTEM SET autovacuum = off"
+		-c "ALTER SYSTEM SET jit = off" -c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0"
+		-c "ALTER SYSTEM SET synchronize_seqscans = off") setting
+	for setting in "$@"; do
+		args+=(-c "ALTER SYSTEM SET $setting")
+	done
+	cluster_psql -qAt "${args[@]}"
+	(cd "$CLUSTER_DIR" && as_pg "$PG_BINDIR/pg_ctl" -D "$PGDATA" -l "$CLUSTER_DIR/server.log" -w restart >/dev/null)
+}
+
 # What a benchmark measures: installs what is missing, then builds and
 # installs bloomidx from the working tree (BLOOMIDX_BENCH_NO_BUILD=1: the
 # installed one), and sets BUILT (which) and COMMIT (the tree's commit,
