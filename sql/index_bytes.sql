@@ -165,6 +165,7 @@ WHERE i.indrelid = 'ib'::regclass ORDER BY c.relname;
 
 -- VACUUM's removals.
 DELETE FROM ib WHERE id % 7 = 3 OR id BETWEEN 1200 AND 1500;
+SELECT wait_for_older_xacts();
 VACUUM (INDEX_CLEANUP ON) ib;
 SELECT c.relname AS index, index_digest(c.oid) AS after_vacuum
 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid

@@ -10,6 +10,7 @@ SELECT pg_relation_size('tm_bl') / current_setting('block_size')::int AS blocks_
 
 -- Delete half, vacuum, insert as many again: the freed space is reused.
 DELETE FROM tm WHERE id % 2 = 0;
+SELECT wait_for_older_xacts();
 VACUUM tm;
 SELECT index_vs_seqscan('SELECT id FROM tm WHERE a = 3');
 INSERT INTO tm SELECT i, i % 100, 'c' || (i % 55) FROM generate_series(20001, 30000) i;

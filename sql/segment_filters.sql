@@ -143,6 +143,7 @@ $$;
 SELECT filter_groups('sf_bl') AS groups_before;
 INSERT INTO sf SELECT i, i * 7 + 3, i % 1000, 'new', i % 300 FROM generate_series(40001, 41000) i;
 DELETE FROM sf WHERE id % 3 <> 0 AND id <= 20000;
+SELECT wait_for_older_xacts();
 VACUUM sf;
 SELECT filter_groups('sf_bl') AS groups_after, segments, filtered_segments
 FROM bloomidx_index_info('sf_bl');
@@ -228,6 +229,7 @@ SELECT filtered_segments AS filtered_off FROM bloomidx_index_info('sfs_off_bl');
 SELECT segments AS segments_before, filtered_segments AS filtered_before
 FROM bloomidx_index_info('sfs_bl') \gset
 DELETE FROM sfs WHERE id % 3 = 0 AND id <= 27000;
+SELECT wait_for_older_xacts();
 VACUUM sfs;
 SELECT segments < :segments_before AS merged, filtered_segments < :filtered_before AS fewer_filtered,
        segments > filtered_segments AS some_unfiltered
