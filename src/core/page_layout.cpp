@@ -67,14 +67,16 @@ uint32_t segment_entry_check(const SegmentEntry &e) noexcept
 
 bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks) noexcept
 {
+    const uint32_t pages = slice_page_count(nslices, e.rows, e.slices_per_page);
     return e.check == segment_entry_check(e) && e.segment_id != 0 && e.rows >= 1 &&
-           e.rows <= kSegmentRows && e.live_rows <= e.rows && e.flags == 0 &&
+           e.rows <= kSegmentRows && e.live_rows <= e.rows &&
+           slices_per_page_ok(e.rows, e.slices_per_page) &&
            e.header_block != kMetaBlock && e.header_block < nblocks &&
            e.first_slice != kMetaBlock && e.first_slice < nblocks &&
-           nslices <= nblocks - e.first_slice &&
+           pages <= nblocks - e.first_slice &&
            // One extent: slices, live page, 1..kMaxTidPages TID pages, header.
-           e.header_block >= static_cast<uint64_t>(e.first_slice) + nslices + 2 &&
-           e.header_block <= static_cast<uint64_t>(e.first_slice) + nslices + 1 + kMaxTidPages &&
+           e.header_block >= static_cast<uint64_t>(e.first_slice) + pages + 2 &&
+           e.header_block <= static_cast<uint64_t>(e.first_slice) + pages + 1 + kMaxTidPages &&
            (e.filter_block == 0 ? e.filter_offset == 0 && e.filter_group == 0
                                 : e.filter_block != kMetaBlock && e.filter_block < nblocks &&
                                       e.filter_offset < kGroupSlots && e.filter_group != 0);
@@ -320,7 +322,7 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
     const MetaPageData *meta = meta_data(page);
     if (meta->magic != kMetaMagic)
         return PageProblem::BadMagic;
-    if (meta->version != kMetaVersion)
+    if (meta->version < kMetaVersionOldest || meta->version > kMetaVersion)
         return PageProblem::BadVersion;
     // Each format version fixes its hash version: another one is damage.
     if (meta->hash_version != kHashXxh3V2)

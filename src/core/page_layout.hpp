@@ -21,14 +21,16 @@
 // tuples per page or one fewer.  Vacuum compacts entries [0, n).
 //
 // Slice page (format 2, for the bit-sliced segments of storage/README.md):
-// bit j of a segment's rows,
+// bit j of a segment's rows (and of slices j + 1.. where the segment packs
+// several a page: slice_spot below),
 //
 //   [page header, 24 B][kSliceWords words: row r at word r / 64, bit r % 64][hole, 24 B][special, 16 B]
 //                                                                          ^pd_lower  ^pd_upper
 //
 // In the special space: count = the segment's rows, flags = kPageSlice,
 // format = kFormatSliced, signature_sum = the entry sum of the words,
-// tid_sum = j, reserved = the segment's id (low half first).  The sum is
+// tid_sum = j (the page's first slice), reserved = the segment's id (low
+// half first).  The sum is
 // checked whenever a scan reads the page: a cleared bit would otherwise
 // lose a row.
 //
@@ -106,7 +108,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 13;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 14;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -115,7 +117,10 @@ constexpr uint16_t kMetaVersion = 13;       // bump on any change to this file t
                                             // filter groups; 12: filter keys in
                                             // pending rows, filters of sealed and
                                             // merged segments; 13: groups of up to 127
-                                            // slots, group ids from a counter)
+                                            // slots, group ids from a counter; 14:
+                                            // packed slices)
+constexpr uint16_t kMetaVersionOldest = 13; // the oldest format still read (format 13
+                                            // is format 14 with one slice a page)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -337,11 +342,56 @@ struct SegmentEntry {
     uint16_t live_rows;     // rows VACUUM has not cleared
     uint32_t filter_block;  // the header block of its filter group (0: no filters)
     uint16_t filter_offset; // ... its slot there (0..kGroupSlots - 1)
-    uint16_t flags;         // 0 so far
+    uint16_t slices_per_page; // packed slices (below); 0: one a page (format 13)
     uint32_t filter_group;  // ... and the group's id (0 without filters)
     uint32_t check;         // segment_entry_check of the fields above
 };
 static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
+
+// Packed slices (format 14).  A slice of n rows needs slice_lines(n) cache
+// lines; format 13 gave each slice a page of 127 lines whatever n, so a
+// segment of 2,000 rows took as many slice pages as one of 65,024.  Format
+// 14 puts k = packed_slices_per_page(n) slices on a page, one after
+// another: slice j on the segment's slice page j / k, from word
+// (j % k) * slice_lines(n) * 8, the page's words past the last slice zero.
+// A segment of over 32,256 rows has k = 1: the format 13 layout.  Its
+// directory entry and header say k (slices_per_page; 0, one a page,
+// for the segments of format 13 indexes, which the writer keeps writing).
+constexpr uint32_t slice_lines(uint32_t rows) noexcept
+{
+    return (rows + kSliceLineRows - 1) / kSliceLineRows;
+}
+constexpr uint16_t packed_slices_per_page(uint32_t rows) noexcept
+{
+    return rows == 0 || rows > kSegmentRows ? 1
+                                            : static_cast<uint16_t>(kSliceLines / slice_lines(rows));
+}
+// Whether a segment of `rows` rows may say slices_per_page.
+constexpr bool slices_per_page_ok(uint32_t rows, uint16_t slices_per_page) noexcept
+{
+    return slices_per_page == 0 || slices_per_page == packed_slices_per_page(rows);
+}
+// The slice pages of a segment of nslices slices and `rows` rows.
+constexpr uint32_t slice_page_count(uint32_t nslices, uint32_t rows,
+                                    uint16_t slices_per_page) noexcept
+{
+    return slices_per_page <= 1 ? nslices : (nslices + slices_per_page - 1) / slices_per_page;
+}
+// Where slice j is: the segment's slice page `page` (block first_slice +
+// page), from word `word`; `first` is the first slice on that page.
+struct SliceSpot {
+    uint32_t page;
+    uint32_t word;
+    uint32_t first;
+};
+constexpr SliceSpot slice_spot(uint32_t j, uint32_t rows, uint16_t slices_per_page) noexcept
+{
+    return slices_per_page <= 1
+               ? SliceSpot{j, 0, j}
+               : SliceSpot{j / slices_per_page,
+                           j % slices_per_page * slice_lines(rows) * kSliceLineWords,
+                           j - j % slices_per_page};
+}
 
 // The metapage's second part (format 6), at kDirectoryOffset: the pending
 // list and the segment directory.  Every change to it goes with a new
@@ -476,7 +526,8 @@ static_assert(kMetaPageLower <= kSpecialOffset, "the metapage's parts fit");
 
 uint32_t segment_entry_check(const SegmentEntry &e) noexcept;
 // Whether an entry is sound for an index of `nblocks` blocks whose
-// signatures have `nslices` bits.
+// signatures have `nslices` bits (its extent's size from its rows and
+// slices_per_page).
 bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks) noexcept;
 
 // Slice pages.  The glue initialises the page (PageInit, 16-byte special
@@ -624,7 +675,8 @@ struct SegmentHeader {
     uint16_t nslices;         // the index's signature bits
     uint16_t ntid_pages;
     uint16_t ngroups;         // ceil(rows / 64)
-    uint32_t reserved;        // 0
+    uint16_t slices_per_page; // as its directory entry's
+    uint16_t reserved;        // 0
     uint32_t tid_blocks[kMaxTidPages];
     TidGroupRef groups[kTidGroups];
 };
@@ -989,10 +1041,10 @@ PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
                              uint32_t segment_id, Sums sums = Sums::Verify) noexcept;
 
 // Checks a segment header page: segment `segment_id` of `rows` rows, its
-// slices from first_slice, for an index of `nslices` bits and `nblocks`
+// slices from first_slice (slices_per_page as its entry says), for an index of `nslices` bits and `nblocks`
 // blocks: every block it names within the index, every group in place.
 PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
-                               uint32_t first_slice, uint32_t nslices,
+                               uint32_t first_slice, uint32_t nslices, uint16_t slices_per_page,
                                uint32_t nblocks) noexcept;
 // Checks page `page_index` of a segment's TIDs, and that the groups the
 // header places on it lie within its bytes.

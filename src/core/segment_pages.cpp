@@ -256,7 +256,8 @@ bool free_extent_ok(const FreeList &l, uint32_t extent, uint32_t nslices, uint32
         return false;
     // A segment's extent: from its first slice to its header (the last block).
     for (uint32_t i = 0; i < nentries; i++)
-        if (overlaps(x.first, x.nblocks, entries[i].first_slice, nslices) ||
+        if (overlaps(x.first, x.nblocks, entries[i].first_slice,
+                     slice_page_count(nslices, entries[i].rows, entries[i].slices_per_page)) ||
             overlaps(x.first, x.nblocks, entries[i].header_block, 1) ||
             (entries[i].header_block > entries[i].first_slice &&
              overlaps(x.first, x.nblocks, entries[i].first_slice,
@@ -396,7 +397,7 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 }
 
 PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
-                               uint32_t first_slice, uint32_t nslices,
+                               uint32_t first_slice, uint32_t nslices, uint16_t slices_per_page,
                                uint32_t nblocks) noexcept
 {
     PageProblem p = check_fixed(page, kPageSegment, kFormatSliced);
@@ -411,12 +412,14 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
     if (page_sum(page + kPageHeaderSize, sizeof h) != op->signature_sum)
         return PageProblem::BadSegmentSum;
     if (h.segment_id != segment_id || h.rows != rows || h.first_slice != first_slice ||
-        h.nslices != nslices || h.reserved != 0 ||
+        h.nslices != nslices || h.slices_per_page != slices_per_page ||
+        !slices_per_page_ok(rows, slices_per_page) || h.reserved != 0 ||
         h.ngroups != (rows + kTidGroupRows - 1) / kTidGroupRows || h.ntid_pages < 1 ||
         h.ntid_pages > kMaxTidPages || h.live_block == kMetaBlock || h.live_block >= nblocks)
         return PageProblem::BadSegment;
     // One extent: the live page right after the slices, then the TID pages.
-    if (h.live_block != static_cast<uint64_t>(first_slice) + nslices)
+    if (h.live_block !=
+        static_cast<uint64_t>(first_slice) + slice_page_count(nslices, rows, slices_per_page))
         return PageProblem::BadSegment;
     for (uint32_t i = 0; i < h.ntid_pages; i++)
         if (h.tid_blocks[i] != h.live_block + 1 + i || h.tid_blocks[i] >= nblocks)
@@ -485,7 +488,7 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
 uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t group_blocks,
                          FreeExtent *out) noexcept
 {
-    if (h.ntid_pages > kMaxTidPages || h.nslices == 0)
+    if (h.ntid_pages > kMaxTidPages || h.nslices == 0 || !slices_per_page_ok(h.rows, h.slices_per_page))
         return 0;
     // The slices as one extent, the other blocks one each, in block order.
     uint32_t n = 0;
@@ -495,7 +498,7 @@ uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t
             out[at] = out[at - 1];
         out[at] = FreeExtent{first, nblocks};
     };
-    insert(h.first_slice, h.nslices);
+    insert(h.first_slice, slice_page_count(h.nslices, h.rows, h.slices_per_page));
     insert(h.live_block, 1);
     for (uint32_t p = 0; p < h.ntid_pages; p++)
         insert(h.tid_blocks[p], 1);

@@ -138,7 +138,10 @@ bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nro
                        uint32_t sig_bytes) noexcept
 {
     const uint8_t bit = static_cast<uint8_t>(1u << (slice % 8));
-    for (uint32_t w = 0; w < kSliceWords; w++) {
+    // The lines that hold rows [0, nrows): a packed slice ends there.
+    const uint32_t nwords = (nrows < kSegmentRows ? (nrows + kSliceLineRows - 1) / kSliceLineRows
+                                                  : kSliceLines) * kSliceLineWords;
+    for (uint32_t w = 0; w < nwords; w++) {
         uint64_t bits = words[w] & live[w];
         while (bits != 0) {
             const uint32_t r = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));

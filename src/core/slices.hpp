@@ -30,7 +30,8 @@ void transpose_signatures(const uint8_t *signatures, size_t stride, uint32_t nro
 
 // The way back, one slice at a time: sets bit j (slice) of signature
 // slot[r] (sig_bytes bytes each at signatures) for each row r set in both
-// words and live (kSliceWords words each).  Returns false, setting nothing
+// words and live (the lines that hold rows [0, nrows) are read: a packed
+// slice's, or a page's).  Returns false, setting nothing
 // more, if words sets a live row at or past nrows: a damaged slice.
 bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nrows,
                        uint32_t slice, const uint32_t *slot, uint8_t *signatures,

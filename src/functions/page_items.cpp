@@ -327,12 +327,14 @@ describe_segment_header(ItemsOut *out, Relation index, BlockNumber blkno, const 
 	uint32		segment_id = bloomidx::segment_page_owner(page);
 	PageProblem problem = bloomidx::check_segment_page(page, segment_id,
 													   bloomidx::page_opaque(page)->count,
-													   h->first_slice, nslices, nblocks);
+													   h->first_slice, nslices, h->slices_per_page,
+													   nblocks);
 
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
-	emit_page(out, psprintf("segment %u, rows %u, first slice %u, slices %u, live block %u, tid pages %u, tid groups %u",
-							segment_id, (uint32) h->rows, h->first_slice, nslices, h->live_block,
+	emit_page(out, psprintf("segment %u, rows %u, first slice %u, slices %u, slices a page %u, live block %u, tid pages %u, tid groups %u",
+							segment_id, (uint32) h->rows, h->first_slice, nslices,
+							Max((uint32) h->slices_per_page, 1), h->live_block,
 							(uint32) h->ntid_pages, (uint32) h->ngroups));
 	for (uint32 p = 0; p < h->ntid_pages; p++)
 	{
@@ -352,7 +354,7 @@ describe_segment_header(ItemsOut *out, Relation index, BlockNumber blkno, const 
 
 static void
 describe_slice(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page,
-			   uint32 nslices)
+			   uint32 nslices, uint32 version)
 {
 	const bloomidx::PageOpaque *op = bloomidx::page_opaque(page);
 	uint32		segment_id = bloomidx::segment_page_owner(page);
@@ -362,10 +364,17 @@ describe_slice(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *pa
 		problem = PageProblem::BadSlice;
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
-	emit_page(out, psprintf("segment %u, slice %u, rows %u",
-							segment_id, (uint32) op->tid_sum, (uint32) op->count));
-	emit(out, 0, "slice", NULL, -1, bits_datum(bloomidx::slice_page_words(page), op->count),
-		 (Datum) 0, NULL);
+	/* Packed slices (format 14): those on the page, one item each. */
+	uint16		per = version >= 14 ? bloomidx::packed_slices_per_page(op->count) : 1;
+	uint32		count = Min((uint32) per, nslices - op->tid_sum);
+
+	emit_page(out, psprintf("segment %u, slice %u, slices %u, rows %u",
+							segment_id, (uint32) op->tid_sum, count, (uint32) op->count));
+	for (uint32 k = 0; k < count; k++)
+		emit(out, (int) k, "slice", NULL, -1,
+			 bits_datum(bloomidx::slice_page_words(page) +
+						bloomidx::slice_spot(op->tid_sum + k, op->count, per).word, op->count),
+			 (Datum) 0, NULL);
 }
 
 static void
@@ -659,7 +668,7 @@ describe_page(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 			describe_segment_header(out, index, blkno, raw, meta->signature_bits, nblocks);
 			break;
 		case bloomidx::kPageSlice:
-			describe_slice(out, index, blkno, raw, meta->signature_bits);
+			describe_slice(out, index, blkno, raw, meta->signature_bits, meta->version);
 			break;
 		case bloomidx::kPageLive:
 			describe_live(out, index, blkno, raw);

@@ -154,7 +154,8 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 	memset(st->counts, 0, e->rows * sizeof(uint16));
 	for (uint32 j = 0; j < st->m; j++)
 	{
-		BlockNumber blkno = e->first_slice + j;
+		bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
+		BlockNumber blkno = e->first_slice + spot.page;
 
 		CHECK_FOR_INTERRUPTS();
 		Buffer		buffer = ReadBufferExtended(st->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
@@ -162,12 +163,13 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-		bloomidx::PageProblem problem = bloomidx::check_slice_page(page, e->rows, (uint16) j,
+		bloomidx::PageProblem problem = bloomidx::check_slice_page(page, e->rows,
+																   (uint16) spot.first,
 																   e->segment_id);
 
 		if (problem == bloomidx::PageProblem::None)
-			bloomidx::add_slice_counts(bloomidx::slice_page_words(page), st->live, e->rows,
-									   st->counts);
+			bloomidx::add_slice_counts(bloomidx::slice_page_words(page) + spot.word, st->live,
+									   e->rows, st->counts);
 		UnlockReleaseBuffer(buffer);
 		if (problem != bloomidx::PageProblem::None)
 			return !bloomidx_page_was_recycled(st->index, blkno, generation, problem);
@@ -183,8 +185,8 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 	st->segments++;
 	count_visited(st, e->header_block, STATS_SEGMENT_HEADER);
 	count_visited(st, st->header->live_block, STATS_LIVE);
-	for (uint32 j = 0; j < st->m; j++)
-		count_visited(st, e->first_slice + j, STATS_SLICE);
+	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->rows, e->slices_per_page); p++)
+		count_visited(st, e->first_slice + p, STATS_SLICE);
 	return true;
 }
 

@@ -381,7 +381,8 @@ check_header_arg(const uint8 *page, const void *arg)
 	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
 
 	return bloomidx::check_segment_page(page, a->entry->segment_id, a->entry->rows,
-										a->entry->first_slice, a->nslices, a->nblocks);
+										a->entry->first_slice, a->nslices,
+										a->entry->slices_per_page, a->nblocks);
 }
 
 static PageProblem
@@ -647,13 +648,17 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 				slot[r] = n++;
 		for (uint32 j = 0; j < vs->meta.signature_bits; j++)
 		{
+			bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
+
 			CHECK_FOR_INTERRUPTS();
-			arg.index = j;
-			if (!copy_checked(vs, e->first_slice + j, bas, generation, check_slice_arg, &arg))
+			/* A page of packed slices is read once, at its first. */
+			arg.index = spot.first;
+			if (spot.first == j &&
+				!copy_checked(vs, e->first_slice + spot.page, bas, generation, check_slice_arg, &arg))
 				goto done;
-			if (!bloomidx::untranspose_slice(bloomidx::slice_page_words((const uint8 *) vs->page.data),
-											 live, e->rows, j, slot, base, nbytes))
-				bloomidx_report_corrupted_page(vs->index, e->first_slice + j,
+			if (!bloomidx::untranspose_slice(bloomidx::slice_page_words((const uint8 *) vs->page.data) +
+											 spot.word, live, e->rows, j, slot, base, nbytes))
+				bloomidx_report_corrupted_page(vs->index, e->first_slice + spot.page,
 							psprintf("Slice %u of segment %u sets a row past its %u rows.",
 									 j, e->segment_id, (uint32) e->rows));
 		}

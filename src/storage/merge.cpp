@@ -65,7 +65,7 @@ typedef struct MergeCheckArg
 	const bloomidx::SegmentHeader *header;
 	uint32		nslices;
 	BlockNumber nblocks;
-	uint32		index;			/* TID page, or slice */
+	uint32		index;			/* TID page, or the slice page's first slice */
 } MergeCheckArg;
 
 static bloomidx::PageProblem
@@ -74,7 +74,8 @@ check_header(const uint8 *page, const void *arg)
 	const MergeCheckArg *a = (const MergeCheckArg *) arg;
 
 	return bloomidx::check_segment_page(page, a->entry->segment_id, a->entry->rows,
-										a->entry->first_slice, a->nslices, a->nblocks);
+										a->entry->first_slice, a->nslices,
+										a->entry->slices_per_page, a->nblocks);
 }
 
 static bloomidx::PageProblem
@@ -174,25 +175,32 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
 												  e->segment_id));
 	}
 
-	/* Their signatures, bit j from slice j. */
-	for (uint32 j = 0; ok && j < nslices; j++)
+	/* Their signatures, bit j from slice j, page by page (packed slices share one). */
+	for (uint32 j = 0; ok && j < nslices;)
 	{
+		bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
+
 		bloomidx_vacuum_delay_point();
-		arg.index = j;
-		if (!read_checked(index, e->first_slice + j, strategy, check_slice, &arg, &buffer,
+		arg.index = spot.first;
+		if (!read_checked(index, e->first_slice + spot.page, strategy, check_slice, &arg, &buffer,
 						  e->segment_id))
 		{
 			ok = false;
 			break;
 		}
-		ok = bloomidx::untranspose_slice(bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffer)),
-										 src->live, e->rows, j, src->slot,
-										 rows->signatures + (Size) base * nbytes, nbytes);
+		const uint64 *words = bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffer));
+
+		for (; ok && j < nslices &&
+			 (spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page)).first == arg.index; j++)
+		{
+			ok = bloomidx::untranspose_slice(words + spot.word, src->live, e->rows, j, src->slot,
+											 rows->signatures + (Size) base * nbytes, nbytes);
+			if (!ok)
+				bloomidx_warn_corrupted_page(index, e->first_slice + spot.page,
+											 psprintf("Slice %u of segment %u sets a row past its %u rows.  VACUUM did not merge it.",
+													  j, e->segment_id, (uint32) e->rows));
+		}
 		UnlockReleaseBuffer(buffer);
-		if (!ok)
-			bloomidx_warn_corrupted_page(index, e->first_slice + j,
-										 psprintf("Slice %u of segment %u sets a row past its %u rows.  VACUUM did not merge it.",
-												  j, e->segment_id, (uint32) e->rows));
 	}
 	if (!ok)
 	{

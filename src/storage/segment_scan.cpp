@@ -36,10 +36,8 @@ struct SegmentScanWork
 	uint64		result[bloomidx::kSliceWords];	/* and_slices' answer */
 	uint64		next[bloomidx::kSliceWords];	/* and_slices' scratch */
 	uint64		any[bloomidx::kSliceWords]; /* an IN list's OR so far */
-	/* The IN lists in one pass: the slices locked, and each element's. */
+	/* The IN lists in one pass: the slice pages locked, and each element's slices. */
 	Buffer		list_buffers[LIST_SLICES_AT_ONCE];
-	uint16		list_positions[LIST_SLICES_AT_ONCE];
-	const uint64 *list_words[LIST_SLICES_AT_ONCE];
 	const uint64 *element_words[LIST_SLICES_AT_ONCE];
 	bloomidx::SliceAnd elements[LIST_SLICES_AT_ONCE];
 	bloomidx::SliceOr ors[INDEX_MAX_KEYS];
@@ -56,27 +54,41 @@ bloomidx_segment_scan_work(void)
 }
 
 /*
- * Pins and share-locks slice j of the segment in *buffer and checks it
- * (its sum once per page image, where the hints allow); *words: its bits.
- * The buffer stays locked whatever the answer: the caller releases it.
+ * The bits of slice j of the segment in *words: its page pinned,
+ * share-locked and checked (its sum once per page image, where the hints
+ * allow), unless one of buffers[0..*nlocked) holds it already (packed
+ * slices share pages); else locked into buffers[*nlocked], *nlocked one
+ * more, and locked whatever the answer: the caller releases them.  *blkno:
+ * the page's block.
  */
 static bloomidx::PageProblem
 lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHints *hints,
-		   Buffer *buffer, const uint64 **words)
+		   Buffer *buffers, uint32 *nlocked, const uint64 **words, BlockNumber *blkno)
 {
-	BlockNumber blkno = e->first_slice + j;
+	bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
 
-	*buffer = bloomidx_read_page(index, blkno, NULL, hints);
-	LockBuffer(*buffer, BUFFER_LOCK_SHARE);
-	Page		page = BufferGetPage(*buffer);
-	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
+	*blkno = e->first_slice + spot.page;
+	for (uint32 i = 0; i < *nlocked; i++)
+		if (BufferGetBlockNumber(buffers[i]) == *blkno)
+		{
+			*words = bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffers[i])) + spot.word;
+			return bloomidx::PageProblem::None;
+		}
+
+	Buffer		buffer = bloomidx_read_page(index, *blkno, NULL, hints);
+
+	buffers[(*nlocked)++] = buffer;
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(buffer);
+	bool		known = bloomidx_sums_checked_at_lsn(hints, *blkno, page);
 	bloomidx::PageProblem problem =
-		bloomidx::check_slice_page((const uint8 *) page, e->rows, j, e->segment_id,
+		bloomidx::check_slice_page((const uint8 *) page, e->rows, (uint16) spot.first,
+								   e->segment_id,
 								   known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
 
 	if (problem == bloomidx::PageProblem::None && !known)
-		bloomidx_remember_sums_checked(hints, blkno, page);
-	*words = bloomidx::slice_page_words((const uint8 *) page);
+		bloomidx_remember_sums_checked(hints, *blkno, page);
+	*words = bloomidx::slice_page_words((const uint8 *) page) + spot.word;
 	return problem;
 }
 
@@ -101,17 +113,12 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 		bloomidx::PageProblem problem = bloomidx::PageProblem::None;
 		BlockNumber bad = InvalidBlockNumber;
 
-		for (; locked < n; locked++)
+		for (uint32 i = 0; i < n; i++)
 		{
-			uint16		j = positions[first + locked];
-
-			problem = lock_slice(index, e, j, hints, &buffers[locked], &slices[locked]);
+			problem = lock_slice(index, e, positions[first + i], hints, buffers, &locked,
+								 &slices[i], &bad);
 			if (problem != bloomidx::PageProblem::None)
-			{
-				bad = e->first_slice + j;
-				locked++;
 				break;
-			}
 		}
 		if (problem == bloomidx::PageProblem::None)
 		{
@@ -181,24 +188,12 @@ match_lists(Relation index, SegmentScanWork *work, const bloomidx::SliceQuery *q
 			for (uint32 k = 0; k < list->per_element; k++)
 			{
 				uint16		j = list->positions[(Size) i * list->per_element + k];
-				uint32		at = 0;
 
-				/* Elements share slices: each is locked once. */
-				while (at < nlocked && work->list_positions[at] != j)
-					at++;
-				if (at == nlocked)
-				{
-					problem = lock_slice(index, e, j, hints, &work->list_buffers[at],
-										 &work->list_words[at]);
-					work->list_positions[at] = j;
-					nlocked++;
-					if (problem != bloomidx::PageProblem::None)
-					{
-						bad = e->first_slice + j;
-						break;
-					}
-				}
-				work->element_words[nwords++] = work->list_words[at];
+				/* Elements share slices, and slices pages: each page is locked once. */
+				problem = lock_slice(index, e, j, hints, work->list_buffers, &nlocked,
+									 &work->element_words[nwords++], &bad);
+				if (problem != bloomidx::PageProblem::None)
+					break;
 			}
 		}
 	}
@@ -260,7 +255,7 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 
 	if (kind == bloomidx::kPageSegment)
 		problem = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
-											   nslices, nblocks);
+											   nslices, e->slices_per_page, nblocks);
 	else if (kind == bloomidx::kPageLive)
 		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	else

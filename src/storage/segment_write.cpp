@@ -1,9 +1,9 @@
 /*
  * segment_write.cpp: turning a block of rows (signatures and heap TIDs,
  * gathered in memory) into a sealed segment's pages, one extent of
- * consecutive blocks: m slice pages, the live page, the TID pages, the
- * header (storage/README.md has the protocol, core/page_layout.hpp the
- * formats).
+ * consecutive blocks: its slice pages (m, or fewer with several slices a
+ * page: packed slices), the live page, the TID pages, the header
+ * (storage/README.md has the protocol, core/page_layout.hpp the formats).
  * Each page is written whole and WAL-logged whole; nothing points at the
  * segment until its directory entry is published.
  */
@@ -23,6 +23,33 @@ uint32
 bloomidx_segment_capacity(uint32 page_capacity)
 {
 	return Min(Max((uint32) bloomidx_segment_rows, page_capacity), bloomidx::kSegmentRows);
+}
+
+/*
+ * The slices a page of a new segment of `rows` rows: packed (format 14),
+ * but in an index of format 13, whose segments keep one a page (0), as
+ * the tests can ask for (bloomidx.debug_unpacked_slices) to read both.
+ */
+uint16
+bloomidx_slices_per_page(const bloomidx::MetaPageData *meta, uint32 rows)
+{
+	if (meta->version < 14 || bloomidx_debug_unpacked_slices)
+		return 0;
+	return bloomidx::packed_slices_per_page(rows);
+}
+
+/*
+ * Blocks a segment of this session's size takes at least: its slice
+ * pages, the live page, a TID page and the header.  Free runs shorter
+ * than this are left to pending pages (sweep.cpp).
+ */
+uint32
+bloomidx_segment_min_blocks(const bloomidx::MetaPageData *meta)
+{
+	uint32		rows = bloomidx_segment_capacity(meta->capacity);
+
+	return bloomidx::slice_page_count(meta->signature_bits, rows,
+									  bloomidx_slices_per_page(meta, rows)) + 3;
 }
 
 /* Room for `capacity` rows (1..kSegmentRows) of signature_bytes each. */
@@ -74,6 +101,7 @@ bloomidx_segment_rows_free(SegmentRows *rows)
 typedef struct SegmentScratch
 {
 	uint64		slices[SLICE_BATCH][bloomidx::kSliceWords];
+	uint64		packed[bloomidx::kSliceWords];	/* the slice page being filled */
 	uint64		live[bloomidx::kSliceWords];
 	bloomidx::HeapTid tids[bloomidx::kSegmentRows];
 	uint8		tid_bytes[bloomidx::segment_tid_bytes_bound(bloomidx::kSegmentRows)];
@@ -300,13 +328,17 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	h->segment_id = segment_id;
 	h->rows = (uint16) nrows;
 	h->nslices = (uint16) nslices;
+	h->slices_per_page = bloomidx_slices_per_page(&state->meta, nrows);
 	if (!bloomidx::segment_encode_tids(s->tids, nrows, s->tid_bytes, h, s->page_start,
 									   s->page_used))
 		elog(ERROR, "bloomidx: a heap TID out of range reached index \"%s\"",
 			 RelationGetRelationName(index));
 
 	/* Where: slices, live page, TID pages, header. */
-	uint32		need = nslices + 2 + h->ntid_pages;
+	const uint32 slice_pages = bloomidx::slice_page_count(nslices, nrows, h->slices_per_page);
+	const uint32 slice_words = h->slices_per_page <= 1 ? bloomidx::kSliceWords :
+		bloomidx::slice_lines(nrows) * bloomidx::kSliceLineWords;
+	uint32		need = slice_pages + 2 + h->ntid_pages;
 	uint32		group_blocks = filters != NULL ? 1 + filters->header.region_pages : 0;
 	BlockNumber first = list != NULL ? bloomidx::free_list_take(list, need + group_blocks) : 0;
 	bool		group_after = true; /* the group in the blocks after the header */
@@ -322,9 +354,9 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	if (first == 0)
 		first = bloomidx_extend_run(index, need + group_blocks, writer);
 	h->first_slice = first;
-	h->live_block = first + nslices;
+	h->live_block = first + slice_pages;
 	for (uint32 p = 0; p < h->ntid_pages; p++)
-		h->tid_blocks[p] = first + nslices + 1 + p;
+		h->tid_blocks[p] = first + slice_pages + 1 + p;
 
 	for (uint32 at = 0; at < nslices; at += SLICE_BATCH)
 	{
@@ -339,10 +371,19 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 									   sig_bytes - at / 8, n, ptrs);
 		for (uint32 j = 0; j < n; j++)
 		{
+			bloomidx::SliceSpot spot = bloomidx::slice_spot(at + j, nrows, h->slices_per_page);
+
+			/* Packed: slice after slice, the page written once full or at the last. */
+			if (spot.word == 0)
+				memset(s->packed, 0, sizeof(s->packed));
+			memcpy(s->packed + spot.word, s->slices[j], slice_words * sizeof(uint64));
+			if (at + j + 1 < nslices &&
+				bloomidx::slice_spot(at + j + 1, nrows, h->slices_per_page).page == spot.page)
+				continue;
 			PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-			bloomidx::slice_page_fill((uint8 *) s->page.data, s->slices[j], (uint16) nrows,
-									  (uint16) (at + j), segment_id);
-			write_block(index, first + at + j, s->page.data, writer, listed);
+			bloomidx::slice_page_fill((uint8 *) s->page.data, s->packed, (uint16) nrows,
+									  (uint16) spot.first, segment_id);
+			write_block(index, first + spot.page, s->page.data, writer, listed);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -377,6 +418,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	entry->first_slice = h->first_slice;
 	entry->rows = (uint16) nrows;
 	entry->live_rows = (uint16) nrows;
+	entry->slices_per_page = h->slices_per_page;
 	if (filters != NULL)
 		write_own_group(index, filters, segment_id,
 						group_after ? entry->header_block + 1 : InvalidBlockNumber, entry, writer,

@@ -83,7 +83,7 @@ static bool
 mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, UsedBlocks *used,
 			 BufferAccessStrategy strategy)
 {
-	mark_used(used, e->first_slice, nslices);
+	mark_used(used, e->first_slice, bloomidx::slice_page_count(nslices, e->rows, e->slices_per_page));
 	mark_used(used, e->header_block, 1);
 
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, e->header_block, RBM_NORMAL,
@@ -92,7 +92,8 @@ mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, Us
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	bool		sound = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
-													 nslices, used->nblocks) ==
+													 nslices, e->slices_per_page,
+													 used->nblocks) ==
 		bloomidx::PageProblem::None;
 
 	if (sound)
@@ -174,10 +175,10 @@ longer_first(const void *a, const void *b)
 #define GATHER_BELOW_SEGMENTS 4
 
 static void
-gather_free_runs(Relation index, const DirectoryCopy *dir, uint32 nslices, UsedBlocks *free_blocks,
+gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_blocks,
 				 BufferAccessStrategy strategy)
 {
-	uint32		min_run = nslices + 3;	/* slices, live page, a TID page, header */
+	uint32		min_run = bloomidx_segment_min_blocks(bloomidx_cached_meta(index));
 	bloomidx::FreeExtent short_extents[bloomidx::kMaxFreeExtents];
 	bloomidx::FreeExtent new_extents[bloomidx::kMaxFreeExtents];
 	uint32		nshort_extents = 0,
@@ -364,7 +365,7 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 		}
 	}
 	if (all_sound)
-		gather_free_runs(index, dir, nslices, &free_blocks, strategy);
+		gather_free_runs(index, dir, &free_blocks, strategy);
 	for (BlockNumber b = 1; b < free_blocks.nblocks; b++)
 		if (is_used(&free_blocks, b))
 			RecordFreeIndexPage(index, b);

@@ -1,16 +1,19 @@
 /*
- * debug.cpp: two superuser settings that exist for the tests of the seal
+ * debug.cpp: superuser settings that exist for the tests of the seal
  * protocol (storage/README.md, "Crashes" and "Reading"), never for
  * production: bloomidx.debug_seal_stop stops the server right after a step
  * of a seal or merge (the TAP tests crash there), and
  * bloomidx.debug_pause_at makes a seal or a scan wait at a point on an
  * advisory lock the isolation tests hold (they run other sessions there).
  * Both are checked at points where the backend holds no buffer lock.
+ * bloomidx.debug_unpacked_slices writes new segments with one slice a
+ * page, as format 13 did, so that one index holds both layouts.
  */
 #include "support/support.h"
 
 int			bloomidx_debug_seal_stop = 0;
 int			bloomidx_debug_filter_batch_pages = 0;
+int			bloomidx_debug_unpacked_slices = 0;
 int			bloomidx_debug_pause_at = PAUSE_NONE;
 
 const struct config_enum_entry debug_pause_options[] = {

@@ -191,16 +191,16 @@ bloomidx_report_bad_version(Relation index, uint32 version)
 	char	   *name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
 												  RelationGetRelationName(index));
 
-	if (version < bloomidx::kMetaVersion)
+	if (version < bloomidx::kMetaVersionOldest)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has on-disk format version %u, older than the version %u this bloomidx reads",
-						RelationGetRelationName(index), version, bloomidx::kMetaVersion),
+				 errmsg("index \"%s\" has on-disk format version %u, older than the oldest version %u this bloomidx reads",
+						RelationGetRelationName(index), version, bloomidx::kMetaVersionOldest),
 				 errdetail("An earlier bloomidx built it."),
 				 errhint("REINDEX INDEX %s; rebuilds it in the current format.", name)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" has on-disk format version %u, newer than the version %u this bloomidx reads",
+			 errmsg("index \"%s\" has on-disk format version %u, newer than the version %u this bloomidx writes",
 					RelationGetRelationName(index), version, bloomidx::kMetaVersion),
 			 errdetail("A later bloomidx built it; the server now runs an older one."),
 			 errhint("Install the bloomidx release that built it, or run REINDEX INDEX %s to rebuild the index in this one's format.",

@@ -11,7 +11,7 @@
 #   and its #anchor, if any, a heading of that file (GitHub's anchors).
 # - Every on-disk format version the documents state is kMetaVersion
 #   (src/core/page_layout.hpp), and the two version errors they show are
-#   one older and one newer.
+#   one older than kMetaVersionOldest, the oldest read, and one newer.
 # - The extension version the documents state is bloomidx.control's
 #   default_version.
 # - doc/how-it-works.md's "The source tree" lists every file of src/, once,
@@ -161,17 +161,19 @@ for my $rel ('README.md', map { "doc/$_" } @docs)
 my $layout = read_file('src/core/page_layout.hpp');
 my ($format) = $layout =~ /\bkMetaVersion\s*=\s*(\d+)\s*;/;
 problem('src/core/page_layout.hpp: no kMetaVersion') unless defined $format;
+my ($oldest) = $layout =~ /\bkMetaVersionOldest\s*=\s*(\d+)\s*;/;
+problem('src/core/page_layout.hpp: no kMetaVersionOldest') unless defined $oldest;
 
-if (defined $format)
+if (defined $format && defined $oldest)
 {
 	my @says = (
 		[ 'doc/how-it-works.md', qr/on-disk format is version (\d+)/, 'the format version', $format ],
 		[ 'doc/versions-and-upgrades.md', qr/`format_version` of `bloomidx_index_info`; (\d+) now/,
 		  'the format version', $format ],
-		[ 'doc/versions-and-upgrades.md', qr/format version (\d+), older than the version \d+ /,
-		  'the version of an older index', $format - 1 ],
-		[ 'doc/versions-and-upgrades.md', qr/format version \d+, older than the version (\d+) /,
-		  'the version read, beside an older index', $format ],
+		[ 'doc/versions-and-upgrades.md', qr/format version (\d+), older than the oldest version \d+ /,
+		  'the version of an older index', $oldest - 1 ],
+		[ 'doc/versions-and-upgrades.md', qr/format version \d+, older than the oldest version (\d+) /,
+		  'the oldest version read, beside an older index', $oldest ],
 		[ 'doc/versions-and-upgrades.md', qr/format version (\d+), newer than the version \d+ /,
 		  'the version of a newer index', $format + 1 ],
 		[ 'doc/versions-and-upgrades.md', qr/format version \d+, newer than the version (\d+) /,
@@ -190,7 +192,8 @@ if (defined $format)
 		for my $said (@have)
 		{
 			my ($where, $have) = @$said;
-			problem("$where gives $what as $have; src/core/page_layout.hpp's kMetaVersion makes it $want")
+			problem("$where gives $what as $have; src/core/page_layout.hpp's kMetaVersion"
+				  . ($what =~ /older/ ? 'Oldest' : '') . " makes it $want")
 			  if $have != $want;
 		}
 	}

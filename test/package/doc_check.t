@@ -106,6 +106,9 @@ refused('the format version bumped in the code alone',
 refused('the format version changed in one document alone',
 	sub { edit($_[0], 'doc/how-it-works.md', qr/on-disk format is version \d+/, 'on-disk format is version 7') },
 	qr/doc\/how-it-works\.md gives the format version as 7/);
+refused('the oldest format read changed in the code alone',
+	sub { edit($_[0], 'src/core/page_layout.hpp', qr/kMetaVersionOldest = (\d+);/, 'kMetaVersionOldest = 2;') },
+	qr/the version of an older index as \d+; src\/core\/page_layout\.hpp's kMetaVersionOldest makes it 1/);
 refused('an older index\'s example version that is not one older',
 	sub { edit($_[0], 'doc/versions-and-upgrades.md', qr/format version \d+, older/, 'format version 3, older') },
 	qr/the version of an older index as 3/);

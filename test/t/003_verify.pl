@@ -387,16 +387,16 @@ with_corruption(
 # server went back to this one): every use says so and what to do; the
 # file put back, it answers again.
 with_corruption(
-	label  => 'metapage of format version 14',
-	mutate => sub { set_u16($_[0], 24 + 4, 14) },
+	label  => 'metapage of format version 15',
+	mutate => sub { set_u16($_[0], 24 + 4, 15) },
 	check  => sub {
 		my $new_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 14, newer than the version 13 this bloomidx reads\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 15, newer than the version 14 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
-		isnt($ret, 0, 'format version 14: a query through the index fails');
-		like($err, $new_format, 'format version 14: the query says why and what to do');
+		isnt($ret, 0, 'format version 15: a query through the index fails');
+		like($err, $new_format, 'format version 15: the query says why and what to do');
 		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		like($err, $new_format, 'format version 14: so does bloomidx_verify');
+		like($err, $new_format, 'format version 15: so does bloomidx_verify');
 	});
 
 # An index of the previous on-disk format (12: filter groups of 15 slots,
@@ -409,7 +409,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 12) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the version 13 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 13 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 12: a query through the index fails');
 		like($err, $old_format, 'format version 12: the query says to REINDEX');
@@ -501,7 +501,6 @@ my $seg_header = unpack('V', substr($orig, 184 + 4, 4));
 my $seg_first_slice = unpack('V', substr($orig, 184 + 8, 4));
 my $seg_live = unpack('V', substr($orig, $seg_header * $BLCKSZ + 24 + 8, 4));
 my $seg_tids = unpack('V', substr($orig, $seg_header * $BLCKSZ + 24 + 24, 4));
-my $nslices = unpack('v', substr($orig, 24 + 10, 2));
 note "segment 1: header $seg_header, slices from $seg_first_slice, live $seg_live, TIDs $seg_tids";
 my $s_query = "SELECT count(*) FROM s WHERE a = $a5 AND d = $d5";
 
@@ -539,15 +538,16 @@ sub with_segment_damage
 	return;
 }
 
-# One bit cleared in every slice page of the first segment: whichever
+# One bit cleared in every slice page of the first segment (its slices
+# packed, several a page: the pages before its live page): whichever
 # slices the query reads, it meets one.
 with_segment_damage(
 	'slice bits',
 	sub {
 		my $b = shift;
-		for my $j (0 .. $nslices - 1)
+		for my $blkno ($seg_first_slice .. $seg_live - 1)
 		{
-			my $at = ($seg_first_slice + $j) * $BLCKSZ + 24;
+			my $at = $blkno * $BLCKSZ + 24;
 			my $word = substr($$b, $at, 8);
 			substr($$b, $at, 8) = pack('Q<', unpack('Q<', $word) ^ 1);
 		}

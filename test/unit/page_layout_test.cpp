@@ -183,7 +183,8 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 13) << "13: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows";
+    EXPECT_EQ(kMetaVersion, 14) << "14: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices";
+    EXPECT_EQ(kMetaVersionOldest, 13) << "13 reads as 14 with one slice a page";
     EXPECT_EQ(kPageFilterGroup, 11);
     EXPECT_EQ(kPageFilter, 12);
     EXPECT_EQ(kGroupSlots, 127u);
@@ -388,6 +389,21 @@ TEST(MetaPage, FillAndCheckRoundTrip)
     }
 }
 
+// Format 13 (one slice a page) is read as 14; 12 and before are not.
+TEST(MetaPage, FormatThirteenIsStillRead)
+{
+    Page p;
+    const uint16_t cols[] = {2, 9, 80};
+    for (uint16_t version : {12, 13, 14, 15}) {
+        init_meta_page(p.b, 80, 3, cols);
+        meta_data(p.b)->version = version;
+        meta_data(p.b)->options_check = meta_options_check(meta_data(p.b));
+        EXPECT_EQ(problem_is(check_meta_page(p.b), PageProblem::None),
+                  version >= kMetaVersionOldest && version <= kMetaVersion)
+            << version;
+    }
+}
+
 TEST(MetaPage, CorruptionsAreNamed)
 {
     const uint16_t cols[] = {2, 9, 80};
@@ -404,6 +420,8 @@ TEST(MetaPage, CorruptionsAreNamed)
         {"version 1 (TIDs after the signatures)", PageProblem::BadVersion,
          [](uint8_t *p) { meta_data(p)->version = 1; }},
         {"version zero", PageProblem::BadVersion, [](uint8_t *p) { meta_data(p)->version = 0; }},
+        {"version before the oldest read", PageProblem::BadVersion,
+         [](uint8_t *p) { meta_data(p)->version = kMetaVersionOldest - 1; }},
         {"hash_version", PageProblem::BadOptions, [](uint8_t *p) { meta_data(p)->hash_version = 1; }},
         {"format", PageProblem::BadFormat, [](uint8_t *p) { meta_data(p)->format = 2; }},
         {"signature_bits zero", PageProblem::BadOptions,
@@ -1003,7 +1021,7 @@ TEST(SegmentEntry, LayoutCheckAndDamage)
     EXPECT_EQ(offsetof(SegmentEntry, live_rows), 14u);
     EXPECT_EQ(offsetof(SegmentEntry, filter_block), 16u);
     EXPECT_EQ(offsetof(SegmentEntry, filter_offset), 20u);
-    EXPECT_EQ(offsetof(SegmentEntry, flags), 22u);
+    EXPECT_EQ(offsetof(SegmentEntry, slices_per_page), 22u);
     EXPECT_EQ(offsetof(SegmentEntry, check), 28u);
 
     const uint32_t nslices = 104, nblocks = 1000;
@@ -1038,9 +1056,27 @@ TEST(SegmentEntry, LayoutCheckAndDamage)
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 0; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.header_block = 1000; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.first_slice = 0; }));
+    // Packed slices: 2,000 rows, 31 slices a page, 104 slices on 4 pages.
+    SegmentEntry p = e;
+    p.rows = p.live_rows = 2000;
+    p.slices_per_page = 31;
+    p.header_block = 10 + 4 + 2;
+    p.check = segment_entry_check(p);
+    EXPECT_TRUE(segment_entry_ok(p, nslices, nblocks));
+    p.slices_per_page = 0; // one a page: the header would be past 104 slice pages
+    p.check = segment_entry_check(p);
+    EXPECT_FALSE(segment_entry_ok(p, nslices, nblocks));
+    p.slices_per_page = 30; // not as many as fit
+    p.header_block = 10 + 4 + 2;
+    p.check = segment_entry_check(p);
+    EXPECT_FALSE(segment_entry_ok(p, nslices, nblocks));
+    SegmentEntry full = e;
+    full.slices_per_page = 1;
+    full.check = segment_entry_check(full);
+    EXPECT_TRUE(segment_entry_ok(full, nslices, nblocks));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.first_slice = 1000 - 103; })); // run past the end
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_block = 1000; }));
-    EXPECT_TRUE(bad([](SegmentEntry &d) { d.flags = 1; }));
+    EXPECT_TRUE(bad([](SegmentEntry &d) { d.slices_per_page = 2; })); // 65,024 rows: 0 or 1
     // Filters: a group named in full or not at all.
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_group = 1; }));
     EXPECT_TRUE(bad([](SegmentEntry &d) { d.filter_offset = 1; }));
@@ -1146,7 +1182,7 @@ TEST(SegmentPages, TidsRoundTripAtEveryLength)
         Page header;
         page_init(header.b);
         segment_header_fill(header.b, s.header);
-        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104,
+        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104, 0,
                                                   1000),
                                PageProblem::None))
             << n;
@@ -1182,7 +1218,7 @@ TEST(SegmentPages, DamageIsCaught)
     page_init(header.b);
     segment_header_fill(header.b, s.header);
     auto header_ok = [&](const uint8_t *p) {
-        return check_segment_page(p, 0x12345, 5000, 10, 104, 1000);
+        return check_segment_page(p, 0x12345, 5000, 10, 104, 0, 1000);
     };
     // Any single flipped bit of the header's payload or special space.
     for (uint32_t off = 24; off < kBlockSize; off += (off < 24 + sizeof(SegmentHeader) ? 1 : 8)) {
@@ -1193,14 +1229,40 @@ TEST(SegmentPages, DamageIsCaught)
         ASSERT_FALSE(problem_is(header_ok(bad.b), PageProblem::None)) << "byte " << off;
     }
     // Another segment's header, a wrong row count or slice start, blocks past the end.
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 0, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 0, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 0, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 115),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 0, 115),
                            PageProblem::BadSegment));
+    // Packed slices: 5,000 rows, 12 a page, 104 slices on 9 pages; the live
+    // page after them; the header must say as its entry says.
+    {
+        SegmentHeader packed = s.header;
+        packed.slices_per_page = packed_slices_per_page(5000);
+        ASSERT_EQ(packed.slices_per_page, 12u);
+        packed.live_block = 10 + 9;
+        for (uint32_t p = 0; p < packed.ntid_pages; p++)
+            packed.tid_blocks[p] = 10 + 9 + 1 + p;
+        Page ph;
+        page_init(ph.b);
+        segment_header_fill(ph.b, packed);
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 12, 1000),
+                               PageProblem::None));
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 0, 1000),
+                               PageProblem::BadSegment));
+        FreeExtent ext[kMaxSegmentExtents];
+        ASSERT_EQ(segment_extents(packed, 10 + 9 + 1 + packed.ntid_pages, 0, ext), 1u);
+        EXPECT_EQ(ext[0].first, 10u);
+        EXPECT_EQ(ext[0].nblocks, 9u + 1 + packed.ntid_pages + 1);
+        packed.slices_per_page = 11; // not as many as fit
+        page_init(ph.b);
+        segment_header_fill(ph.b, packed);
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 11, 1000),
+                               PageProblem::BadSegment));
+    }
     // Not one extent: the live page or a TID page elsewhere (sum recomputed).
     for (int which = 0; which < 2; which++) {
         SegmentHeader moved = s.header;

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "core/page_layout.hpp"
 #include "core/positions.hpp"
 #include "core/signature.hpp"
 #include "core/slices.hpp"
@@ -275,5 +276,115 @@ TEST(Slices, TransposeIsExactForEveryBit)
                 const bool got = (slices[j][r / 64] >> (r % 64)) & 1;
                 ASSERT_EQ(got, want) << "rows " << nrows << " slice " << j << " row " << r;
             }
+    }
+}
+
+// Packed slices (format 14, core/page_layout.hpp): slice_spot tiles a
+// segment's slice pages, each slice in the lines its rows need, no two
+// overlapping, none past the page; and a query or a merge over the packed
+// pages (pages filled as segment_write.cpp fills them, the lines after
+// the last slice holding whatever the page held) reads exactly what it
+// reads over one slice a page.
+TEST(Slices, PackedSlicesTileTheirPages)
+{
+    for (uint32_t nrows = 1; nrows <= kSegmentRows; nrows += nrows < 2048 ? 1 : 97) {
+        const uint16_t k = packed_slices_per_page(nrows);
+        const uint32_t words = slice_lines(nrows) * kSliceLineWords;
+        ASSERT_GE(k, 1u);
+        ASSERT_LE(static_cast<uint64_t>(k) * words, kSliceWords) << nrows;
+        ASSERT_GT(static_cast<uint64_t>(k + 1) * words, kSliceWords) << nrows; // as many as fit
+        ASSERT_TRUE(slices_per_page_ok(nrows, k));
+        ASSERT_TRUE(slices_per_page_ok(nrows, 0));
+        for (uint32_t nslices : {1u, 4u, 64u, 104u, 1000u}) {
+            const uint32_t pages = slice_page_count(nslices, nrows, k);
+            uint32_t last_page = 0;
+            for (uint32_t j = 0; j < nslices; j++) {
+                SliceSpot s = slice_spot(j, nrows, k);
+                ASSERT_LT(s.page, pages);
+                ASSERT_EQ(s.first, s.page * k);
+                ASSERT_EQ(s.word, (j - s.first) * words);
+                ASSERT_LE(s.word + words, kSliceWords);
+                last_page = s.page;
+            }
+            ASSERT_EQ(last_page + 1, pages) << nrows << " rows, " << nslices << " slices";
+            // Format 13: a page each.
+            ASSERT_EQ(slice_page_count(nslices, nrows, 0), nslices);
+            ASSERT_EQ(slice_spot(nslices - 1, nrows, 0).page, nslices - 1);
+        }
+    }
+    EXPECT_EQ(packed_slices_per_page(kSegmentRows), 1u);
+    EXPECT_EQ(packed_slices_per_page(512), 127u);
+    EXPECT_EQ(packed_slices_per_page(2000), 31u);
+    EXPECT_FALSE(slices_per_page_ok(2000, 30));
+    EXPECT_FALSE(slices_per_page_ok(2000, 1));
+}
+
+TEST(Slices, PackedSlicesAnswerAsOneSliceAPage)
+{
+    std::mt19937_64 rng(25);
+    std::vector<std::vector<uint64_t>> values;
+    std::vector<uint64_t> out(kSliceWords), packed_out(kSliceWords);
+    for (uint32_t nrows : {1u, 100u, 511u, 512u, 513u, 2000u, 20000u, 32256u, 32257u}) {
+        Segment s = make_segment(nrows, 5, rng, &values);
+        const uint16_t k = packed_slices_per_page(nrows);
+        const uint32_t words = slice_lines(nrows) * kSliceLineWords;
+        // The pages, their unused words garbage (a reader must not need them).
+        std::vector<std::vector<uint64_t>> pages(slice_page_count(kBits, nrows, k),
+                                                 std::vector<uint64_t>(kSliceWords));
+        for (auto &p : pages)
+            for (auto &w : p)
+                w = rng();
+        std::vector<const uint64_t *> packed(kBits);
+        for (uint32_t j = 0; j < kBits; j++) {
+            SliceSpot spot = slice_spot(j, nrows, k);
+            std::memcpy(pages[spot.page].data() + spot.word, s.slices[j].data(), words * 8);
+            packed[j] = pages[spot.page].data() + spot.word;
+        }
+        for (int q = 0; q < 30; q++) {
+            uint32_t pick = static_cast<uint32_t>(rng() % nrows);
+            std::vector<const uint64_t *> base, packed_base;
+            for (int c = 0; c < 3; c++)
+                if (rng() % 2)
+                    for (uint32_t j : positions_of(c, values[c][pick], 5)) {
+                        base.push_back(s.slice_ptrs[j]);
+                        packed_base.push_back(packed[j]);
+                    }
+            std::vector<const uint64_t *> e1, pe1, e2, pe2;
+            for (uint32_t j : positions_of(1, values[1][pick], 5)) {
+                e1.push_back(s.slice_ptrs[j]);
+                pe1.push_back(packed[j]);
+            }
+            for (uint32_t j : positions_of(1, rng() % 200, 5)) {
+                e2.push_back(s.slice_ptrs[j]);
+                pe2.push_back(packed[j]);
+            }
+            SliceAnd els[2] = {{e1.data(), 5}, {e2.data(), 5}};
+            SliceAnd pels[2] = {{pe1.data(), 5}, {pe2.data(), 5}};
+            SliceOr list{els, 2}, plist{pels, 2};
+            uint32_t nlists = q % 2;
+            uint32_t n = match_slices(SliceAnd{base.data(), static_cast<uint32_t>(base.size())},
+                                      &list, nlists, s.live.data(), nrows, out.data());
+            uint32_t pn = match_slices(
+                SliceAnd{packed_base.data(), static_cast<uint32_t>(packed_base.size())}, &plist,
+                nlists, s.live.data(), nrows, packed_out.data());
+            ASSERT_EQ(n, pn) << nrows << " rows, query " << q;
+            ASSERT_EQ(out, packed_out) << nrows << " rows, query " << q;
+            if (live(s, pick))
+                ASSERT_TRUE((out[pick / 64] >> (pick % 64)) & 1) << nrows << " rows, query " << q;
+        }
+        // A merge reads the same signatures back.
+        std::vector<uint32_t> slot(kSegmentRows, 0);
+        uint32_t nlive = 0;
+        for (uint32_t r = 0; r < nrows; r++)
+            if (live(s, r))
+                slot[r] = nlive++;
+        std::vector<uint8_t> a(static_cast<size_t>(nlive + 1) * s.sig_bytes, 0), b = a;
+        for (uint32_t j = 0; j < kBits; j++) {
+            ASSERT_TRUE(untranspose_slice(s.slices[j].data(), s.live.data(), nrows, j, slot.data(),
+                                          a.data(), s.sig_bytes));
+            ASSERT_TRUE(untranspose_slice(packed[j], s.live.data(), nrows, j, slot.data(), b.data(),
+                                          s.sig_bytes));
+        }
+        ASSERT_EQ(a, b) << nrows << " rows";
     }
 }
