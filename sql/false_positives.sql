@@ -67,7 +67,7 @@ BEGIN
     EXECUTE format('CREATE TABLE %I (v %s, w int4)', tbl, typ);
     EXECUTE format('INSERT INTO %I SELECT (%s)::%s, i FROM generate_series(1, %s) i',
                    tbl, val, typ, nrows);
-    EXECUTE format('CREATE INDEX %I ON %I USING bloomidx (v, w) WITH (length = 24, col1 = 2, col2 = 2)',
+    EXECUTE format('CREATE INDEX %I ON %I USING bloomidx (v, w) WITH (length = 24, col1 = 2, col2 = 2, segment_filter_rate = 0)',
                    tbl || '_bl', tbl);
     EXECUTE format('SELECT array_agg(format(''v = %%L::%s'', (%s)::%s)) FROM generate_series(%s, %s) i',
                    typ, coalesce(miss, val), typ, nrows + 1, nrows + 5)

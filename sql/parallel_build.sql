@@ -123,11 +123,11 @@ SELECT bloomidx_verify('par_bl_serial');
 SELECT * FROM full_segments('par_bl_serial', 96, false);
 SELECT * FROM abc_check('par', 40);
 
--- The rule at both ends, serially: after 19 segments, half a segment's
--- rows (more than 96 / 20 pages, and fewer than the 96 pages the rule
--- took before) become a 20th segment; 50 rows (a page) stay pending.
+-- The rule at both ends, serially: after 19 segments, 3,400 rows (10
+-- pending pages, 9 as a segment: its 96 slices packed 18 a page) become a
+-- 20th segment; 50 rows (a page) stay pending.
 CREATE TABLE par_tail (a int) WITH (autovacuum_enabled = off);
-INSERT INTO par_tail SELECT i FROM generate_series(1, 19 * 4520 + 2260) i;
+INSERT INTO par_tail SELECT i FROM generate_series(1, 19 * 4520 + 3400) i;
 CREATE INDEX par_tail_bl ON par_tail USING bloomidx (a) WITH (length = 96);
 SELECT segments, segment_rows, pending_pages FROM bloomidx_index_info('par_tail_bl');
 SELECT index_vs_seqscan('SELECT a FROM par_tail WHERE a = 88000');

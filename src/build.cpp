@@ -18,21 +18,24 @@
  * pending pages, when the index has nsegments other segments
  * (core/page_layout.hpp's tail_segment_rows).  Every query reads every
  * pending page row by row, and of a segment only its tested slices (or
- * nothing, where its filters rule it out); a segment takes its m slice
- * pages whatever its rows.  So the tail is a segment once its pending
- * pages would be more than m / (nsegments + 1): what that costs in size is
- * at most a share of the index as large as one segment's, and a query
- * reads no more than that many pending pages after a serial build (after
- * a parallel one, up to a partly filled page more per participant).  A
- * few pages stay pending (kTailPendingPages), which a scan reads in less
- * time than a segment's header and slices.
+ * nothing, where its filters rule it out).  Its slices packed (format 14),
+ * a segment takes about the pages its rows would take pending, so the
+ * tail is a segment once it would fill more than a few pending pages
+ * (kTailPendingPages), which a scan reads in less time than a segment's
+ * header and slices.  A segment of format 13 takes its m slice pages
+ * whatever its rows: there the tail is a segment once its pending pages
+ * would be more than m / (nsegments + 1), which costs in size at most a
+ * share of the index as large as one segment's, and a query reads no more
+ * than that many pending pages after a serial build (after a parallel
+ * one, up to a partly filled page more per participant).
  */
 uint32
 bloomidx_tail_segment_rows(const BloomidxState *state, uint32 nsegments)
 {
 	return (uint32) bloomidx::tail_segment_rows(state->meta.signature_bits, nsegments,
 												state->geometry.capacity,
-												bloomidx_segment_capacity(state->geometry.capacity));
+												bloomidx_segment_capacity(state->geometry.capacity),
+												bloomidx_slices_per_page(&state->meta, 1) != 0);
 }
 
 void

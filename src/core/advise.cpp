@@ -351,7 +351,7 @@ double predicted_index_pages(double rows, int length, int ncolumns, const double
     double pending_pages = 0;
     if (tail > 0 && tail < static_cast<double>(tail_segment_rows(
                                static_cast<uint32_t>(length), static_cast<uint32_t>(full),
-                               pending.capacity, kSegmentRows)))
+                               pending.capacity, kSegmentRows, true)))
         pending_pages = std::ceil(tail / pending.capacity);
     double pages = 1 + pending_pages;
     double segments = full;
@@ -362,8 +362,11 @@ double predicted_index_pages(double rows, int length, int ncolumns, const double
             continue;
         if (part == 1)
             segments += 1;
-        // Header, one slice page per bit, live bits, compressed TIDs.
-        double per_segment = 1 + length + 1 + std::ceil(seg_rows * tid_bytes / kBlockSize);
+        // Header, slice pages (packed), live bits, compressed TIDs.
+        const uint32_t nrows = static_cast<uint32_t>(seg_rows);
+        double per_segment = 1 + slice_page_count(static_cast<uint32_t>(length), nrows,
+                                                  packed_slices_per_page(nrows)) +
+                             1 + std::ceil(seg_rows * tid_bytes / kBlockSize);
         if (filter_bits_per_key > 0) {
             double filter_bytes = 0;
             for (int i = 0; i < ncolumns; i++) {

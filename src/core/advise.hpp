@@ -73,6 +73,7 @@ double expected_column_rate(int length, const uint16_t *bits, int ncols, const C
 // What the index is predicted to take on disk, in 8 kB pages, for `rows`
 // rows as a serial build lays them out at a signature of `length` bits:
 // full segments (each its header, one slice page per bit, its live bits,
+// the last rows' segment its slices packed several a page,
 // its compressed TIDs, tid_bytes a row, and its filters,
 // filter_bits_per_key for each distinct value of each column in the
 // segment, distinct[i] being column i's number of distinct values in the

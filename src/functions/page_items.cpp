@@ -564,7 +564,18 @@ describe_filter(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 				BlockNumber nblocks)
 {
 	uint32		group_id = 0;
-	uint32		place = (uint32) (bloomidx::filter_page_place((const uint8 *) page, &group_id) - 1);
+	int64		at = bloomidx::filter_page_place((const uint8 *) page, &group_id);
+
+	/*
+	 * A page copied whole that says it is a region page and is none (its
+	 * format or kind fields damaged) is damage, not a page recycled
+	 * meanwhile: every copy would say the same, and starting again would
+	 * never end.
+	 */
+	if (at < 1)
+		bloomidx_report_page_problem(index, blkno, PageProblem::BadFilter);
+
+	uint32		place = (uint32) (at - 1);
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 
 	bloomidx_read_directory(index, &nblocks, dir);

@@ -263,6 +263,26 @@ bloomidx_seal_threshold(uint32 capacity)
 }
 
 /*
+ * VACUUM seals more than a segment's worth: what lies beyond the tail once
+ * it is an eighth of a segment's rows.  Every query reads every pending
+ * page, where a segment costs it its filter pages, and packed slices
+ * (format 14) give a small segment about the pages its rows took pending;
+ * GIN's VACUUM likewise flushes its pending list.  Not below an eighth:
+ * each VACUUM would add a small segment, and merges of many small ones
+ * keep no filters (filter_merge.cpp).  Nor in a format 13 index, where a
+ * segment of any size takes a slice page per signature bit.
+ */
+uint32
+bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta)
+{
+	uint32		threshold = bloomidx_seal_threshold(meta->capacity);
+
+	if (bloomidx_slices_per_page(meta, threshold) == 0)
+		return threshold;
+	return Min(threshold, Max(bloomidx_segment_capacity(meta->capacity) / 8, 1));
+}
+
+/*
  * An insert that linked a new tail seals when a segment's worth has
  * gathered, unless another backend is sealing (or VACUUM runs) already:
  * one segment, however many are due (a backlog, left by inserts under a

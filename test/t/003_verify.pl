@@ -98,12 +98,13 @@ $standby->stop;
 
 # ------------------------------------------------------------------------
 # Corruption on disk.  A fresh table, so that entry 0 of block 1 is the
-# table's first row.
+# table's first row; indexed empty, so that its rows are pending (a build
+# makes more than a few pages' rows a segment).
 
 create_test_table($node, 'c');
-load_rows($node, 'c', 1, 3000);
 $node->safe_psql('postgres',
 	'CREATE INDEX c_bl ON c USING bloomidx (a, b, c, d)');
+load_rows($node, 'c', 1, 3000);
 $node->safe_psql('postgres', "SELECT bloomidx_verify('c_bl')");
 my $relpath = $node->safe_psql('postgres', "SELECT pg_relation_filepath('c_bl')");
 my $file = $node->data_dir . '/' . $relpath;
@@ -429,15 +430,16 @@ with_corruption(
 # index and the block, and the page skipped, so that the table's VACUUM
 # completes, removes its dead tuples and freezes; scans and bloomidx_verify
 # still report the damage, and REINDEX clears it.  A table of its own, with
-# no autovacuum to remove the dead tuples first.
+# no autovacuum to remove the dead tuples first, indexed empty so that
+# its rows are pending.
 
 create_test_table($node, 'vd');
-load_rows($node, 'vd', 1, 3000);
 $node->safe_psql('postgres', q{
 ALTER TABLE vd SET (autovacuum_enabled = false);
 CREATE INDEX vd_bl ON vd USING bloomidx (a, b, c, d);
-DELETE FROM vd WHERE id % 2 = 0;
 });
+load_rows($node, 'vd', 1, 3000);
+$node->safe_psql('postgres', 'DELETE FROM vd WHERE id % 2 = 0');
 $file = $node->data_dir . '/'
   . $node->safe_psql('postgres', "SELECT pg_relation_filepath('vd_bl')");
 my $vd_query = "SELECT count(*) FROM vd WHERE a = $a5";

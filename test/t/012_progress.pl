@@ -222,12 +222,15 @@ check_answers('after a serial CREATE INDEX CONCURRENTLY');
 
 # A REINDEX over two workers and the leader.  Segments of 16,384 rows leave
 # each participant's last rows pending (fewer than a segment's slices' worth
-# of pending pages: build.cpp), so that the leader seals them.
+# of pending pages: build.cpp), so that the leader seals them: segments of
+# format 13's layout (bloomidx.debug_unpacked_slices), as packed ones take
+# a participant's last rows once they fill a few pages.
 $node->safe_psql('postgres', 'ALTER TABLE t SET (parallel_workers = 2)');
 ($err, $seen) = watch(
 	'parallel',
 	"SET client_min_messages = debug1; SET max_parallel_maintenance_workers = 2; "
 	  . "SET maintenance_work_mem = '256MB'; SET bloomidx.segment_rows = 16384; "
+	  . "SET bloomidx.debug_unpacked_slices = 1; "
 	  . "SET bloomidx.debug_pause_at = 'seal_marked'; REINDEX INDEX t_bloomidx",
 	'building index: sealing pending rows');
 like($err, qr/bloomidx index "t_bloomidx": parallel build, 2 of 2 workers launched, leader participating/,

@@ -1775,3 +1775,29 @@ TEST(MetaPage, FilterKeysSetTheCapacity)
     EXPECT_EQ(meta_row_geometry(*meta_data(page.b)).keys, 0u);
     EXPECT_EQ(meta_data(page.b)->capacity, row_page_geometry(signature_bytes(100)).capacity);
 }
+
+// A build's last rows become a packed segment once they fill more than a
+// few pending pages, and only where the segment takes no more pages than
+// they would pending (a few rows of a long signature take a 64-byte line
+// of each of its many slices).
+TEST(SegmentPages, PackedTailIsASegmentWhereItTakesNoMorePages)
+{
+    for (uint32_t m : {16u, 64u, 104u, 400u, 1000u, 4000u}) {
+        const uint32_t capacity = row_page_geometry(static_cast<uint32_t>(signature_bytes(m)), 4).capacity;
+        const uint64_t from = tail_segment_rows(m, 3, capacity, kSegmentRows, true);
+        EXPECT_GT(from, uint64_t{kTailPendingPages} * capacity) << m;
+        EXPECT_LE(from, kSegmentRows) << m;
+        for (uint64_t rows = from; rows < kSegmentRows; rows += 97) {
+            const uint32_t r = static_cast<uint32_t>(rows);
+            const uint64_t pending_pages = (rows + capacity - 1) / capacity;
+            ASSERT_LE(slice_page_count(m, r, packed_slices_per_page(r)) + 3, pending_pages)
+                << m << " bits, " << rows << " rows";
+        }
+    }
+    // Short signatures: from just past 4 pages; a 4,000-bit one: near a segment.
+    const uint32_t cap64 = row_page_geometry(static_cast<uint32_t>(signature_bytes(64)), 4).capacity;
+    EXPECT_LE(tail_segment_rows(64, 3, cap64, kSegmentRows, true), 6u * cap64);
+    EXPECT_GT(tail_segment_rows(4000, 3, row_page_geometry(500, 0).capacity, kSegmentRows, true), 30000u);
+    // Format 13: m / (nsegments + 1) pages.
+    EXPECT_EQ(tail_segment_rows(64, 3, cap64, kSegmentRows, false), 16u * cap64);
+}
