@@ -127,12 +127,12 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 
 -- Inserts, deletes, seals and VACUUM's merges, and every answer stays
 -- right.  Two thirds of the first 40 segments' rows deleted: VACUUM merges
--- segments (at the default segment size every one of these 500-row
--- segments is small enough to merge: all into one), the build's groups
--- are freed once none of their segments is left (counted on the pages:
--- the special space's kind, 11 for a group's header), and the merged
--- segment, made of more than 4 segments, gets no filters (filter_merge.cpp
--- says why).
+-- them, mostly dead, into one, which, made of more than 4 segments, gets
+-- no filters (filter_merge.cpp says why); the other 40, all live but small
+-- enough to merge at the default segment size, merge four at a time, so
+-- that each merged segment keeps its sources' filters (merge.cpp); the
+-- build's groups are freed once none of their segments is left (counted
+-- on the pages: the special space's kind, 11 for a group's header).
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b

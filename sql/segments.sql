@@ -105,10 +105,10 @@ SELECT index_vs_seqscan('SELECT a FROM seg_small WHERE a = 500');
 SELECT index_vs_seqscan('SELECT a FROM seg_small WHERE a IN (1, 1000, 1001)');
 
 -- Packed slices (format 14): 1,000 rows take 2 of a slice page's 127
--- lines, so 63 slices share a page.  An index of format 13 keeps one a
--- page, is read as it is and keeps writing its layout; here
--- (bloomidx.debug_unpacked_slices) one index holds segments of both
--- layouts, merged into each other, and answers as a sequential scan.
+-- lines, so 63 slices share a page.  Format 13 gave each slice a page,
+-- a layout readers still meet (bloomidx.debug_unpacked_slices writes it):
+-- here one index holds segments of both layouts, merged into each other,
+-- and answers as a sequential scan.
 CREATE TABLE seg_mix (id int, a int, b text) WITH (autovacuum_enabled = off);
 INSERT INTO seg_mix SELECT i, i % 97, 'b' || i % 13 FROM generate_series(1, 5000) i;
 SET bloomidx.debug_unpacked_slices = 1;

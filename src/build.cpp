@@ -22,7 +22,8 @@
  * a segment takes about the pages its rows would take pending, so the
  * tail is a segment once it would fill more than a few pending pages
  * (kTailPendingPages), which a scan reads in less time than a segment's
- * header and slices.  A segment of format 13 takes its m slice pages
+ * header and slices.  A segment of format 13's layout (which the tests
+ * still write) takes its m slice pages
  * whatever its rows: there the tail is a segment once its pending pages
  * would be more than m / (nsegments + 1), which costs in size at most a
  * share of the index as large as one segment's, and a query reads no more

@@ -119,8 +119,8 @@ constexpr uint16_t kMetaVersion = 14;       // bump on any change to this file t
                                             // merged segments; 13: groups of up to 127
                                             // slots, group ids from a counter; 14:
                                             // packed slices)
-constexpr uint16_t kMetaVersionOldest = 13; // the oldest format still read (format 13
-                                            // is format 14 with one slice a page)
+constexpr uint16_t kMetaVersionOldest = 14; // the oldest format read (13 was never
+                                            // released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -328,7 +328,7 @@ struct SegmentEntry {
     uint16_t live_rows;     // rows VACUUM has not cleared
     uint32_t filter_block;  // the header block of its filter group (0: no filters)
     uint16_t filter_offset; // ... its slot there (0..kGroupSlots - 1)
-    uint16_t slices_per_page; // packed slices (below); 0: one a page (format 13)
+    uint16_t slices_per_page; // packed slices (below); 0: one a page
     uint32_t filter_group;  // ... and the group's id (0 without filters)
     uint32_t check;         // segment_entry_check of the fields above
 };
@@ -341,8 +341,9 @@ static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
 // another: slice j on the segment's slice page j / k, from word
 // (j % k) * slice_lines(n) * 8, the page's words past the last slice zero.
 // A segment of over 32,256 rows has k = 1: the format 13 layout.  Its
-// directory entry and header say k (slices_per_page; 0, one a page,
-// for the segments of format 13 indexes, which the writer keeps writing).
+// directory entry and header say k (slices_per_page; 0: one a page
+// whatever the rows, as format 13 had it, which the tests still write,
+// bloomidx.debug_unpacked_slices, so that readers meet both).
 constexpr uint32_t slice_lines(uint32_t rows) noexcept
 {
     return (rows + kSliceLineRows - 1) / kSliceLineRows;
@@ -384,7 +385,7 @@ constexpr SliceSpot slice_spot(uint32_t j, uint32_t rows, uint16_t slices_per_pa
 // says why), at most a segment's rows.  Slices packed (format 14): once
 // they would fill more than kTailPendingPages pending pages and, from
 // there up to a segment's rows, their segment (its slice pages, live
-// page, a TID page, header) would take no more pages than they would
+// page, TID pages at 2 bytes a row, header) would take no more pages than they would
 // pending (a slice takes a 64-byte line per 512 rows, and fewer slices
 // share a page as lines are added, so a few rows of a long signature take
 // more pages as a segment).  Else once their pending pages would be more
@@ -403,7 +404,8 @@ constexpr uint64_t tail_segment_rows(uint32_t signature_bits, uint32_t nsegments
         for (uint64_t pages = last; pages > kTailPendingPages; pages--) {
             const uint64_t most = pages * pending_capacity;
             const uint32_t r = static_cast<uint32_t>(most < segment_capacity ? most : segment_capacity);
-            if (slice_page_count(signature_bits, r, packed_slices_per_page(r)) + 3 > pages)
+            const uint64_t tid_pages = (uint64_t{r} * 2 + kPayloadBytes - 1) / kPayloadBytes;
+            if (slice_page_count(signature_bits, r, packed_slices_per_page(r)) + 2 + tid_pages > pages)
                 break;
             from = pages;
         }

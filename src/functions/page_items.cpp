@@ -353,31 +353,6 @@ describe_segment_header(ItemsOut *out, Relation index, BlockNumber blkno, const 
 }
 
 static void
-describe_slice(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page,
-			   uint32 nslices, uint32 version)
-{
-	const bloomidx::PageOpaque *op = bloomidx::page_opaque(page);
-	uint32		segment_id = bloomidx::segment_page_owner(page);
-	PageProblem problem = bloomidx::check_slice_page(page, op->count, op->tid_sum, segment_id);
-
-	if (problem == PageProblem::None && op->tid_sum >= nslices)
-		problem = PageProblem::BadSlice;
-	if (problem != PageProblem::None)
-		bloomidx_report_page_problem(index, blkno, problem);
-	/* Packed slices (format 14): those on the page, one item each. */
-	uint16		per = version >= 14 ? bloomidx::packed_slices_per_page(op->count) : 1;
-	uint32		count = Min((uint32) per, nslices - op->tid_sum);
-
-	emit_page(out, psprintf("segment %u, slice %u, slices %u, rows %u",
-							segment_id, (uint32) op->tid_sum, count, (uint32) op->count));
-	for (uint32 k = 0; k < count; k++)
-		emit(out, (int) k, "slice", NULL, -1,
-			 bits_datum(bloomidx::slice_page_words(page) +
-						bloomidx::slice_spot(op->tid_sum + k, op->count, per).word, op->count),
-			 (Datum) 0, NULL);
-}
-
-static void
 describe_live(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page)
 {
 	const bloomidx::PageOpaque *op = bloomidx::page_opaque(page);
@@ -407,6 +382,40 @@ find_entry(const DirectoryCopy *dir, uint32 segment_id, uint32 group_id)
 			: dir->entries[i].filter_group == group_id)
 			return &dir->entries[i];
 	return NULL;
+}
+
+static void
+describe_slice(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page,
+			   uint32 nslices, BlockNumber nblocks)
+{
+	const bloomidx::PageOpaque *op = bloomidx::page_opaque(page);
+	uint32		segment_id = bloomidx::segment_page_owner(page);
+	PageProblem problem = bloomidx::check_slice_page(page, op->count, op->tid_sum, segment_id);
+
+	if (problem == PageProblem::None && op->tid_sum >= nslices)
+		problem = PageProblem::BadSlice;
+	if (problem != PageProblem::None)
+		bloomidx_report_page_problem(index, blkno, problem);
+
+	/*
+	 * Packed slices (format 14): those on the page, one item each, as its
+	 * segment's directory entry says; one, of a segment no longer listed.
+	 */
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+
+	bloomidx_read_directory(index, &nblocks, dir);
+
+	const bloomidx::SegmentEntry *e = find_entry(dir, segment_id, 0);
+	uint16		per = e != NULL && e->rows == op->count ? Max(e->slices_per_page, 1) : 1;
+	uint32		count = Min((uint32) per, nslices - op->tid_sum);
+
+	emit_page(out, psprintf("segment %u, slice %u, slices %u, rows %u",
+							segment_id, (uint32) op->tid_sum, count, (uint32) op->count));
+	for (uint32 k = 0; k < count; k++)
+		emit(out, (int) k, "slice", NULL, -1,
+			 bits_datum(bloomidx::slice_page_words(page) +
+						bloomidx::slice_spot(op->tid_sum + k, op->count, per).word, op->count),
+			 (Datum) 0, NULL);
 }
 
 /*
@@ -679,7 +688,7 @@ describe_page(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 			describe_segment_header(out, index, blkno, raw, meta->signature_bits, nblocks);
 			break;
 		case bloomidx::kPageSlice:
-			describe_slice(out, index, blkno, raw, meta->signature_bits, meta->version);
+			describe_slice(out, index, blkno, raw, meta->signature_bits, nblocks);
 			break;
 		case bloomidx::kPageLive:
 			describe_live(out, index, blkno, raw);

@@ -152,7 +152,7 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 		return false;
 
 	memset(st->counts, 0, e->rows * sizeof(uint16));
-	for (uint32 j = 0; j < st->m; j++)
+	for (uint32 j = 0; j < st->m;)
 	{
 		bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
 		BlockNumber blkno = e->first_slice + spot.page;
@@ -167,9 +167,12 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 																   (uint16) spot.first,
 																   e->segment_id);
 
-		if (problem == bloomidx::PageProblem::None)
-			bloomidx::add_slice_counts(bloomidx::slice_page_words(page) + spot.word, st->live,
-									   e->rows, st->counts);
+		/* Each slice on the page (packed slices share one), read once. */
+		for (; j < st->m && (spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page)).page ==
+			 blkno - e->first_slice; j++)
+			if (problem == bloomidx::PageProblem::None)
+				bloomidx::add_slice_counts(bloomidx::slice_page_words(page) + spot.word, st->live,
+										   e->rows, st->counts);
 		UnlockReleaseBuffer(buffer);
 		if (problem != bloomidx::PageProblem::None)
 			return !bloomidx_page_was_recycled(st->index, blkno, generation, problem);

@@ -139,6 +139,35 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 }
 
 /*
+ * The filter slots segment e's filters take (its group's slots taken for
+ * it): 0 when it has none, and MERGED_SLOTS_MAX + 1 when its group page
+ * is unsound (warned), as a merge with it would keep no filters either.
+ * A merge groups its sources by these (merge.cpp), so that a merge of
+ * segments with filters keeps them.
+ */
+uint32
+bloomidx_filter_slots(Relation index, const bloomidx::SegmentEntry *e, BlockNumber nblocks,
+					  BufferAccessStrategy strategy)
+{
+	if (e->filter_block == 0)
+		return 0;
+
+	PGAlignedBlock copy;
+
+	if (!read_group_page(index, e, NULL, 0, e->filter_block, nblocks, strategy, copy.data))
+		return MERGED_SLOTS_MAX + 1;
+	return bloomidx::group_segment_slots(*bloomidx::filter_group_header((const uint8 *) copy.data),
+										 e->segment_id).count();
+}
+
+/* The most filter slots a merged segment's filters keep (filter_merge.cpp). */
+uint32
+bloomidx_merged_slots_max(void)
+{
+	return MERGED_SLOTS_MAX;
+}
+
+/*
  * The filters of the segment merged from `sources` (nsources >= 1, all
  * read): false (nothing made) when the index writes no filters, a source
  * has none, or they would keep more than MERGED_SLOTS_MAX slots.  The

@@ -189,18 +189,18 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
 			break;
 		}
 		const uint64 *words = bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffer));
+		BlockNumber blkno = e->first_slice + spot.page;
 
 		for (; ok && j < nslices &&
 			 (spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page)).first == arg.index; j++)
-		{
 			ok = bloomidx::untranspose_slice(words + spot.word, src->live, e->rows, j, src->slot,
 											 rows->signatures + (Size) base * nbytes, nbytes);
-			if (!ok)
-				bloomidx_warn_corrupted_page(index, e->first_slice + spot.page,
-											 psprintf("Slice %u of segment %u sets a row past its %u rows.  VACUUM did not merge it.",
-													  j, e->segment_id, (uint32) e->rows));
-		}
 		UnlockReleaseBuffer(buffer);
+		/* Warned with the page let go (j - 1: the slice that failed). */
+		if (!ok)
+			bloomidx_warn_corrupted_page(index, blkno,
+										 psprintf("Slice %u of segment %u sets a row past its %u rows.  VACUUM did not merge it.",
+												  j - 1, e->segment_id, (uint32) e->rows));
 	}
 	if (!ok)
 	{
@@ -326,14 +326,26 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 }
 
 /*
- * The segments below half live, as many at a time as one segment holds
- * (fewest live rows first).
+ * The segments below half live, or below half a segment's rows, as many at
+ * a time as one segment holds (fewest live rows first).  Those mostly
+ * dead merge as they come, their space wanted back; a segment merged
+ * for being small (most of its rows live) joins a group only where the
+ * merge keeps the group's filters: sources with filters together while
+ * their slots are MERGED_SLOTS_MAX or fewer (a merged segment keeps one
+ * slot per source slot, and none past that: filter_merge.cpp), those
+ * without apart.  Else small segments, which VACUUM seals often
+ * (bloomidx_vacuum_seal_threshold), would merge again and again until
+ * their filters were gone for good.  Empty segments, removed whole, join
+ * any group.  A candidate left out waits for the next group; each pass
+ * takes at least one candidate.
  */
 static void
 merge_mostly_dead(MergeWork *w)
 {
 	bloomidx::SegmentEntry *cand;
+	uint32	   *slots;
 	uint32		ncand = 0;
+	const uint32 slots_max = bloomidx_merged_slots_max();
 
 	/* Entries as copied now: only the seal lock's holder changes them. */
 	cand = (bloomidx::SegmentEntry *)
@@ -344,20 +356,66 @@ merge_mostly_dead(MergeWork *w)
 				bloomidx_segment_capacity(w->state->geometry.capacity)))
 			cand[ncand++] = w->dir->entries[i];
 	qsort(cand, ncand, sizeof(bloomidx::SegmentEntry), compare_candidates);
+	slots = (uint32 *) palloc(sizeof(uint32) * Max(ncand, 1));
+	for (uint32 i = 0; i < ncand; i++)
+		slots[i] = w->state->filter_bits_per_key > 0 && cand[i].live_rows > 0
+			? bloomidx_filter_slots(w->index, &cand[i], w->nblocks, w->strategy) : 0;
 
-	for (uint32 k = 0; k < ncand;)
+	bloomidx::SegmentEntry *group = (bloomidx::SegmentEntry *)
+		palloc(sizeof(bloomidx::SegmentEntry) * Max(ncand, 1));
+
+	for (;;)
 	{
-		/* The next group: fewest live rows first, as many as one segment holds. */
-		uint32		end = k;
+		/* The next group, from the candidates left (live_rows kept: see below). */
+		uint32		n = 0,
+					nlive = 0,
+					group_slots = 0,
+					kept = 0;
 		uint64		sum = 0;
+		int			filtered = -1;	/* the group's class: -1 not set yet */
+		bool		keeps_filters = true;	/* the merge keeps its sources' filters */
+		bool		all_dead = true;	/* every source mostly dead */
 
-		while (end < ncand && end - k < MERGE_GROUP && sum + cand[end].live_rows <= w->rows.capacity)
-			sum += cand[end++].live_rows;
-		if (end - k < 2 && (end == k || cand[k].live_rows > 0))
-			break;				/* the rest cannot pair up: each has more rows */
-		merge_group(w, &cand[k], end - k, false);
-		k = end;
+		for (uint32 c = 0; c < ncand; c++)
+		{
+			bool		has = slots[c] > 0;
+			bool		dead = (uint32) cand[c].live_rows * MERGE_BELOW < cand[c].rows;
+			bool		safe = keeps_filters &&
+				(cand[c].live_rows == 0 || filtered < 0 || (filtered == 1) == has) &&
+				(!has || group_slots + slots[c] <= slots_max);
+			bool		fits = n < MERGE_GROUP && sum + cand[c].live_rows <= w->rows.capacity &&
+				(safe || (dead && all_dead));
+
+			if (fits)
+			{
+				group[n++] = cand[c];
+				sum += cand[c].live_rows;
+				all_dead &= dead;
+				keeps_filters = safe;
+				if (cand[c].live_rows > 0)
+				{
+					nlive++;
+					group_slots += slots[c];
+					if (filtered < 0)
+						filtered = has ? 1 : 0;
+				}
+			}
+			else
+			{
+				cand[kept] = cand[c];
+				slots[kept++] = slots[c];
+			}
+		}
+		ncand = kept;
+		if (n == 0)
+			break;
+		/* A lone segment with rows is not rewritten: it pairs with none left. */
+		if (n > 1 || nlive == 0)
+			merge_group(w, group, n, false);
+		CHECK_FOR_INTERRUPTS();
 	}
+	pfree(group);
+	pfree(slots);
 	pfree(cand);
 }
 

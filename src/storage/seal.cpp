@@ -269,8 +269,9 @@ bloomidx_seal_threshold(uint32 capacity)
  * (format 14) give a small segment about the pages its rows took pending;
  * GIN's VACUUM likewise flushes its pending list.  Not below an eighth:
  * each VACUUM would add a small segment, and merges of many small ones
- * keep no filters (filter_merge.cpp).  Nor in a format 13 index, where a
- * segment of any size takes a slice page per signature bit.
+ * keep no filters (filter_merge.cpp).  Nor where segments take a slice
+ * page per signature bit whatever their size (format 13's layout, which
+ * the tests still write).
  */
 uint32
 bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta)

@@ -27,13 +27,13 @@ bloomidx_segment_capacity(uint32 page_capacity)
 
 /*
  * The slices a page of a new segment of `rows` rows: packed (format 14),
- * but in an index of format 13, whose segments keep one a page (0), as
- * the tests can ask for (bloomidx.debug_unpacked_slices) to read both.
+ * or one a page (0) where the tests ask for format 13's layout
+ * (bloomidx.debug_unpacked_slices), so that readers meet both.
  */
 uint16
 bloomidx_slices_per_page(const bloomidx::MetaPageData *meta, uint32 rows)
 {
-	if (meta->version < 14 || bloomidx_debug_unpacked_slices)
+	if (bloomidx_debug_unpacked_slices)
 		return 0;
 	return bloomidx::packed_slices_per_page(rows);
 }

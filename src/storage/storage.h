@@ -272,6 +272,9 @@ uint32		bloomidx_own_group_blocks(Relation index, const bloomidx::SegmentEntry *
  * filter_merge.cpp: a merged segment's filters, from its sources'.
  * ---------------------------------------------------------------------
  */
+uint32		bloomidx_filter_slots(Relation index, const bloomidx::SegmentEntry *e,
+								  BlockNumber nblocks, BufferAccessStrategy strategy);
+uint32		bloomidx_merged_slots_max(void);
 bool		bloomidx_merge_filters(Relation index, const BloomidxState *state,
 								   const bloomidx::SegmentEntry *sources, uint32 nsources,
 								   BlockNumber nblocks, BufferAccessStrategy strategy,

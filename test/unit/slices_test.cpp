@@ -307,7 +307,7 @@ TEST(Slices, PackedSlicesTileTheirPages)
                 last_page = s.page;
             }
             ASSERT_EQ(last_page + 1, pages) << nrows << " rows, " << nslices << " slices";
-            // Format 13: a page each.
+            // One a page (format 13's layout).
             ASSERT_EQ(slice_page_count(nslices, nrows, 0), nslices);
             ASSERT_EQ(slice_spot(nslices - 1, nrows, 0).page, nslices - 1);
         }
@@ -387,4 +387,29 @@ TEST(Slices, PackedSlicesAnswerAsOneSliceAPage)
         }
         ASSERT_EQ(a, b) << nrows << " rows";
     }
+}
+
+// A merge of a packed segment reads its slice's lines alone: the next
+// slice's words on the page, set, are no row of this one, though the live
+// bits past the rows (never set on a live page, set here) would make them
+// damage.
+TEST(Slices, UntransposeReadsOnlyTheLinesOfTheRows)
+{
+    const uint32_t nrows = 700; // two lines: words 0..15
+    std::vector<uint64_t> page(kSliceWords, 0), live(kSliceWords, ~uint64_t{0});
+    for (uint32_t w = 0; w < nrows / 64; w++)
+        live[w] = ~uint64_t{0};
+    live[nrows / 64] = (uint64_t{1} << (nrows % 64)) - 1;
+    for (uint32_t w = nrows / 64 + 1; w < 16; w++)
+        live[w] = 0; // no row past nrows in the slice's own lines
+    page[3] = uint64_t{1} << 7; // row 199
+    for (uint32_t w = 16; w < kSliceWords; w++)
+        page[w] = ~uint64_t{0}; // the next slices
+    std::vector<uint32_t> slot(kSegmentRows);
+    for (uint32_t r = 0; r < kSegmentRows; r++)
+        slot[r] = r;
+    std::vector<uint8_t> out(static_cast<size_t>(kSegmentRows) * 2, 0);
+    EXPECT_TRUE(untranspose_slice(page.data(), live.data(), nrows, 9, slot.data(), out.data(), 2));
+    for (uint32_t r = 0; r < kSegmentRows; r++)
+        ASSERT_EQ(out[static_cast<size_t>(r) * 2 + 1], r == 199 ? 1u << 1 : 0u) << r;
 }
