@@ -382,40 +382,43 @@ constexpr SliceSpot slice_spot(uint32_t j, uint32_t rows, uint16_t slices_per_pa
 
 // The rows from which a build's last ones become a segment rather than
 // pending pages, when the index has `nsegments` other segments (src/build.cpp
-// says why), at most a segment's rows.  Slices packed (format 14): once
-// they would fill more than kTailPendingPages pending pages and, from
-// there up to a segment's rows, their segment (its slice pages, live
-// page, TID pages at 2 bytes a row, header) would take no more pages than they would
-// pending (a slice takes a 64-byte line per 512 rows, and fewer slices
-// share a page as lines are added, so a few rows of a long signature take
-// more pages as a segment).  Else once their pending pages would be more
-// than max(m / (nsegments + 1), kTailPendingPages).
+// says why), at most a segment's rows: once their pending pages would be
+// more than max(m / (nsegments + 1), kTailPendingPages), which costs in
+// size at most a share of the index as large as one segment's.  Slices
+// packed (format 14), sooner: once they would fill more than
+// kTailPendingPages pending pages and, from there up to a segment's rows,
+// their segment (its slice pages, live page, TID pages at 2 bytes a row,
+// header) would take no more pages than they would pending (a slice takes
+// a 64-byte line per 512 rows, and fewer slices share a page as lines are
+// added, so a few rows of a long signature take more pages as a segment).
 constexpr uint32_t kTailPendingPages = 4;
 constexpr uint64_t tail_segment_rows(uint32_t signature_bits, uint32_t nsegments,
                                      uint32_t pending_capacity, uint32_t segment_capacity,
                                      bool packed)
 {
+    uint64_t pages = signature_bits / (static_cast<uint64_t>(nsegments) + 1);
+    pages = pages > kTailPendingPages ? pages : kTailPendingPages;
+    uint64_t rows = pages * pending_capacity;
+    rows = rows < segment_capacity ? rows : segment_capacity;
     if (packed && pending_capacity > 0) {
         // Down from a segment's rows, while rows taking `pages` pending
         // pages take no more as a segment (at the most such rows: a
         // segment's pages grow with its rows).
         const uint64_t last = (uint64_t{segment_capacity} + pending_capacity - 1) / pending_capacity;
         uint64_t from = last + 1;
-        for (uint64_t pages = last; pages > kTailPendingPages; pages--) {
-            const uint64_t most = pages * pending_capacity;
+        for (uint64_t p = last; p > kTailPendingPages; p--) {
+            const uint64_t most = p * pending_capacity;
             const uint32_t r = static_cast<uint32_t>(most < segment_capacity ? most : segment_capacity);
             const uint64_t tid_pages = (uint64_t{r} * 2 + kPayloadBytes - 1) / kPayloadBytes;
-            if (slice_page_count(signature_bits, r, packed_slices_per_page(r)) + 2 + tid_pages > pages)
+            if (slice_page_count(signature_bits, r, packed_slices_per_page(r)) + 2 + tid_pages > p)
                 break;
-            from = pages;
+            from = p;
         }
-        const uint64_t rows = (from - 1) * pending_capacity + 1;
-        return from > last || rows > segment_capacity ? segment_capacity : rows;
+        const uint64_t packed_rows = (from - 1) * pending_capacity + 1;
+        if (from <= last && packed_rows < rows)
+            rows = packed_rows;
     }
-    uint64_t pages = signature_bits / (static_cast<uint64_t>(nsegments) + 1);
-    pages = pages > kTailPendingPages ? pages : kTailPendingPages;
-    uint64_t rows = pages * pending_capacity;
-    return rows < segment_capacity ? rows : segment_capacity;
+    return rows;
 }
 
 // The metapage's second part (format 6), at kDirectoryOffset: the pending

@@ -1778,17 +1778,20 @@ TEST(MetaPage, FilterKeysSetTheCapacity)
 }
 
 // A build's last rows become a packed segment once they fill more than a
-// few pending pages, and only where the segment takes no more pages than
-// they would pending (a few rows of a long signature take a 64-byte line
-// of each of its many slices).
+// few pending pages, and where the segment takes no more pages than they
+// would pending (a few rows of a long signature take a 64-byte line of
+// each of its many slices), or by the rule of one slice a page, whichever
+// comes first (a long signature's tail of over 32,256 rows takes a page a
+// slice, more than pending, yet a query would read every pending page).
 TEST(SegmentPages, PackedTailIsASegmentWhereItTakesNoMorePages)
 {
     for (uint32_t m : {16u, 64u, 104u, 400u, 1000u, 4000u}) {
         const uint32_t capacity = row_page_geometry(static_cast<uint32_t>(signature_bytes(m)), 4).capacity;
         const uint64_t from = tail_segment_rows(m, 3, capacity, kSegmentRows, true);
-        EXPECT_GT(from, uint64_t{kTailPendingPages} * capacity) << m;
-        EXPECT_LE(from, kSegmentRows) << m;
-        for (uint64_t rows = from; rows < kSegmentRows; rows += 97) {
+        const uint64_t unpacked = tail_segment_rows(m, 3, capacity, kSegmentRows, false);
+        EXPECT_GE(from, uint64_t{kTailPendingPages} * capacity) << m;
+        EXPECT_LE(from, unpacked) << m;
+        for (uint64_t rows = from; rows < unpacked; rows += 97) {
             const uint32_t r = static_cast<uint32_t>(rows);
             const uint64_t pending_pages = (rows + capacity - 1) / capacity;
             ASSERT_LE(slice_page_count(m, r, packed_slices_per_page(r)) + 3 + r * 2 / kPayloadBytes,
@@ -1799,7 +1802,9 @@ TEST(SegmentPages, PackedTailIsASegmentWhereItTakesNoMorePages)
     // Short signatures: from just past 4 pages; a 4,000-bit one: near a segment.
     const uint32_t cap64 = row_page_geometry(static_cast<uint32_t>(signature_bytes(64)), 4).capacity;
     EXPECT_LE(tail_segment_rows(64, 3, cap64, kSegmentRows, true), 6u * cap64);
-    EXPECT_GT(tail_segment_rows(4000, 3, row_page_geometry(500, 0).capacity, kSegmentRows, true), 30000u);
+    // A 4,000-bit one: by the rule of one slice a page, 1,000 pages' rows.
+    EXPECT_EQ(tail_segment_rows(4000, 3, row_page_geometry(500, 0).capacity, kSegmentRows, true),
+              tail_segment_rows(4000, 3, row_page_geometry(500, 0).capacity, kSegmentRows, false));
     // One slice a page (format 13's layout): m / (nsegments + 1) pages.
     EXPECT_EQ(tail_segment_rows(64, 3, cap64, kSegmentRows, false), 16u * cap64);
 }
