@@ -36,7 +36,7 @@ bloomidx_tail_segment_rows(const BloomidxState *state, uint32 nsegments)
 	return (uint32) bloomidx::tail_segment_rows(state->meta.signature_bits, nsegments,
 												state->geometry.capacity,
 												bloomidx_segment_capacity(state->geometry.capacity),
-												bloomidx_slices_per_page(&state->meta, 1) != 0);
+												bloomidx_packs_slices());
 }
 
 void

@@ -344,10 +344,6 @@ static_assert(sizeof(SegmentEntry) == 32, "directory entries are 32 bytes");
 // directory entry and header say k (slices_per_page; 0: one a page
 // whatever the rows, as format 13 had it, which the tests still write,
 // bloomidx.debug_unpacked_slices, so that readers meet both).
-constexpr uint32_t slice_lines(uint32_t rows) noexcept
-{
-    return (rows + kSliceLineRows - 1) / kSliceLineRows;
-}
 constexpr uint16_t packed_slices_per_page(uint32_t rows) noexcept
 {
     return rows == 0 || rows > kSegmentRows ? 1
@@ -371,6 +367,18 @@ struct SliceSpot {
     uint32_t word;
     uint32_t first;
 };
+// The slices on the segment's slice page `page`: [first, end).
+struct SliceRange {
+    uint32_t first;
+    uint32_t end;
+};
+constexpr SliceRange slice_page_range(uint32_t page, uint32_t nslices,
+                                      uint16_t slices_per_page) noexcept
+{
+    const uint32_t per = slices_per_page <= 1 ? 1 : slices_per_page;
+    const uint32_t first = page * per;
+    return SliceRange{first, first + per < nslices ? first + per : nslices};
+}
 constexpr SliceSpot slice_spot(uint32_t j, uint32_t rows, uint16_t slices_per_page) noexcept
 {
     return slices_per_page <= 1

@@ -91,7 +91,7 @@ uint32_t match_slices(const SliceAnd &base, const SliceOr *lists, uint32_t nlist
 {
     if (nrows > kSegmentRows)
         nrows = kSegmentRows;
-    const uint32_t lines = (nrows + kSliceLineRows - 1) / kSliceLineRows;
+    const uint32_t lines = slice_lines(nrows);
     uint32_t candidates = 0;
 
     std::memset(out, 0, kSliceWords * sizeof(uint64_t));
@@ -139,8 +139,7 @@ bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nro
 {
     const uint8_t bit = static_cast<uint8_t>(1u << (slice % 8));
     // The lines that hold rows [0, nrows): a packed slice ends there.
-    const uint32_t nwords = (nrows < kSegmentRows ? (nrows + kSliceLineRows - 1) / kSliceLineRows
-                                                  : kSliceLines) * kSliceLineWords;
+    const uint32_t nwords = slice_lines(nrows < kSegmentRows ? nrows : kSegmentRows) * kSliceLineWords;
     for (uint32_t w = 0; w < nwords; w++) {
         uint64_t bits = words[w] & live[w];
         while (bits != 0) {

@@ -21,6 +21,12 @@ constexpr uint32_t kSliceLines = 127;                        // 8,128 bytes on a
 constexpr uint32_t kSliceWords = kSliceLines * kSliceLineWords;
 constexpr uint32_t kSegmentRows = kSliceLines * kSliceLineRows; // 65,024
 
+// The cache lines that hold rows [0, rows) of a slice.
+constexpr uint32_t slice_lines(uint32_t rows) noexcept
+{
+    return (rows + kSliceLineRows - 1) / kSliceLineRows;
+}
+
 // Sets, in slices[j] (kSliceWords words each, zeroed by the caller), bit r
 // of every row r in [0, nrows) whose signature (sig_bytes bytes at
 // signatures + r * stride, bit j at byte j / 8, position j % 8) has bit j

@@ -152,10 +152,10 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 		return false;
 
 	memset(st->counts, 0, e->rows * sizeof(uint16));
-	for (uint32 j = 0; j < st->m;)
+	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->rows, e->slices_per_page); p++)
 	{
-		bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
-		BlockNumber blkno = e->first_slice + spot.page;
+		bloomidx::SliceRange on = bloomidx::slice_page_range(p, st->m, e->slices_per_page);
+		BlockNumber blkno = e->first_slice + p;
 
 		CHECK_FOR_INTERRUPTS();
 		Buffer		buffer = ReadBufferExtended(st->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
@@ -164,15 +164,14 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 		bloomidx::PageProblem problem = bloomidx::check_slice_page(page, e->rows,
-																   (uint16) spot.first,
+																   (uint16) on.first,
 																   e->segment_id);
 
 		/* Each slice on the page (packed slices share one), read once. */
-		for (; j < st->m && (spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page)).page ==
-			 blkno - e->first_slice; j++)
-			if (problem == bloomidx::PageProblem::None)
-				bloomidx::add_slice_counts(bloomidx::slice_page_words(page) + spot.word, st->live,
-										   e->rows, st->counts);
+		for (uint32 j = on.first; problem == bloomidx::PageProblem::None && j < on.end; j++)
+			bloomidx::add_slice_counts(bloomidx::slice_page_words(page) +
+									   bloomidx::slice_spot(j, e->rows, e->slices_per_page).word,
+									   st->live, e->rows, st->counts);
 		UnlockReleaseBuffer(buffer);
 		if (problem != bloomidx::PageProblem::None)
 			return !bloomidx_page_was_recycled(st->index, blkno, generation, problem);

@@ -176,29 +176,29 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
 	}
 
 	/* Their signatures, bit j from slice j, page by page (packed slices share one). */
-	for (uint32 j = 0; ok && j < nslices;)
+	for (uint32 p = 0; ok && p < bloomidx::slice_page_count(nslices, e->rows, e->slices_per_page); p++)
 	{
-		bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
+		bloomidx::SliceRange on = bloomidx::slice_page_range(p, nslices, e->slices_per_page);
+		uint32		j = on.first;
 
 		bloomidx_vacuum_delay_point();
-		arg.index = spot.first;
-		if (!read_checked(index, e->first_slice + spot.page, strategy, check_slice, &arg, &buffer,
+		arg.index = on.first;
+		if (!read_checked(index, e->first_slice + p, strategy, check_slice, &arg, &buffer,
 						  e->segment_id))
 		{
 			ok = false;
 			break;
 		}
 		const uint64 *words = bloomidx::slice_page_words((const uint8 *) BufferGetPage(buffer));
-		BlockNumber blkno = e->first_slice + spot.page;
 
-		for (; ok && j < nslices &&
-			 (spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page)).first == arg.index; j++)
-			ok = bloomidx::untranspose_slice(words + spot.word, src->live, e->rows, j, src->slot,
+		for (; ok && j < on.end; j++)
+			ok = bloomidx::untranspose_slice(words + bloomidx::slice_spot(j, e->rows, e->slices_per_page).word,
+											 src->live, e->rows, j, src->slot,
 											 rows->signatures + (Size) base * nbytes, nbytes);
 		UnlockReleaseBuffer(buffer);
 		/* Warned with the page let go (j - 1: the slice that failed). */
 		if (!ok)
-			bloomidx_warn_corrupted_page(index, blkno,
+			bloomidx_warn_corrupted_page(index, e->first_slice + p,
 										 psprintf("Slice %u of segment %u sets a row past its %u rows.  VACUUM did not merge it.",
 												  j - 1, e->segment_id, (uint32) e->rows));
 	}

@@ -278,7 +278,7 @@ bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta)
 {
 	uint32		threshold = bloomidx_seal_threshold(meta->capacity);
 
-	if (bloomidx_slices_per_page(meta, threshold) == 0)
+	if (!bloomidx_packs_slices())
 		return threshold;
 	return Min(threshold, Max(bloomidx_segment_capacity(meta->capacity) / 8, 1));
 }

@@ -26,16 +26,21 @@ bloomidx_segment_capacity(uint32 page_capacity)
 }
 
 /*
- * The slices a page of a new segment of `rows` rows: packed (format 14),
- * or one a page (0) where the tests ask for format 13's layout
+ * Whether new segments pack their slices (format 14), or keep one a page
+ * where the tests ask for format 13's layout
  * (bloomidx.debug_unpacked_slices), so that readers meet both.
  */
-uint16
-bloomidx_slices_per_page(const bloomidx::MetaPageData *meta, uint32 rows)
+bool
+bloomidx_packs_slices(void)
 {
-	if (bloomidx_debug_unpacked_slices)
-		return 0;
-	return bloomidx::packed_slices_per_page(rows);
+	return !bloomidx_debug_unpacked_slices;
+}
+
+/* The slices a page of a new segment of `rows` rows (0: one a page). */
+uint16
+bloomidx_slices_per_page(uint32 rows)
+{
+	return bloomidx_packs_slices() ? bloomidx::packed_slices_per_page(rows) : 0;
 }
 
 /*
@@ -49,7 +54,7 @@ bloomidx_segment_min_blocks(const bloomidx::MetaPageData *meta)
 	uint32		rows = bloomidx_segment_capacity(meta->capacity);
 
 	return bloomidx::slice_page_count(meta->signature_bits, rows,
-									  bloomidx_slices_per_page(meta, rows)) + 3;
+									  bloomidx_slices_per_page(rows)) + 3;
 }
 
 /* Room for `capacity` rows (1..kSegmentRows) of signature_bytes each. */
@@ -328,7 +333,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	h->segment_id = segment_id;
 	h->rows = (uint16) nrows;
 	h->nslices = (uint16) nslices;
-	h->slices_per_page = bloomidx_slices_per_page(&state->meta, nrows);
+	h->slices_per_page = bloomidx_slices_per_page(nrows);
 	if (!bloomidx::segment_encode_tids(s->tids, nrows, s->tid_bytes, h, s->page_start,
 									   s->page_used))
 		elog(ERROR, "bloomidx: a heap TID out of range reached index \"%s\"",
