@@ -18,8 +18,8 @@ AM_OBJS = src/handler.o src/options.o src/build.o src/parallel_build.o src/inser
 	src/vacuum.o src/cost.o src/validate.o
 STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/directory.o \
 	src/storage/directory_pages.o src/storage/pending_list.o src/storage/filter_write.o \
-	src/storage/filter_merge.o src/storage/seal.o src/storage/merge.o src/storage/sweep.o \
-	src/storage/truncate.o \
+	src/storage/filter_merge.o src/storage/filter_compact.o src/storage/seal.o \
+	src/storage/merge.o src/storage/sweep.o src/storage/truncate.o \
 	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
 SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o
 FUNCTION_OBJS = src/functions/relation.o src/functions/verify.o src/functions/stats.o \
@@ -34,7 +34,8 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # pg_regress: inputs in sql/, expected outputs in expected/.
 REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn shrink segment_filters partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
-ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate
+ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate \
+	filter_gather
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)

@@ -1,7 +1,8 @@
 -- bloomidx 1.1 -> 1.2: no new SQL objects; the library that ships with it
--- writes on-disk format 14 (filter groups of up to 127 segments, so that
+-- writes on-disk format 15 (filter groups of up to 127 segments, so that
 -- a query reads one filter page a key for 127 segments, where format 12
--- read one for 15; the slices of small segments packed several a page).  An index built in an older format is never read as
+-- read one for 15; the slices of small segments packed several a page; the filters of
+-- sealed segments gathered into groups of many by VACUUM).  An index built in an older format is never read as
 -- if it were current: every query, insert or VACUUM on it fails with
 -- XX002 until REINDEX rebuilds it.  So that no one learns that from a
 -- failed query, the update names each such index of this database in a
@@ -36,7 +37,7 @@ BEGIN
                     USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', name);
             WHEN OTHERS THEN
                 RAISE WARNING 'index % could not be checked for an older on-disk format: %', name, SQLERRM
-                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 14 is current, older ones need REINDEX.', name);
+                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 15 is current, older ones need REINDEX.', name);
         END;
     END LOOP;
     PERFORM pg_catalog.set_config('lock_timeout', lock_timeout_was, true);

@@ -202,5 +202,5 @@ LOAD 'bloomidx';
 ALTER ROLE CURRENT_USER SET bloomidx.debug_seal_stop = 2;
 ALTER ROLE CURRENT_USER SET bloomidx.debug_pause_at = 'seal_marked';
 SET bloomidx.debug_seal_stop = 4;
-SET bloomidx.debug_seal_stop = 7;
+SET bloomidx.debug_seal_stop = 10;
 RESET bloomidx.debug_seal_stop;

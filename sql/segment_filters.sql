@@ -130,9 +130,11 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- them, mostly dead, into one, which, made of more than 4 segments, gets
 -- no filters (filter_merge.cpp says why); the other 40, all live but small
 -- enough to merge at the default segment size, merge four at a time, so
--- that each merged segment keeps its sources' filters (merge.cpp); the
--- build's groups are freed once none of their segments is left (counted
--- on the pages: the special space's kind, 11 for a group's header).
+-- that each merged segment keeps its sources' filters (merge.cpp), and
+-- VACUUM then gathers the merged segments' groups, of one shape, into one
+-- (filter_compact.cpp); the build's groups are freed once none of their
+-- segments is left (counted on the pages: the special space's kind, 11
+-- for a group's header).
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b
@@ -179,6 +181,25 @@ SELECT ((f->>'Shared Hit Blocks')::int + (f->>'Shared Read Blocks')::int) * 2
 FROM bitmap_index_node('SELECT * FROM sfs WHERE u = 5') f,
      bitmap_index_node('SELECT * FROM sfs_off WHERE u = 5') o;
 SELECT setseed(0.21);
+SELECT * FROM filter_random('sfs', 150, 3);
+
+-- VACUUM gathers the sealed segments' groups (a group each, their blocks
+-- a power of two, so of one shape) into one group of many slots
+-- (filter_compact.cpp): a miss then reads that group's header and a
+-- region page a key, not two pages a segment; no filter is lost and every
+-- answer stays right.  The index of segments without filters has nothing
+-- to gather.
+SELECT filter_groups('sfs_bl') AS groups_sealed,
+       index_buffers('SELECT * FROM sfs WHERE u = 5') AS miss_sealed \gset
+SELECT wait_for_older_xacts();
+VACUUM sfs;
+VACUUM sfs_off;
+SELECT :groups_sealed > 10 AS had_many_groups, filter_groups('sfs_bl') AS groups_gathered,
+       filtered_segments = segments AS every_one_filtered, filter_groups('sfs_off_bl') AS groups_off
+FROM bloomidx_index_info('sfs_bl');
+SELECT index_buffers('SELECT * FROM sfs WHERE u = 5') * 3 < :miss_sealed AS far_fewer_buffers;
+SELECT bloomidx_verify('sfs_bl');
+SELECT setseed(0.25);
 SELECT * FROM filter_random('sfs', 150, 3);
 
 -- Merges: two thirds deleted; VACUUM merges the sealed segments, and each

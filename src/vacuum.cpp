@@ -359,6 +359,8 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	bloomidx_merge_segments(info->index, info->strategy);
 	/* Pending rows become segments (beyond the tail, an eighth of a segment's or more). */
 	bloomidx_seal_all(info->index, bloomidx_vacuum_seal_threshold(bloomidx_cached_meta(info->index)));
+	/* The small filter groups seals and merges left, gathered (a query reads each group). */
+	bloomidx_compact_filter_groups(info->index, info->strategy);
 	/* No bulkdelete ran (nothing to remove): count and record free space. */
 	if (stats == NULL)
 	{

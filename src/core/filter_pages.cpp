@@ -446,11 +446,13 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
         if ((slot < h.slots_taken) != (h.slot_segment[slot] != 0))
             return PageProblem::BadFilter;
     // A group of one segment's own is listed and named after it; a group of
-    // many, at a run of blocks, takes an id above every segment's.
-    if (listed != (group_id < kFirstGroupId))
+    // many takes an id above every segment's, at a run of blocks (a
+    // build's) or listed (one VACUUM gathered, format 15).
+    const bool own = group_id < kFirstGroupId;
+    if (own && !listed)
         return PageProblem::BadFilter;
     for (uint32_t slot = 0; slot < h.slots_taken; slot++)
-        if (listed ? h.slot_segment[slot] != group_id : h.slot_segment[slot] >= kFirstGroupId)
+        if (own ? h.slot_segment[slot] != group_id : h.slot_segment[slot] >= kFirstGroupId)
             return PageProblem::BadFilter;
     if (h.region_pages != group_region_pages(h))
         return PageProblem::BadFilter;

@@ -108,7 +108,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 14;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 15;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -118,9 +118,10 @@ constexpr uint16_t kMetaVersion = 14;       // bump on any change to this file t
                                             // pending rows, filters of sealed and
                                             // merged segments; 13: groups of up to 127
                                             // slots, group ids from a counter; 14:
-                                            // packed slices)
-constexpr uint16_t kMetaVersionOldest = 14; // the oldest format read (13 was never
-                                            // released: development builds of 1.2)
+                                            // packed slices; 15: listed groups of
+                                            // many segments, gathered by VACUUM)
+constexpr uint16_t kMetaVersionOldest = 15; // the oldest format read (13 and 14 were
+                                            // never released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
 constexpr uint16_t kHashXxh3V2 = 2;         // hash.cpp + positions.cpp + the glue's
@@ -509,6 +510,12 @@ void directory_page_list_init(DirectoryPageList *l) noexcept;
 // listed exactly once.
 uint32_t directory_apply(SegmentEntry *entries, uint32_t n, const uint32_t *removed,
                          uint32_t nremoved, const SegmentEntry *added) noexcept;
+// Names another filter group in entries of entries[0..n): each entry of
+// refiled[0..nrefiled) replaces the filter group, block and slot of the
+// entry of its segment id (its check recomputed); the rest of it is
+// ignored.  False (entries then undefined) unless each id is there once.
+bool directory_refile(SegmentEntry *entries, uint32_t n, const SegmentEntry *refiled,
+                      uint32_t nrefiled) noexcept;
 // Writes `count` entries as directory page `place` onto an initialised page.
 void directory_page_fill(uint8_t *page, const SegmentEntry *entries, uint16_t count,
                          uint16_t place) noexcept;
@@ -790,7 +797,8 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 // group of one segment's own (a seal's or merge's, flags kGroupListed),
 // lie wherever free pages were, their blocks listed on the header page
 // after the header (so that such groups reuse single free pages as
-// pending pages do, and never need a run of blocks).  Block rows
+// pending pages do, and never need a run of blocks); so do the groups of
+// many segments VACUUM gathers from such groups (storage/filter_compact.cpp).  Block rows
 // of group_row_bytes (block b of slot s at s * 64 in the row), as many a
 // page as fit from the page header on; column c's rows start after the
 // rows of the columns before it.  In the special space signature_sum =

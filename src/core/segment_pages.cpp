@@ -94,6 +94,26 @@ uint32_t directory_apply(SegmentEntry *entries, uint32_t n, const uint32_t *remo
     return end;
 }
 
+bool directory_refile(SegmentEntry *entries, uint32_t n, const SegmentEntry *refiled,
+                      uint32_t nrefiled) noexcept
+{
+    for (uint32_t r = 0; r < nrefiled; r++) {
+        uint32_t found = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (entries[i].segment_id != refiled[r].segment_id)
+                continue;
+            entries[i].filter_block = refiled[r].filter_block;
+            entries[i].filter_offset = refiled[r].filter_offset;
+            entries[i].filter_group = refiled[r].filter_group;
+            entries[i].check = segment_entry_check(entries[i]);
+            found++;
+        }
+        if (found != 1)
+            return false;
+    }
+    return true;
+}
+
 void directory_page_fill(uint8_t *page, const SegmentEntry *entries, uint16_t count,
                          uint16_t place) noexcept
 {

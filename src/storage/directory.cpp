@@ -204,6 +204,25 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
 
+	/* Refiled entries name groups whose ids this change takes. */
+	uint64		group_end = (uint64) cur->header.next_group_id + change->new_groups;
+
+	if (group_end > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index \"%s\" has used up its filter group ids",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	for (uint32 i = 0; i < change->nrefiled; i++)
+		if (change->refiled[i].filter_group < cur->header.next_group_id ||
+			change->refiled[i].filter_group >= group_end)
+			elog(ERROR, "bloomidx: a filter group of index \"%s\" does not take the next group id",
+				 RelationGetRelationName(index));
+	if (change->nrefiled > 0 &&
+		!bloomidx::directory_refile(after, nafter, change->refiled, change->nrefiled))
+		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
+			 RelationGetRelationName(index));
+
 	/* Segment ids stay below the ids of filter groups of many segments. */
 	if (change->added != NULL && cur->header.next_segment_id >= bloomidx::kFirstGroupId)
 		ereport(ERROR,
@@ -294,6 +313,7 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	d->nsegments = (uint16) nafter;
 	if (change->added != NULL)
 		d->next_segment_id++;
+	d->next_group_id += change->new_groups;
 	if (change->move_head)
 	{
 		d->pending_head = change->new_head;

@@ -48,7 +48,7 @@ compare_by_group(const void *a, const void *b)
 static bool
 read_group_page(Relation index, const bloomidx::SegmentEntry *e,
 				const bloomidx::FilterGroupHeader *h, uint32 region_page, BlockNumber blkno,
-				BlockNumber nblocks, BufferAccessStrategy strategy, char *copy)
+				BlockNumber nblocks, BufferAccessStrategy strategy, bool merging, char *copy)
 {
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 
@@ -65,7 +65,9 @@ read_group_page(Relation index, const bloomidx::SegmentEntry *e,
 	UnlockReleaseBuffer(buffer);
 	if (problem != bloomidx::PageProblem::None)
 		bloomidx_warn_corrupted_page(index, blkno,
-									 psprintf("%s.  VACUUM merged segment %u with others into one without filters.",
+									 psprintf(merging
+											  ? "%s.  VACUUM merged segment %u with others into one without filters."
+											  : "%s.  VACUUM left the filters of segment %u in their group.",
 											  bloomidx::page_problem_text(problem),
 											  e->segment_id));
 	return problem == bloomidx::PageProblem::None;
@@ -89,7 +91,8 @@ typedef struct MergeSources
 
 static bool
 read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsources,
-			 BlockNumber nblocks, BufferAccessStrategy strategy, MergeSources *m, char *copy)
+			 BlockNumber nblocks, BufferAccessStrategy strategy, bool merging, MergeSources *m,
+			 char *copy)
 {
 	const bloomidx::SegmentEntry **order = (const bloomidx::SegmentEntry **)
 		palloc(nsources * sizeof(bloomidx::SegmentEntry *));
@@ -110,7 +113,8 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 
 		if (g == 0 || m->group_entry[g - 1]->filter_block != e->filter_block)
 		{
-			if (!read_group_page(index, e, NULL, 0, e->filter_block, nblocks, strategy, copy))
+			if (!read_group_page(index, e, NULL, 0, e->filter_block, nblocks, strategy, merging,
+								 copy))
 				return false;
 			m->groups[g] = *bloomidx::filter_group_header((const uint8 *) copy);
 			m->region_blocks[g] = (uint32 *) palloc(Max(m->groups[g].region_pages, 1) * sizeof(uint32));
@@ -128,7 +132,9 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 			!mask.has(e->filter_offset))
 		{
 			bloomidx_warn_corrupted_page(index, e->filter_block,
-										 psprintf("Slot %u of the filter group does not hold segment %u.  VACUUM merged it with others into one without filters.",
+										 psprintf(merging
+												  ? "Slot %u of the filter group does not hold segment %u.  VACUUM merged it with others into one without filters."
+												  : "Slot %u of the filter group does not hold segment %u.  VACUUM left its filters in their group.",
 												  e->filter_offset, e->segment_id));
 			return false;
 		}
@@ -154,7 +160,7 @@ bloomidx_filter_slots(Relation index, const bloomidx::SegmentEntry *e, BlockNumb
 
 	PGAlignedBlock copy;
 
-	if (!read_group_page(index, e, NULL, 0, e->filter_block, nblocks, strategy, copy.data))
+	if (!read_group_page(index, e, NULL, 0, e->filter_block, nblocks, strategy, true, copy.data))
 		return MERGED_SLOTS_MAX + 1;
 	return bloomidx::group_segment_slots(*bloomidx::filter_group_header((const uint8 *) copy.data),
 										 e->segment_id).count();
@@ -168,38 +174,42 @@ bloomidx_merged_slots_max(void)
 }
 
 /*
- * The filters of the segment merged from `sources` (nsources >= 1, all
- * read): false (nothing made) when the index writes no filters, a source
- * has none, or they would keep more than MERGED_SLOTS_MAX slots.  The
- * image in the caller's memory context; the rest in a context of its own.
+ * The filters of `sources` (nsources >= 1, all read) gathered into one
+ * group in memory, *filters: each source's slots (those its group holds
+ * for it) in slots of their own, group by group, every column widened to
+ * the most blocks any source has, header.slot_segment naming each slot's
+ * segment.  False (nothing made) when a source has no filters, a source
+ * group is damaged (warned: `merging` says what VACUUM did instead), or
+ * they would take more than max_slots slots or more region pages than a
+ * listed group has.  The image in the caller's memory context; the rest
+ * in a context of its own.
  */
 bool
-bloomidx_merge_filters(Relation index, const BloomidxState *state,
-					   const bloomidx::SegmentEntry *sources, uint32 nsources, BlockNumber nblocks,
-					   BufferAccessStrategy strategy, SegmentFilters *filters)
+bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::SegmentEntry *sources,
+						uint32 nsources, uint32 max_slots, bool merging, BlockNumber nblocks,
+						BufferAccessStrategy strategy, SegmentFilters *filters)
 {
-	uint32		ncolumns = (uint32) state->ncolumns;
 	uint32		slots = 0;
 
 	filters->image = NULL;
-	if (state->filter_bits_per_key <= 0 || nsources == 0 || nsources > MERGED_SLOTS_MAX)
+	if (nsources == 0)
 		return false;
 	for (uint32 i = 0; i < nsources; i++)
 		if (sources[i].filter_block == 0)
 			return false;
 
 	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext cxt = AllocSetContextCreate(caller, "bloomidx merge filters",
+	MemoryContext cxt = AllocSetContextCreate(caller, "bloomidx gather filters",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	char	   *copy = (char *) palloc(BLCKSZ);
 	MergeSources m;
-	bool		ok = read_sources(index, sources, nsources, nblocks, strategy, &m, copy);
+	bool		ok = read_sources(index, sources, nsources, nblocks, strategy, merging, &m, copy);
 
 	if (ok)
 	{
 		slots = m.nslots;
-		ok = slots >= 1 && slots <= MERGED_SLOTS_MAX;
+		ok = slots >= 1 && slots <= Min(max_slots, bloomidx::kGroupSlots);
 	}
 	if (ok)
 	{
@@ -220,18 +230,24 @@ bloomidx_merge_filters(Relation index, const BloomidxState *state,
 		int8		slot_map[bloomidx::kGroupSlots];
 
 		for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
-			slot_map[s] = m.group_slots[g].has(s) ? (int8) next++ : -1;
+		{
+			slot_map[s] = m.group_slots[g].has(s) ? (int8) next : -1;
+			if (slot_map[s] >= 0)
+				filters->header.slot_segment[next++] = m.groups[g].slot_segment[s];
+		}
 		for (uint32 p = 0; ok && p < m.groups[g].region_pages; p++)
 		{
 			bloomidx_vacuum_delay_point();
 			ok = read_group_page(index, m.group_entry[g], &m.groups[g], p, m.region_blocks[g][p],
-								 nblocks, strategy, copy);
+								 nblocks, strategy, merging, copy);
 			if (ok)
 				bloomidx::group_image_merge_page(filters->image, filters->header, m.groups[g], p,
 												 (const uint8 *) copy + SizeOfPageHeaderData,
 												 slot_map);
 		}
 	}
+	if (ok)
+		filters->header.slots_taken = (uint16) slots;
 	if (!ok && filters->image != NULL)
 	{
 		pfree(filters->image);
@@ -240,4 +256,22 @@ bloomidx_merge_filters(Relation index, const BloomidxState *state,
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return ok;
+}
+
+/*
+ * The filters of the segment merged from `sources` (nsources >= 1, all
+ * read): false (nothing made) when the index writes no filters, a source
+ * has none, or they would keep more than MERGED_SLOTS_MAX slots.  Memory
+ * as bloomidx_gather_filters's.
+ */
+bool
+bloomidx_merge_filters(Relation index, const BloomidxState *state,
+					   const bloomidx::SegmentEntry *sources, uint32 nsources, BlockNumber nblocks,
+					   BufferAccessStrategy strategy, SegmentFilters *filters)
+{
+	filters->image = NULL;
+	if (state->filter_bits_per_key <= 0 || nsources > MERGED_SLOTS_MAX)
+		return false;
+	return bloomidx_gather_filters(index, (uint32) state->ncolumns, sources, nsources,
+								   MERGED_SLOTS_MAX, true, nblocks, strategy, filters);
 }

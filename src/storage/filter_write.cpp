@@ -56,11 +56,15 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
  * Sizes the filters of the segment of `rows` alone, a group of one slot,
  * in *h: each column by its distinct keys; given `like` (a build group's
  * first slot), like's block count doubled as often as those keys need
- * (filter_blocks_in_group).  False without filters or keys.
+ * (filter_blocks_in_group); `on_grid` (a seal's), a power of two so
+ * chosen, so that VACUUM can gather the groups of seals of like rows
+ * without widening a block (filter_compact.cpp).  False without filters
+ * or keys.
  */
 static bool
 size_segment_filters(const BloomidxState *state, const SegmentRows *rows,
-					 const bloomidx::FilterGroupHeader *like, bloomidx::FilterGroupHeader *h)
+					 const bloomidx::FilterGroupHeader *like, bool on_grid,
+					 bloomidx::FilterGroupHeader *h)
 {
 	uint32		ncolumns = (uint32) state->ncolumns;
 
@@ -74,10 +78,11 @@ size_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
 	pfree(bitmap);
 	bloomidx::filter_group_init(h, 0, ncolumns, distinct, state->filter_bits_per_key, 1);
-	for (uint32 c = 0; like != NULL && c < ncolumns; c++)
-		h->columns[c].blocks = (uint16) bloomidx::filter_blocks_in_group(like->columns[c].blocks,
-																		 h->columns[c].blocks,
-																		 bloomidx::kMaxFilterBlocks);
+	for (uint32 c = 0; (like != NULL || on_grid) && c < ncolumns; c++)
+		if (like != NULL || h->columns[c].blocks > 0)
+			h->columns[c].blocks = (uint16)
+				bloomidx::filter_blocks_in_group(like != NULL ? like->columns[c].blocks : 1,
+												 h->columns[c].blocks, bloomidx::kMaxFilterBlocks);
 	h->region_pages = bloomidx::group_region_pages(*h);
 	h->check = bloomidx::filter_group_check(*h);
 	return true;
@@ -110,7 +115,7 @@ bool
 bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 						 SegmentFilters *filters)
 {
-	if (!size_segment_filters(state, rows, NULL, &filters->header))
+	if (!size_segment_filters(state, rows, NULL, true, &filters->header))
 		return false;
 	fill_segment_filters(state, rows, filters);
 	return true;
@@ -146,7 +151,7 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 	 * both one's bits (measured: a 2-column miss on 32 M rows read 3.5
 	 * times the pages, its segments passing far more often).
 	 */
-	if (!size_segment_filters(state, rows, first, &filters.header))
+	if (!size_segment_filters(state, rows, first, false, &filters.header))
 		return FILTERS_NONE;
 	for (uint32 c = 0; first != NULL && c < (uint32) state->ncolumns; c++)
 		if (filters.header.columns[c].blocks > GROUP_MAX_WIDENING * first->columns[c].blocks)

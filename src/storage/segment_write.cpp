@@ -219,47 +219,45 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
 }
 
 /*
- * Writes a seal's or merge's filter group, every slot taken for the
- * segment (group id = segment id; a build's groups take ids from
- * next_group_id, above every segment's), and names it in the entry.  Its
+ * Writes filter group h (its id and slots set; made a listed group here)
+ * whose region rows are `image`, and returns its header's block.  Its
  * header lists where its region pages are, so they may lie anywhere:
- *  - `first` valid: in the blocks right after the segment's header, taken
- *    with the segment (from the free list, `listed`, or new ones); the
- *    segment's removal gives them back with its extent, so that segments
- *    written one after another still leave one run of blocks;
+ *  - `first` valid: in the blocks from `first` on (a seal's or merge's
+ *    group, right after its segment's header, taken with the segment from
+ *    the free list, `listed`, or new ones); the segment's removal gives
+ *    them back with its extent, so that segments written one after
+ *    another still leave one run of blocks;
  *  - else in single free pages (the free space map's, else new ones),
  *    where the free list had an extent for the segment only (a build's
- *    segments have no group of their own); its removal frees them page by
- *    page (bloomidx_free_unused_groups), for the next group or pending page.
- * Nothing points at the pages until the segment is published.
+ *    segments have no group of their own), and for the groups VACUUM
+ *    gathers (filter_compact.cpp); a group's removal frees them page by
+ *    page (bloomidx_free_unused_groups), for the next group or pending
+ *    page.
+ * Nothing points at the pages until a publish names the group.
  */
-static void
-write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, BlockNumber first,
-				bloomidx::SegmentEntry *entry, const BlockWriter *writer,
-				const DirectoryCopy *listed, BloomidxIOBlock *page)
+BlockNumber
+bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h, const uint8 *image,
+							BlockNumber first, const BlockWriter *writer,
+							const DirectoryCopy *listed, BloomidxIOBlock *page)
 {
-	bloomidx::FilterGroupHeader *g = &filters->header;
-	uint32		rows_total = bloomidx::group_region_rows(*g);
-	uint32		per_page = bloomidx::group_rows_per_page(*g);
-	Size		row_bytes = bloomidx::group_row_bytes(*g);
+	uint32		rows_total = bloomidx::group_region_rows(*h);
+	uint32		per_page = bloomidx::group_rows_per_page(*h);
+	Size		row_bytes = bloomidx::group_row_bytes(*h);
+	BlockNumber header_block;
 
 	/* A seal's one slot takes 1,021 pages at most, a merge's are bounded: a check. */
-	if (g->region_pages > bloomidx::kMaxListedRegionPages)
-		elog(ERROR, "bloomidx: a filter group of %u pages is too large", g->region_pages);
+	if (h->region_pages > bloomidx::kMaxListedRegionPages)
+		elog(ERROR, "bloomidx: a filter group of %u pages is too large", h->region_pages);
 
-	uint32	   *blocks = (uint32 *) palloc(Max(g->region_pages, 1) * sizeof(uint32));
+	uint32	   *blocks = (uint32 *) palloc(Max(h->region_pages, 1) * sizeof(uint32));
 
-	g->group_id = segment_id;
-	g->flags = bloomidx::kGroupListed;
-	g->slots_taken = g->slot_capacity;
-	for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
-		g->slot_segment[s] = s < g->slots_taken ? segment_id : 0;
-	g->check = bloomidx::filter_group_check(*g);
-	for (uint32 i = 0; i < g->region_pages; i++)
+	h->flags = bloomidx::kGroupListed;
+	h->check = bloomidx::filter_group_check(*h);
+	for (uint32 i = 0; i < h->region_pages; i++)
 	{
 		PageInit((Page) page->data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-		bloomidx::filter_page_fill((uint8 *) page->data, *g,
-								   filters->image + (Size) i * per_page * row_bytes,
+		bloomidx::filter_page_fill((uint8 *) page->data, *h,
+								   image + (Size) i * per_page * row_bytes,
 								   Min(per_page, rows_total - i * per_page), i);
 		if (BlockNumberIsValid(first))
 		{
@@ -277,22 +275,44 @@ write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, Bloc
 	}
 	/* The header, which names the others, last. */
 	PageInit((Page) page->data, BLCKSZ, sizeof(bloomidx::PageOpaque));
-	bloomidx::filter_group_page_fill((uint8 *) page->data, *g, blocks);
+	bloomidx::filter_group_page_fill((uint8 *) page->data, *h, blocks);
 	if (BlockNumberIsValid(first))
 	{
-		entry->filter_block = first;
+		header_block = first;
 		write_block(index, first, page->data, writer, listed);
 	}
 	else
 	{
 		Buffer		buffer = bloomidx_free_or_new_buffer(index);
 
-		entry->filter_block = BufferGetBlockNumber(buffer);
+		header_block = BufferGetBlockNumber(buffer);
 		bloomidx_write_page(index, buffer, page->data);
 	}
+	pfree(blocks);
+	return header_block;
+}
+
+/*
+ * Writes a seal's or merge's filter group, every slot taken for the
+ * segment (group id = segment id; a build's groups and those VACUUM
+ * gathers take ids from next_group_id, above every segment's), where
+ * bloomidx_write_filter_group says, and names it in the entry.
+ */
+static void
+write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, BlockNumber first,
+				bloomidx::SegmentEntry *entry, const BlockWriter *writer,
+				const DirectoryCopy *listed, BloomidxIOBlock *page)
+{
+	bloomidx::FilterGroupHeader *g = &filters->header;
+
+	g->group_id = segment_id;
+	g->slots_taken = g->slot_capacity;
+	for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
+		g->slot_segment[s] = s < g->slots_taken ? segment_id : 0;
+	entry->filter_block = bloomidx_write_filter_group(index, g, filters->image, first, writer,
+													  listed, page);
 	entry->filter_offset = 0;
 	entry->filter_group = segment_id;
-	pfree(blocks);
 }
 
 /*

@@ -81,6 +81,10 @@ void		bloomidx_write_segment(Relation index, const BloomidxState *state, Segment
 								   bloomidx::FreeList *list, const DirectoryCopy *dir,
 								   SegmentFilters *filters, uint32 *taken,
 								   bloomidx::SegmentEntry *entry);
+BlockNumber bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h,
+										const uint8 *image, BlockNumber first,
+										const BlockWriter *writer, const DirectoryCopy *listed,
+										BloomidxIOBlock *page);
 void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
 										SegmentRows *rows, const DirectoryCopy *dir,
 										BlockNumber nblocks, SegmentFilters *filters,
@@ -160,6 +164,12 @@ struct DirectoryChange
 	bool		move_head;		/* the pending head becomes new_head */
 	BlockNumber new_head;
 	uint32		unlinked_pages; /* pending pages that left the list */
+	const bloomidx::SegmentEntry *refiled;	/* segments whose filters moved
+											 * to a new group: their ids and
+											 * filter fields */
+	uint32		nrefiled;
+	uint32		new_groups;		/* group ids taken from next_group_id, for
+								 * the groups refiled names */
 };
 
 uint32		bloomidx_publish(Relation index, DirectoryChange *change);
@@ -280,6 +290,17 @@ bool		bloomidx_merge_filters(Relation index, const BloomidxState *state,
 								   const bloomidx::SegmentEntry *sources, uint32 nsources,
 								   BlockNumber nblocks, BufferAccessStrategy strategy,
 								   SegmentFilters *filters);
+bool		bloomidx_gather_filters(Relation index, uint32 ncolumns,
+									const bloomidx::SegmentEntry *sources, uint32 nsources,
+									uint32 max_slots, bool merging, BlockNumber nblocks,
+									BufferAccessStrategy strategy, SegmentFilters *filters);
+
+/*
+ * ---------------------------------------------------------------------
+ * filter_compact.cpp: VACUUM gathers small filter groups into one.
+ * ---------------------------------------------------------------------
+ */
+void		bloomidx_compact_filter_groups(Relation index, BufferAccessStrategy strategy);
 
 /*
  * ---------------------------------------------------------------------

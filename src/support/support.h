@@ -207,8 +207,11 @@ typedef enum SealStep
 	SEAL_STEP_PUBLISHED = 3,	/* the directory changed */
 	SEAL_STEP_FREED = 4,		/* the old pages freed */
 	SEAL_STEP_DIRECTORY_WRITTEN = 5,	/* in a publish: directory pages written */
-	SEAL_STEP_DIRECTORY_SWITCHED = 6	/* in a publish: its record written, the
+	SEAL_STEP_DIRECTORY_SWITCHED = 6,	/* in a publish: its record written, the
 										 * replaced directory pages not yet freed */
+	SEAL_STEP_GROUP_WRITTEN = 7,	/* VACUUM's gathered filter group written */
+	SEAL_STEP_GROUP_PUBLISHED = 8,	/* ... named in its segments' entries */
+	SEAL_STEP_GROUP_FREED = 9	/* ... the groups it replaced freed */
 } SealStep;
 
 /*

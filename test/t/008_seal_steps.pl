@@ -1,5 +1,6 @@
 
-# A crash at each step of a seal and of a merge (src/storage/README.md, "Crashes"):
+# A crash at each step of a seal, of a merge and of VACUUM's gathering of
+# filter groups (src/storage/README.md, "Crashes"):
 # bloomidx.debug_seal_stop makes the server stop (PANIC) right after the
 # chosen step, and the server restarts from WAL.  After each: no row lost or
 # seen twice (index against sequential scan, bloomidx_verify, the index's
@@ -164,6 +165,23 @@ for my $step (2 .. 4)
 	note "$label: after, " . info();
 	# The publish lists the old segments' blocks as free in the same record.
 	after_crash($step == 2, $label);
+}
+
+# VACUUM's gathering of the sealed segments' filter groups into one
+# (src/storage/filter_compact.cpp) stopped after each step: the new group
+# written (its pages orphans), published (the old groups' pages are), the
+# old groups freed.  The seals before it leave groups of one shape, one
+# a segment.
+for my $step (7 .. 9)
+{
+	my $label = "gathering of filter groups, crash after step $step";
+	load_rows($node, 't', $next, $next + 1499);
+	$next += 1500;
+	$node->safe_psql('postgres', "$seal_gucs SELECT bloomidx_seal('t_bloomidx')");
+	note "$label: before, " . info();
+	crash_at($step, "$seal_gucs VACUUM t", $label);
+	note "$label: after, " . info();
+	after_crash($step == 7 || $step == 8, $label);
 }
 
 # Inside a publish that rewrites directory pages (past 224 segments): a

@@ -183,8 +183,8 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 14) << "14: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices";
-    EXPECT_EQ(kMetaVersionOldest, 14) << "13 was never released";
+    EXPECT_EQ(kMetaVersion, 15) << "15: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices, listed groups of many segments";
+    EXPECT_EQ(kMetaVersionOldest, 15) << "13 and 14 were never released";
     EXPECT_EQ(kPageFilterGroup, 11);
     EXPECT_EQ(kPageFilter, 12);
     EXPECT_EQ(kGroupSlots, 127u);
@@ -1497,6 +1497,50 @@ TEST(DirectoryPages, ApplyMovesFewEntries)
     EXPECT_EQ(directory_apply(e.data(), 3, twice, 2, nullptr), UINT32_MAX);
     const uint32_t all[] = {3, 1, 2};
     EXPECT_EQ(directory_apply(e.data(), 3, all, 3, nullptr), 0u);
+}
+
+// directory_refile: the entries named take their new group, block and
+// slot (checks that pass), nothing else changes; an id missing or there
+// twice is refused.
+TEST(DirectoryPages, RefileChangesOnlyTheFilterFields)
+{
+    std::vector<SegmentEntry> e(5);
+    for (uint32_t i = 0; i < 5; i++) {
+        std::memset(&e[i], 0, sizeof(SegmentEntry));
+        e[i].segment_id = 7 + i;
+        e[i].header_block = 100 + i;
+        e[i].rows = 10;
+        e[i].filter_block = 200 + i;
+        e[i].filter_group = 7 + i;
+        e[i].check = segment_entry_check(e[i]);
+    }
+    SegmentEntry r[2];
+    std::memset(r, 0, sizeof r);
+    r[0].segment_id = 9;
+    r[0].header_block = 999; // ignored
+    r[0].filter_block = 300;
+    r[0].filter_offset = 1;
+    r[0].filter_group = kFirstGroupId + 5;
+    r[1] = r[0];
+    r[1].segment_id = 11;
+    r[1].filter_offset = 0;
+    std::vector<SegmentEntry> after = e;
+    ASSERT_TRUE(directory_refile(after.data(), 5, r, 2));
+    for (uint32_t i = 0; i < 5; i++) {
+        EXPECT_EQ(after[i].check, segment_entry_check(after[i])) << i;
+        EXPECT_EQ(after[i].header_block, e[i].header_block) << i;
+        const bool refiled = e[i].segment_id == 9 || e[i].segment_id == 11;
+        EXPECT_EQ(after[i].filter_block, refiled ? 300u : e[i].filter_block) << i;
+        EXPECT_EQ(after[i].filter_group, refiled ? kFirstGroupId + 5 : e[i].filter_group) << i;
+    }
+    EXPECT_EQ(after[2].filter_offset, 1u);
+    EXPECT_EQ(after[4].filter_offset, 0u);
+    r[1].segment_id = 42;
+    after = e;
+    EXPECT_FALSE(directory_refile(after.data(), 5, r, 2));
+    e[3].segment_id = 9; // there twice
+    after = e;
+    EXPECT_FALSE(directory_refile(after.data(), 5, r, 1));
 }
 
 TEST(SegmentPages, FreePagesAndPendingLinks)
