@@ -18,7 +18,7 @@ AM_OBJS = src/handler.o src/options.o src/build.o src/parallel_build.o src/inser
 	src/vacuum.o src/cost.o src/validate.o
 STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/directory.o \
 	src/storage/directory_pages.o src/storage/pending_list.o src/storage/filter_write.o \
-	src/storage/filter_merge.o src/storage/filter_compact.o src/storage/seal.o \
+	src/storage/filter_merge.o src/storage/filter_gather.o src/storage/seal.o \
 	src/storage/merge.o src/storage/sweep.o src/storage/truncate.o \
 	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
 SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o

@@ -104,9 +104,12 @@ SELECT a.length < b.length AS longer, a.predicted_size < b.predicted_size AS lar
 FROM bloomidx_advise('adv_orders', '{id, customer}') a,
      bloomidx_advise('adv_orders', '{id, customer}', 0.00001) b;
 
--- The predicted size against the size of the index it advises.
-SELECT round(pg_relation_size('adv_orders_id_customer_status_region_sku_idx')::numeric
-             / predicted_size, 1) AS actual_over_predicted
+-- The predicted size against the size of the index it advises: within
+-- 3 %, as the README says.  (A model of a serial build whose TIDs take
+-- bloomidx::kTypicalTidBytes a row: on the quick start's table from 30,000
+-- to 3 M rows the built index came out 0 to 3 % smaller.)
+SELECT pg_relation_size('adv_orders_id_customer_status_region_sku_idx')::numeric
+       / predicted_size BETWEEN 0.97 AND 1.03 AS within_3_percent
 FROM bloomidx_advise('adv_orders', '{id, customer, status, region, sku}');
 
 -- Bad input.

@@ -12,6 +12,11 @@
 -- never fails the update.
 \echo Use "ALTER EXTENSION bloomidx UPDATE TO '1.2'" to load this file. \quit
 
+-- bloomidx_index_info(NULL) raises "needs an index, not NULL" as every
+-- other function of the extension does (it was STRICT, and so returned a
+-- row of NULLs).
+ALTER FUNCTION bloomidx_index_info(pg_catalog.regclass) CALLED ON NULL INPUT;
+
 DO $$
 DECLARE
     idx pg_catalog.regclass;

@@ -204,6 +204,7 @@ SELECT page_kind, item, item_kind FROM bloomidx_page_items('insp_empty_bl', 0);
 -- What they refuse.
 --
 SELECT * FROM bloomidx_stats(NULL);
+SELECT * FROM bloomidx_index_info(NULL);
 SELECT * FROM bloomidx_page_items(NULL, 0);
 SELECT * FROM bloomidx_page_items('insp_bl', NULL);
 SELECT * FROM bloomidx_stats('insp');

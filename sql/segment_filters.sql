@@ -132,7 +132,7 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- enough to merge at the default segment size, merge four at a time, so
 -- that each merged segment keeps its sources' filters (merge.cpp), and
 -- VACUUM then gathers the merged segments' groups, of one shape, into one
--- (filter_compact.cpp); the build's groups are freed once none of their
+-- (filter_gather.cpp); the build's groups are freed once none of their
 -- segments is left (counted on the pages: the special space's kind, 11
 -- for a group's header).
 CREATE EXTENSION pageinspect;
@@ -185,7 +185,7 @@ SELECT * FROM filter_random('sfs', 150, 3);
 
 -- VACUUM gathers the sealed segments' groups (a group each, their blocks
 -- a power of two, so of one shape) into one group of many slots
--- (filter_compact.cpp): a miss then reads that group's header and a
+-- (filter_gather.cpp): a miss then reads that group's header and a
 -- region page a key, not two pages a segment; no filter is lost and every
 -- answer stays right.  The index of segments without filters has nothing
 -- to gather.

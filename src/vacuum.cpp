@@ -359,8 +359,6 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	bloomidx_merge_segments(info->index, info->strategy);
 	/* Pending rows become segments (beyond the tail, an eighth of a segment's or more). */
 	bloomidx_seal_all(info->index, bloomidx_vacuum_seal_threshold(bloomidx_cached_meta(info->index)));
-	/* The small filter groups seals and merges left, gathered (a query reads each group). */
-	bloomidx_compact_filter_groups(info->index, info->strategy);
 	/* No bulkdelete ran (nothing to remove): count and record free space. */
 	if (stats == NULL)
 	{
@@ -369,6 +367,13 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	}
 	/* Pages a crashed or failed seal or merge left behind are freed. */
 	bloomidx_sweep(info->index, info->strategy, stats);
+	/*
+	 * The small filter groups seals and merges left, gathered (a query reads
+	 * each group): after the sweep, which frees what a crash left (a
+	 * gathered group not yet published keeps its id until then) and fills
+	 * the free space map the new group's pages come from.
+	 */
+	bloomidx_gather_filter_groups(info->index, info->strategy);
 	/*
 	 * The segments that end the index move to free blocks before them, and
 	 * the free pages that then end it go back to the file system (after the

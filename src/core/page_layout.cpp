@@ -385,6 +385,8 @@ const char *page_problem_text(PageProblem problem) noexcept
     case PageProblem::BadDirectory: return "segment directory or pending list damaged";
     case PageProblem::BadFilter: return "filter group page out of place";
     case PageProblem::BadFilterBits: return "segment filter bits damaged";
+    case PageProblem::BadLive: return "live-bits page of another segment or row count";
+    case PageProblem::BadLiveBits: return "live bits do not match the page's sum";
     }
     return "unknown problem";
 }

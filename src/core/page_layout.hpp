@@ -798,7 +798,7 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 // lie wherever free pages were, their blocks listed on the header page
 // after the header (so that such groups reuse single free pages as
 // pending pages do, and never need a run of blocks); so do the groups of
-// many segments VACUUM gathers from such groups (storage/filter_compact.cpp).  Block rows
+// many segments VACUUM gathers from such groups (storage/filter_gather.cpp).  Block rows
 // of group_row_bytes (block b of slot s at s * 64 in the row), as many a
 // page as fit from the page header on; column c's rows start after the
 // rows of the columns before it.  In the special space signature_sum =
@@ -1058,6 +1058,8 @@ enum class PageProblem {
     BadDirectory,  // the metapage's directory or pending list is damaged
     BadFilter,     // a filter group page of another group, or fields out of range
     BadFilterBits, // filter bytes that do not add up to the page's sum
+    BadLive,       // a live-bits page of another segment or row count
+    BadLiveBits,   // live bits do not add up to the page's sum
 };
 
 // Which entry sums check_row_page tests after the page's structure.  A

@@ -498,10 +498,10 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
     const PageOpaque *op = page_opaque(page);
     if (read_u16(page + kPdLowerOffset) != kSlicePageLower || op->count != rows ||
         op->tid_sum != 0 || page_segment_id(page) != segment_id)
-        return PageProblem::BadSlice;
+        return PageProblem::BadLive;
     if (sums == Sums::Verify &&
         page_sum(page + kPageHeaderSize, kSliceWords * sizeof(uint64_t)) != op->signature_sum)
-        return PageProblem::BadSliceBits;
+        return PageProblem::BadLiveBits;
     return PageProblem::None;
 }
 

@@ -21,7 +21,8 @@
  *   live            live bits: bits
  *   tids            row: tid, live (the row's live bit)
  *   filter group    slot (the segment it was taken for), region page
- *                   (where a group of one segment's own lists them)
+ *                   (where a listed group, a segment's own or one VACUUM
+ *                   gathered, lists them)
  *   filter          block row: bits (the slots' blocks side by side)
  *   free, listed,   none (a free page's detail: the generation that freed it)
  *   new
@@ -360,7 +361,7 @@ describe_live(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *pag
 	PageProblem problem = bloomidx::check_live_page(page, op->count, segment_id);
 
 	if (problem == PageProblem::None && op->count > bloomidx::kSegmentRows)
-		problem = PageProblem::BadSlice;
+		problem = PageProblem::BadLive;
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
 	uint32		live = 0;

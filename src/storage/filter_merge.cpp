@@ -92,7 +92,7 @@ typedef struct MergeSources
 static bool
 read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsources,
 			 BlockNumber nblocks, BufferAccessStrategy strategy, bool merging, MergeSources *m,
-			 char *copy)
+			 char *copy, uint32 *failed_segment)
 {
 	const bloomidx::SegmentEntry **order = (const bloomidx::SegmentEntry **)
 		palloc(nsources * sizeof(bloomidx::SegmentEntry *));
@@ -115,7 +115,10 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 		{
 			if (!read_group_page(index, e, NULL, 0, e->filter_block, nblocks, strategy, merging,
 								 copy))
+			{
+				*failed_segment = e->segment_id;
 				return false;
+			}
 			m->groups[g] = *bloomidx::filter_group_header((const uint8 *) copy);
 			m->region_blocks[g] = (uint32 *) palloc(Max(m->groups[g].region_pages, 1) * sizeof(uint32));
 			for (uint32 p = 0; p < m->groups[g].region_pages; p++)
@@ -136,6 +139,7 @@ read_sources(Relation index, const bloomidx::SegmentEntry *sources, uint32 nsour
 												  ? "Slot %u of the filter group does not hold segment %u.  VACUUM merged it with others into one without filters."
 												  : "Slot %u of the filter group does not hold segment %u.  VACUUM left its filters in their group.",
 												  e->filter_offset, e->segment_id));
+			*failed_segment = e->segment_id;
 			return false;
 		}
 		m->group_slots[g] |= mask;
@@ -179,17 +183,20 @@ bloomidx_merged_slots_max(void)
  * for it) in slots of their own, group by group, every column widened to
  * the most blocks any source has, header.slot_segment naming each slot's
  * segment.  False (nothing made) when a source has no filters, a source
- * group is damaged (warned: `merging` says what VACUUM did instead), or
- * they would take more than max_slots slots or more region pages than a
- * listed group has.  The image in the caller's memory context; the rest
+ * group is damaged (warned: `merging` says what VACUUM did instead;
+ * *failed_segment, unless NULL, names a segment of that group), or they
+ * would take more than max_slots slots or more region pages than a listed
+ * group has.  The image in the caller's memory context; the rest
  * in a context of its own.
  */
 bool
 bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::SegmentEntry *sources,
 						uint32 nsources, uint32 max_slots, bool merging, BlockNumber nblocks,
-						BufferAccessStrategy strategy, SegmentFilters *filters)
+						BufferAccessStrategy strategy, SegmentFilters *filters,
+						uint32 *failed_segment)
 {
 	uint32		slots = 0;
+	uint32		failed = 0;
 
 	filters->image = NULL;
 	if (nsources == 0)
@@ -204,7 +211,8 @@ bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::Segment
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	char	   *copy = (char *) palloc(BLCKSZ);
 	MergeSources m;
-	bool		ok = read_sources(index, sources, nsources, nblocks, strategy, merging, &m, copy);
+	bool		ok = read_sources(index, sources, nsources, nblocks, strategy, merging, &m, copy,
+								  &failed);
 
 	if (ok)
 	{
@@ -240,6 +248,8 @@ bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::Segment
 			bloomidx_vacuum_delay_point();
 			ok = read_group_page(index, m.group_entry[g], &m.groups[g], p, m.region_blocks[g][p],
 								 nblocks, strategy, merging, copy);
+			if (!ok)
+				failed = m.group_entry[g]->segment_id;
 			if (ok)
 				bloomidx::group_image_merge_page(filters->image, filters->header, m.groups[g], p,
 												 (const uint8 *) copy + SizeOfPageHeaderData,
@@ -253,6 +263,8 @@ bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::Segment
 		pfree(filters->image);
 		filters->image = NULL;
 	}
+	if (failed_segment != NULL)
+		*failed_segment = failed;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return ok;
@@ -273,5 +285,5 @@ bloomidx_merge_filters(Relation index, const BloomidxState *state,
 	if (state->filter_bits_per_key <= 0 || nsources > MERGED_SLOTS_MAX)
 		return false;
 	return bloomidx_gather_filters(index, (uint32) state->ncolumns, sources, nsources,
-								   MERGED_SLOTS_MAX, true, nblocks, strategy, filters);
+								   MERGED_SLOTS_MAX, true, nblocks, strategy, filters, NULL);
 }

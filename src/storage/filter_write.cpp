@@ -58,7 +58,7 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
  * first slot), like's block count doubled as often as those keys need
  * (filter_blocks_in_group); `on_grid` (a seal's), a power of two so
  * chosen, so that VACUUM can gather the groups of seals of like rows
- * without widening a block (filter_compact.cpp).  False without filters
+ * without widening a block (filter_gather.cpp).  False without filters
  * or keys.
  */
 static bool
@@ -79,10 +79,19 @@ size_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 	pfree(bitmap);
 	bloomidx::filter_group_init(h, 0, ncolumns, distinct, state->filter_bits_per_key, 1);
 	for (uint32 c = 0; (like != NULL || on_grid) && c < ncolumns; c++)
-		if (like != NULL || h->columns[c].blocks > 0)
-			h->columns[c].blocks = (uint16)
-				bloomidx::filter_blocks_in_group(like != NULL ? like->columns[c].blocks : 1,
-												 h->columns[c].blocks, bloomidx::kMaxFilterBlocks);
+	{
+		uint32		own = h->columns[c].blocks;
+
+		if (like == NULL && own == 0)
+			continue;
+		uint32		blocks = bloomidx::filter_blocks_in_group(like != NULL ? like->columns[c].blocks : 1,
+															  own, bloomidx::kMaxFilterBlocks);
+
+		/* Off the grid rather than short of 2/3 of the need (past 2,048 blocks). */
+		if (like == NULL && blocks * 3 < own * 2)
+			blocks = own;
+		h->columns[c].blocks = (uint16) blocks;
+	}
 	h->region_pages = bloomidx::group_region_pages(*h);
 	h->check = bloomidx::filter_group_check(*h);
 	return true;
@@ -349,11 +358,13 @@ bloomidx_own_group_blocks(Relation index, const bloomidx::SegmentEntry *e, Block
 }
 
 /*
- * Frees the filter groups of the `removed` segments (just published away)
- * that no segment of `dir` (the directory after that publish) names any
- * more, page by page, stamped with the publish's generation; a stale
- * reader that meets one knows it was recycled.  Groups right after their
- * segment's header (own_blocks[r] > 0) went with its extent.  A group
+ * Frees the filter groups that the entries `removed` name (segments just
+ * published away, or whose filters a publish moved to a gathered group:
+ * filter_gather.cpp) and that no segment of `dir` (the directory after
+ * that publish) names any more, page by page, stamped with the publish's
+ * generation; a stale reader that meets one knows it was recycled.
+ * Groups right after their segment's header (own_blocks[r] > 0) went with
+ * its extent.  A group
  * whose header is not sound is left to VACUUM's sweep and bloomidx_verify.
  * A crash before this leaves the pages for the sweep too.  Under the seal
  * lock.
@@ -391,7 +402,10 @@ bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
 											  block, nblocks) != bloomidx::PageProblem::None)
 			continue;
 		for (uint32 i = 0; i < bloomidx::filter_group_header(page)->region_pages; i++)
+		{
+			bloomidx_vacuum_delay_point();
 			bloomidx_free_page(index, bloomidx::group_region_block(page, block, i), generation);
+		}
 		bloomidx_free_page(index, block, generation);
 	}
 }

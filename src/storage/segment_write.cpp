@@ -230,7 +230,7 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
  *  - else in single free pages (the free space map's, else new ones),
  *    where the free list had an extent for the segment only (a build's
  *    segments have no group of their own), and for the groups VACUUM
- *    gathers (filter_compact.cpp); a group's removal frees them page by
+ *    gathers (filter_gather.cpp); a group's removal frees them page by
  *    page (bloomidx_free_unused_groups), for the next group or pending
  *    page.
  * Nothing points at the pages until a publish names the group.
@@ -271,7 +271,7 @@ bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h, cons
 			blocks[i] = BufferGetBlockNumber(buffer);
 			bloomidx_write_page(index, buffer, page->data);
 		}
-		CHECK_FOR_INTERRUPTS();
+		bloomidx_vacuum_delay_point();	/* VACUUM's gathering writes up to 1,986 */
 	}
 	/* The header, which names the others, last. */
 	PageInit((Page) page->data, BLCKSZ, sizeof(bloomidx::PageOpaque));

@@ -134,7 +134,7 @@ void		bloomidx_directory_stats(Relation index, DirectoryStats *stats);
  * published in one WAL record of the metapage (README.md, "Writing"): a
  * segment added (sealed or merged), segments removed (merged away), free
  * extents the sweep found, the pending list's head moved past sealed
- * pages.
+ * pages, segments' filters moved to a gathered group (refiled).
  */
 struct DirectoryChange
 {
@@ -293,14 +293,15 @@ bool		bloomidx_merge_filters(Relation index, const BloomidxState *state,
 bool		bloomidx_gather_filters(Relation index, uint32 ncolumns,
 									const bloomidx::SegmentEntry *sources, uint32 nsources,
 									uint32 max_slots, bool merging, BlockNumber nblocks,
-									BufferAccessStrategy strategy, SegmentFilters *filters);
+									BufferAccessStrategy strategy, SegmentFilters *filters,
+									uint32 *failed_segment);
 
 /*
  * ---------------------------------------------------------------------
- * filter_compact.cpp: VACUUM gathers small filter groups into one.
+ * filter_gather.cpp: VACUUM gathers small filter groups into one.
  * ---------------------------------------------------------------------
  */
-void		bloomidx_compact_filter_groups(Relation index, BufferAccessStrategy strategy);
+void		bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy);
 
 /*
  * ---------------------------------------------------------------------

@@ -194,9 +194,63 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 	}
 
 	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + nshort_extents;
+
+	/* Free pages kept for pending pages: the list's and a segment's worth of rows'. */
+	uint64		nfree = 0;
+
+	for (BlockNumber b = 1; b < free_blocks->nblocks; b++)
+		nfree += is_used(free_blocks, b);
+
+	uint32		page_capacity = bloomidx_cached_meta(index)->capacity;
+	uint64		reserve = (uint64) dir->header.pending_pages +
+		(bloomidx_segment_capacity(page_capacity) + page_capacity - 1) / page_capacity;
+	uint64		budget = nfree > reserve ? nfree - reserve : 0;
+
+	/*
+	 * Free pages right before or after a listed extent long enough to keep
+	 * join it (free_list_push joins adjacent blocks, taking no slot), within
+	 * the budget: the blocks a sealed segment's own filter group took after
+	 * its header, freed page by page when VACUUM gathered the group
+	 * (filter_gather.cpp), would otherwise split the extent its removal
+	 * gives back from the next one, and the index would grow for want of
+	 * runs.
+	 */
+	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents &&
+		 nnew_extents + 2 <= bloomidx::kMaxFreeExtents && budget > 0; i++)
+	{
+		const bloomidx::FreeExtent x = dir->free.extents[i];
+		BlockNumber end = x.first + x.nblocks;
+		BlockNumber b = end;
+
+		if (x.nblocks < min_run)
+			continue;
+		while (b < free_blocks->nblocks && budget > 0 && is_used(free_blocks, b) &&
+			   claim_page(index, b, strategy))
+		{
+			b++;
+			budget--;
+		}
+		if (b > end)
+		{
+			new_extents[nnew_extents++] = bloomidx::FreeExtent{end, b - end};
+			mark_unused(free_blocks, end, b - end);
+		}
+		b = x.first;
+		while (b > 1 && budget > 0 && is_used(free_blocks, b - 1) &&
+			   claim_page(index, b - 1, strategy))
+		{
+			b--;
+			budget--;
+		}
+		if (b < x.first)
+		{
+			new_extents[nnew_extents++] = bloomidx::FreeExtent{b, x.first - b};
+			mark_unused(free_blocks, b, x.first - b);
+		}
+	}
+
 	FreeRun    *runs = (FreeRun *) palloc(sizeof(FreeRun) * (free_blocks->nblocks / min_run + 1));
 	uint32		nruns = 0;
-	uint64		nfree = 0;
 
 	for (BlockNumber b = 1; b < free_blocks->nblocks;)
 	{
@@ -204,18 +258,11 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 
 		while (end < free_blocks->nblocks && is_used(free_blocks, end))
 			end++;
-		nfree += end - b;
 		if (end - b >= min_run)
 			runs[nruns++] = FreeRun{b, end - b};
 		b = end + 1;
 	}
 	qsort(runs, nruns, sizeof(FreeRun), longer_first);
-
-	/* Free pages kept for pending pages: the list's and a segment's worth of rows'. */
-	uint32		page_capacity = bloomidx_cached_meta(index)->capacity;
-	uint64		reserve = (uint64) dir->header.pending_pages +
-		(bloomidx_segment_capacity(page_capacity) + page_capacity - 1) / page_capacity;
-	uint64		budget = nfree > reserve ? nfree - reserve : 0;
 
 	/* The list holds blocks for the next segments already: nothing more to gather. */
 	if (segments_listed >= GATHER_BELOW_SEGMENTS)

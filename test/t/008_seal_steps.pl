@@ -168,7 +168,7 @@ for my $step (2 .. 4)
 }
 
 # VACUUM's gathering of the sealed segments' filter groups into one
-# (src/storage/filter_compact.cpp) stopped after each step: the new group
+# (src/storage/filter_gather.cpp) stopped after each step: the new group
 # written (its pages orphans), published (the old groups' pages are), the
 # old groups freed.  The seals before it leave groups of one shape, one
 # a segment.

@@ -152,7 +152,11 @@ const PageProblem kAllProblems[] = {
     PageProblem::None,       PageProblem::NotBloomidx, PageProblem::WrongKind,
     PageProblem::BadFormat,  PageProblem::BadCount,    PageProblem::BadBounds,
     PageProblem::BadMagic,   PageProblem::BadVersion,  PageProblem::BadOptions,
-    PageProblem::BadSignatures, PageProblem::BadTids,
+    PageProblem::BadSignatures, PageProblem::BadTids, PageProblem::BadSlice,
+    PageProblem::BadSliceBits, PageProblem::BadSegment, PageProblem::BadSegmentSum,
+    PageProblem::BadTidPage, PageProblem::BadTidBytes, PageProblem::BadDirectory,
+    PageProblem::BadFilter, PageProblem::BadFilterBits, PageProblem::BadLive,
+    PageProblem::BadLiveBits,
 };
 
 ::testing::AssertionResult problem_is(PageProblem got, PageProblem expect)
@@ -957,7 +961,7 @@ TEST(PageProblemText, EveryProblemHasItsOwnWords)
         texts.insert(text);
     }
     EXPECT_EQ(texts.size(), sizeof kAllProblems / sizeof kAllProblems[0]);
-    EXPECT_EQ(static_cast<int>(PageProblem::BadTids) + 1,
+    EXPECT_EQ(static_cast<int>(PageProblem::BadLiveBits) + 1,
               static_cast<int>(sizeof kAllProblems / sizeof kAllProblems[0]))
         << "a new PageProblem: add it to kAllProblems";
 }
@@ -1325,8 +1329,8 @@ TEST(SegmentPages, LivePageClearsKeepTheSum)
     // a cleared one would lose a row.
     Page bad = live;
     bad.b[24 + 100] ^= 0x01;
-    EXPECT_TRUE(problem_is(check_live_page(bad.b, rows, 9), PageProblem::BadSliceBits));
-    EXPECT_TRUE(problem_is(check_live_page(live.b, rows, 10), PageProblem::BadSlice));
+    EXPECT_TRUE(problem_is(check_live_page(bad.b, rows, 9), PageProblem::BadLiveBits));
+    EXPECT_TRUE(problem_is(check_live_page(live.b, rows, 10), PageProblem::BadLive));
 }
 
 // Directory pages: how many a directory needs and what each holds, their

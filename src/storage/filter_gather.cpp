@@ -1,5 +1,5 @@
 /*
- * filter_compact.cpp: VACUUM gathers the small filter groups that seals
+ * filter_gather.cpp: VACUUM gathers the small filter groups that seals
  * and merges leave (a group of each segment's own) into groups of many
  * slots (storage/README.md, *Segment filters*).
  *
@@ -23,19 +23,19 @@
 #include "storage/storage.h"
 
 /* A group with fewer live slots than this is gathered with others of its shape. */
-#define COMPACT_BELOW_SLOTS 16
+#define GATHER_BELOW_SLOTS 16
 
 /* Groups looked at in one VACUUM at most: the rest wait for the next. */
-#define COMPACT_MAX_GROUPS 1024
+#define GATHER_MAX_GROUPS 1024
 
 /* A group VACUUM may gather: its header, its live segments' entries. */
-typedef struct CompactGroup
+typedef struct GatherGroup
 {
 	bloomidx::FilterGroupHeader header;
 	uint32		first;			/* its entries: entries[first .. first + n) */
 	uint32		n;
 	uint32		live_slots;		/* slots its segments hold */
-} CompactGroup;
+} GatherGroup;
 
 /* Whether groups a and b have filters of one shape (same blocks and probes a column). */
 static bool
@@ -48,8 +48,8 @@ same_shape(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHead
 static int
 compare_shape(const void *x, const void *y)
 {
-	const CompactGroup *a = (const CompactGroup *) x;
-	const CompactGroup *b = (const CompactGroup *) y;
+	const GatherGroup *a = (const GatherGroup *) x;
+	const GatherGroup *b = (const GatherGroup *) y;
 
 	if (a->header.ncolumns != b->header.ncolumns)
 		return a->header.ncolumns < b->header.ncolumns ? -1 : 1;
@@ -82,13 +82,13 @@ max_slots_of_shape(const bloomidx::FilterGroupHeader *h)
 /*
  * Reads the groups of dir's segments that VACUUM may gather: those whose
  * header is sound and names each of its segments where their entries say,
- * holding fewer than COMPACT_BELOW_SLOTS live slots or less than half of
+ * holding fewer than GATHER_BELOW_SLOTS live slots or less than half of
  * the slots taken.  Their segments' entries go to *entries, in group order.
  * Returns how many groups.
  */
 static uint32
 read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
-				  BufferAccessStrategy strategy, CompactGroup *groups,
+				  BufferAccessStrategy strategy, GatherGroup *groups,
 				  bloomidx::SegmentEntry *entries)
 {
 	uint32		n = dir->header.nsegments;
@@ -103,7 +103,7 @@ read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
 			order[norder++] = bloomidx::group_order_key(dir->entries[i].filter_block, i);
 	bloomidx::sort_group_order(order, norder);
 
-	for (uint32 at = 0; at < norder && ngroups < COMPACT_MAX_GROUPS;)
+	for (uint32 at = 0; at < norder && ngroups < GATHER_MAX_GROUPS;)
 	{
 		uint32		end = at + 1;
 		BlockNumber block = (BlockNumber) (order[at] >> 32);
@@ -114,33 +114,36 @@ read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
 		bloomidx_vacuum_delay_point();
 
 		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
-		bool		sound;
-		CompactGroup *g = &groups[ngroups];
+		GatherGroup *g = &groups[ngroups];
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		sound = bloomidx::check_filter_group_page((const uint8 *) BufferGetPage(buffer),
-												  e->filter_group, ncolumns, block,
-												  nblocks) == bloomidx::PageProblem::None;
-		if (sound)
+		bloomidx::PageProblem problem =
+			bloomidx::check_filter_group_page((const uint8 *) BufferGetPage(buffer),
+											  e->filter_group, ncolumns, block, nblocks);
+
+		if (problem == bloomidx::PageProblem::None)
 			g->header = *bloomidx::filter_group_header((const uint8 *) BufferGetPage(buffer));
 		UnlockReleaseBuffer(buffer);
+		if (problem != bloomidx::PageProblem::None)
+		{
+			bloomidx_warn_corrupted_page(index, block,
+										 psprintf("%s.  VACUUM left the filters of segment %u in their group.",
+												  bloomidx::page_problem_text(problem),
+												  e->segment_id));
+			at = end;
+			continue;
+		}
 
-		/* Each segment where its entry says, its slots counted once. */
+		/*
+		 * The slots its segments hold (whether each is where its entry says
+		 * is checked as the filters are read: bloomidx_gather_filters).
+		 */
 		bloomidx::SlotMask live = bloomidx::SlotMask::none();
 
-		for (uint32 k = at; sound && k < end; k++)
-		{
-			const bloomidx::SegmentEntry *s = &dir->entries[(uint32) order[k]];
-			bloomidx::SlotMask mask = bloomidx::group_segment_slots(g->header, s->segment_id);
-
-			sound = s->filter_group == g->header.group_id &&
-				s->filter_offset < g->header.slots_taken && mask.has(s->filter_offset) &&
-				(live & mask) == bloomidx::SlotMask::none();
-			live |= mask;
-		}
+		for (uint32 k = at; k < end; k++)
+			live |= bloomidx::group_segment_slots(g->header, dir->entries[(uint32) order[k]].segment_id);
 		g->live_slots = live.count();
-		if (sound && (g->live_slots < COMPACT_BELOW_SLOTS ||
-					  2 * g->live_slots <= g->header.slots_taken))
+		if (g->live_slots < GATHER_BELOW_SLOTS || 2 * g->live_slots <= g->header.slots_taken)
 		{
 			g->first = nentries;
 			g->n = end - at;
@@ -155,34 +158,36 @@ read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
 }
 
 /*
- * Gathers groups[0 .. n) (one shape, their live slots fitting one group)
+ * Gathers batch[0 .. n) (one shape, their live slots fitting one group)
  * into one new group, group id `group_id`: writes it, publishes it, frees
  * the groups left unnamed.  False (nothing changed) when the filters could
- * not be gathered (a damaged group, warned).
+ * not be gathered: a damaged group (warned), which *failed_segment names
+ * a segment of (0: none).
  */
 static bool
-gather_groups(Relation index, const CompactGroup *groups, uint32 n,
+gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 			  const bloomidx::SegmentEntry *entries, uint32 max_slots, uint32 group_id,
-			  BufferAccessStrategy strategy)
+			  BufferAccessStrategy strategy, uint32 *failed_segment)
 {
 	uint32		nsources = 0;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	for (uint32 i = 0; i < n; i++)
-		nsources += groups[i].n;
+		nsources += batch[i]->n;
 
 	bloomidx::SegmentEntry *sources = (bloomidx::SegmentEntry *)
 		palloc(nsources * sizeof(bloomidx::SegmentEntry));
 	uint32		at = 0;
 
 	for (uint32 i = 0; i < n; i++)
-		for (uint32 k = 0; k < groups[i].n; k++)
-			sources[at++] = entries[groups[i].first + k];
+		for (uint32 k = 0; k < batch[i]->n; k++)
+			sources[at++] = entries[batch[i]->first + k];
 
 	SegmentFilters filters;
 
 	if (!bloomidx_gather_filters(index, (uint32) RelationGetNumberOfAttributes(index), sources,
-								 nsources, max_slots, false, nblocks, strategy, &filters))
+								 nsources, max_slots, false, nblocks, strategy, &filters,
+								 failed_segment))
 		return false;
 
 	/* Written where nothing names it, then named in its segments' entries. */
@@ -203,8 +208,11 @@ gather_groups(Relation index, const CompactGroup *groups, uint32 n,
 	{
 		uint32		slot = 0;
 
-		while (filters.header.slot_segment[slot] != sources[i].segment_id)
-			slot++;				/* there: gathered from its slots */
+		/* There: every source's slots were gathered, in order. */
+		while (slot < filters.header.slots_taken &&
+			   filters.header.slot_segment[slot] != sources[i].segment_id)
+			slot++;
+		Assert(slot < filters.header.slots_taken);
 		refiled[i] = sources[i];
 		refiled[i].filter_block = header_block;
 		refiled[i].filter_offset = (uint16) slot;
@@ -222,7 +230,13 @@ gather_groups(Relation index, const CompactGroup *groups, uint32 n,
 
 	bloomidx_seal_step(SEAL_STEP_GROUP_PUBLISHED);
 
-	/* The old groups, named by no segment now, page by page. */
+	/*
+	 * The old groups, named by no segment now, page by page: also those
+	 * right after their segment's header, whose blocks their segment's
+	 * removal would otherwise give back with its extent (own_blocks all 0):
+	 * its entry no longer names them.  (The sweep joins such pages to the
+	 * extent once it is on the free list: sweep.cpp.)
+	 */
 	DirectoryCopy *after = bloomidx_directory_copy_new();
 	uint32	   *own_blocks = (uint32 *) palloc0(nsources * sizeof(uint32));
 
@@ -237,12 +251,13 @@ gather_groups(Relation index, const CompactGroup *groups, uint32 n,
 /*
  * Gathers the small filter groups of like shape into groups of many
  * slots, each batch of two or more groups whose live slots fit one group
- * (max_slots_of_shape).  The caller holds the seal lock.
+ * (max_slots_of_shape).  A batch with a damaged group is gathered again
+ * without it.  The caller holds the seal lock.
  */
 void
-bloomidx_compact_filter_groups(Relation index, BufferAccessStrategy strategy)
+bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx compact filters",
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx gather filter groups",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -250,31 +265,56 @@ bloomidx_compact_filter_groups(Relation index, BufferAccessStrategy strategy)
 
 	bloomidx_read_directory(index, &nblocks, dir);
 
-	CompactGroup *groups = (CompactGroup *)
-		palloc(Min(Max(dir->header.nsegments, 1), COMPACT_MAX_GROUPS) * sizeof(CompactGroup));
+	GatherGroup *groups = (GatherGroup *)
+		palloc(Min(Max(dir->header.nsegments, 1), GATHER_MAX_GROUPS) * sizeof(GatherGroup));
+	GatherGroup **batch = (GatherGroup **)
+		palloc(Min(Max(dir->header.nsegments, 1), GATHER_MAX_GROUPS) * sizeof(GatherGroup *));
 	bloomidx::SegmentEntry *entries = (bloomidx::SegmentEntry *)
 		palloc(Max(dir->header.nsegments, 1) * sizeof(bloomidx::SegmentEntry));
 	uint32		ngroups = read_small_groups(index, dir, nblocks, strategy, groups, entries);
 	uint32		next_id = dir->header.next_group_id;
 
-	qsort(groups, ngroups, sizeof(CompactGroup), compare_shape);
+	qsort(groups, ngroups, sizeof(GatherGroup), compare_shape);
 	for (uint32 at = 0; at < ngroups;)
 	{
 		uint32		max_slots = max_slots_of_shape(&groups[at].header);
 		uint32		end = at;
 		uint32		slots = 0;
+		uint32		n = 0;
 
 		/* Groups of this shape while their live slots fit one group. */
 		while (end < ngroups && same_shape(&groups[end].header, &groups[at].header) &&
 			   slots + groups[end].live_slots <= max_slots)
-			slots += groups[end++].live_slots;
-		if (end == at)
-			end = at + 1;		/* one group alone too large: left as it is */
-		else if (end - at >= 2 &&
-				 gather_groups(index, &groups[at], end - at, entries, max_slots, next_id,
-							   strategy))
-			next_id++;
-		at = end;
+		{
+			slots += groups[end].live_slots;
+			batch[n++] = &groups[end++];
+		}
+		at = Max(end, at + 1);	/* a group alone too large is left as it is */
+
+		/* Without a damaged group (warned) while two or more are left. */
+		while (n >= 2)
+		{
+			uint32		failed = 0;
+			uint32		keep = 0;
+
+			if (gather_groups(index, batch, n, entries, max_slots, next_id, strategy, &failed))
+			{
+				next_id++;
+				break;
+			}
+			for (uint32 i = 0; i < n && failed != 0; i++)
+			{
+				bool		has = false;
+
+				for (uint32 k = 0; k < batch[i]->n; k++)
+					has |= entries[batch[i]->first + k].segment_id == failed;
+				if (!has)
+					batch[keep++] = batch[i];
+			}
+			if (keep == 0 || keep == n)
+				break;			/* nothing to drop: the batch stays as it is */
+			n = keep;
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	IndexFreeSpaceMapVacuum(index);
