@@ -184,7 +184,7 @@ SELECT setseed(0.21);
 SELECT * FROM filter_random('sfs', 150, 3);
 
 -- VACUUM gathers the sealed segments' groups (a group each, their blocks
--- a power of two, so of one shape) into one group of many slots
+-- rounded up to a grid, so of one shape) into one group of many slots
 -- (filter_gather.cpp): a miss then reads that group's header and a
 -- region page a key, not two pages a segment; no filter is lost and every
 -- answer stays right.  The index of segments without filters has nothing

@@ -106,6 +106,18 @@ uint32_t filter_blocks_in_group(uint32_t first, uint32_t own, uint32_t max_block
     return static_cast<uint32_t>(blocks);
 }
 
+uint32_t filter_blocks_on_grid(uint32_t own, uint32_t max_blocks) noexcept
+{
+    if (own <= 8)
+        return own;
+    uint32_t shift = 0;
+    while ((own >> shift) >= 16)
+        shift++;
+    uint64_t m = (uint64_t{own} + (uint64_t{1} << shift) - 1) >> shift; // 8..16
+    const uint64_t blocks = m << shift;
+    return blocks <= max_blocks ? static_cast<uint32_t>(blocks) : own;
+}
+
 uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept
 {
     return block_of_remixed(mix64(key), nblocks);

@@ -98,6 +98,14 @@ void filter_widened_blocks(uint32_t b, uint32_t n_from, uint32_t n_to, uint32_t 
 // max_blocks; `first` when first is 0 (no filter) or own is no more.
 uint32_t filter_blocks_in_group(uint32_t first, uint32_t own, uint32_t max_blocks) noexcept;
 
+// The blocks of a sealed segment's filter: `own` (what its keys want)
+// rounded up to m * 2^j with m in 8..15 (up to 8 exactly), at most an
+// eighth more, so that seals of like rows get the same count and VACUUM
+// can gather their groups without widening a block (storage/README.md);
+// `own` itself where that passes max_blocks.  Never fewer than `own`: the
+// filter keeps its rate.
+uint32_t filter_blocks_on_grid(uint32_t own, uint32_t max_blocks) noexcept;
+
 // The whole filter: nblocks blocks back to back.
 void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept;
 bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,

@@ -8,8 +8,8 @@
  * about 3 pages, the same 127 segments sealed one by one about 3 each.
  * So VACUUM, holding the seal lock, takes groups that hold few live
  * slots and whose filters have the same shape (each column's blocks and
- * probes: a seal sizes them in powers of two so that seals of like rows
- * match, filter_write.cpp), and writes their live slots as one new group;
+ * probes: a seal rounds its blocks up to a grid of counts so that seals of
+ * like rows match, filter_write.cpp), and writes their live slots as one new group;
  * a slot's bits are copied, never widened, so each segment keeps its
  * filters' rate.  The protocol is the merge's: the new group is written
  * where nothing names it (single free pages, a listed group: SEAL_STEP_GROUP_WRITTEN);

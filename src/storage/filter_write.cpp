@@ -56,9 +56,9 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
  * Sizes the filters of the segment of `rows` alone, a group of one slot,
  * in *h: each column by its distinct keys; given `like` (a build group's
  * first slot), like's block count doubled as often as those keys need
- * (filter_blocks_in_group); `on_grid` (a seal's), a power of two so
- * chosen, so that VACUUM can gather the groups of seals of like rows
- * without widening a block (filter_gather.cpp).  False without filters
+ * (filter_blocks_in_group); `on_grid` (a seal's), rounded up to a grid of
+ * counts (filter_blocks_on_grid), so that VACUUM can gather the groups of
+ * seals of like rows without widening a block (filter_gather.cpp).  False without filters
  * or keys.
  */
 static bool
@@ -84,13 +84,10 @@ size_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 
 		if (like == NULL && own == 0)
 			continue;
-		uint32		blocks = bloomidx::filter_blocks_in_group(like != NULL ? like->columns[c].blocks : 1,
-															  own, bloomidx::kMaxFilterBlocks);
-
-		/* Off the grid rather than short of 2/3 of the need (past 2,048 blocks). */
-		if (like == NULL && blocks * 3 < own * 2)
-			blocks = own;
-		h->columns[c].blocks = (uint16) blocks;
+		h->columns[c].blocks = (uint16) (like != NULL
+										 ? bloomidx::filter_blocks_in_group(like->columns[c].blocks,
+																			own, bloomidx::kMaxFilterBlocks)
+										 : bloomidx::filter_blocks_on_grid(own, bloomidx::kMaxFilterBlocks));
 	}
 	h->region_pages = bloomidx::group_region_pages(*h);
 	h->check = bloomidx::filter_group_check(*h);

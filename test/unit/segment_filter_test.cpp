@@ -85,6 +85,31 @@ TEST(SegmentFilter, Sizing)
     EXPECT_EQ(filter_blocks(10, 10, 0), 0u);
 }
 
+// A sealed segment's block count: never below its need (the rate holds),
+// at most an eighth above it, on the grid (m * 2^j, m in 8..15; a count on
+// it maps to itself), so that seals of like rows share a count; its need
+// where the grid passes the most blocks.
+TEST(SegmentFilter, BlocksOnGrid)
+{
+    for (uint32_t own = 1; own <= kMaxFilterBlocks; own++) {
+        const uint32_t b = filter_blocks_on_grid(own, kMaxFilterBlocks);
+        ASSERT_GE(b, own) << own;
+        ASSERT_LE(uint64_t{b} * 8, uint64_t{own} * 9 + 7) << own;
+        ASSERT_LE(b, kMaxFilterBlocks) << own;
+        ASSERT_EQ(filter_blocks_on_grid(b, kMaxFilterBlocks), b) << own;
+        uint32_t m = b, j = 0;
+        while (m >= 16 && m % 2 == 0) {
+            m /= 2;
+            j++;
+        }
+        if (b != own)
+            ASSERT_TRUE(m >= 8 && m <= 15) << own << " -> " << b;
+    }
+    EXPECT_EQ(filter_blocks_on_grid(1080, kMaxFilterBlocks), 1152u);
+    EXPECT_EQ(filter_blocks_on_grid(1070, kMaxFilterBlocks), 1152u);
+    EXPECT_EQ(filter_blocks_on_grid(4000, kMaxFilterBlocks), 4000u);
+}
+
 TEST(SegmentFilter, BlocksAreInRangeAndSpread)
 {
     std::mt19937_64 rng(7);
