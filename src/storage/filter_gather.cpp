@@ -8,17 +8,18 @@
  * about 3 pages, the same 127 segments sealed one by one about 3 each.
  * So VACUUM, holding the seal lock, takes groups that hold few live
  * slots and whose filters have the same shape (each column's blocks and
- * probes: a seal rounds its blocks up to a grid of counts so that seals of
- * like rows match, filter_write.cpp), and writes their live slots as one new group;
- * a slot's bits are copied, never widened, so each segment keeps its
- * filters' rate.  The protocol is the merge's: the new group is written
- * where nothing names it (single free pages, a listed group: SEAL_STEP_GROUP_WRITTEN);
- * one publish names it in its segments' directory entries, taking its id
- * from the directory's counter (SEAL_STEP_GROUP_PUBLISHED); then the
- * groups no segment names any more are freed page by page, stamped with
- * that publish's generation, so that a scan holding an older directory
- * copy that meets one starts again (SEAL_STEP_GROUP_FREED).  A crash
- * between the steps leaves pages nothing names, which the sweep frees.
+ * probes: a seal rounds its blocks up to a grid of counts so that seals
+ * of like rows match, filter_write.cpp), and writes their live slots as
+ * one new group; a slot's bits are copied, never widened, so each
+ * segment keeps its filters' rate.  The protocol is the merge's: the new
+ * group is written where nothing names it (single free pages, a listed
+ * group: SEAL_STEP_GROUP_WRITTEN); one publish names it in its segments'
+ * directory entries, taking its id from the directory's counter
+ * (SEAL_STEP_GROUP_PUBLISHED); then the groups no segment names any more
+ * are freed page by page, stamped with that publish's generation, so that
+ * a scan holding an older directory copy that meets one starts again
+ * (SEAL_STEP_GROUP_FREED).  A crash between the steps leaves pages
+ * nothing names, which the sweep frees.
  */
 #include "storage/storage.h"
 

@@ -134,6 +134,8 @@ claim_page(Relation index, BlockNumber blkno, BufferAccessStrategy strategy)
 	bloomidx::listed_page_fill((uint8 *) logged);
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(buffer);
+	/* No longer offered to inserts, which would turn it down (a stale hint each time). */
+	RecordUsedIndexPage(index, blkno);
 	return true;
 }
 
@@ -207,45 +209,61 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 	uint64		budget = nfree > reserve ? nfree - reserve : 0;
 
 	/*
-	 * Free pages right before or after a listed extent long enough to keep
-	 * join it (free_list_push joins adjacent blocks, taking no slot), within
-	 * the budget: the blocks a sealed segment's own filter group took after
-	 * its header, freed page by page when VACUUM gathered the group
-	 * (filter_gather.cpp), would otherwise split the extent its removal
-	 * gives back from the next one, and the index would grow for want of
-	 * runs.
+	 * A gap of free pages shorter than a segment right before or after a
+	 * listed extent long enough to keep joins it (free_list_push joins
+	 * adjacent blocks, taking no slot), within the budget: the blocks a
+	 * sealed segment's own filter group took after its header, freed page
+	 * by page when VACUUM gathered the group (filter_gather.cpp), would
+	 * otherwise split the extent its removal gives back from the next one,
+	 * and the index would grow for want of runs.  Longer runs are gathered
+	 * below, by the rules for runs.
 	 */
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents &&
-		 nnew_extents + 2 <= bloomidx::kMaxFreeExtents && budget > 0; i++)
+		 nnew_extents + 2 <= bloomidx::kMaxFreeExtents; i++)
 	{
 		const bloomidx::FreeExtent x = dir->free.extents[i];
-		BlockNumber end = x.first + x.nblocks;
-		BlockNumber b = end;
 
 		if (x.nblocks < min_run)
 			continue;
-		while (b < free_blocks->nblocks && budget > 0 && is_used(free_blocks, b) &&
-			   claim_page(index, b, strategy))
+		for (int side = 0; side < 2; side++)
 		{
-			b++;
-			budget--;
-		}
-		if (b > end)
-		{
-			new_extents[nnew_extents++] = bloomidx::FreeExtent{end, b - end};
-			mark_unused(free_blocks, end, b - end);
-		}
-		b = x.first;
-		while (b > 1 && budget > 0 && is_used(free_blocks, b - 1) &&
-			   claim_page(index, b - 1, strategy))
-		{
-			b--;
-			budget--;
-		}
-		if (b < x.first)
-		{
-			new_extents[nnew_extents++] = bloomidx::FreeExtent{b, x.first - b};
-			mark_unused(free_blocks, b, x.first - b);
+			/* The gap: [first, first + n), after the extent or before it. */
+			BlockNumber first = x.first + x.nblocks;
+			BlockNumber n = 0;
+
+			if (side == 0)
+				while (first + n < free_blocks->nblocks && is_used(free_blocks, first + n))
+					n++;
+			else
+			{
+				first = x.first;
+				while (first > 1 && is_used(free_blocks, first - 1))
+				{
+					first--;
+					n++;
+				}
+			}
+			if (n == 0 || n >= min_run || n > budget)
+				continue;
+
+			/* Page by page, from the extent out; an insert may have taken one since. */
+			BlockNumber claimed = 0;
+
+			while (claimed < n)
+			{
+				bloomidx_vacuum_delay_point();
+				if (!claim_page(index, side == 0 ? first + claimed : first + n - 1 - claimed,
+								strategy))
+					break;
+				claimed++;
+			}
+			if (claimed == 0)
+				continue;
+			budget -= claimed;
+			new_extents[nnew_extents++] = side == 0
+				? bloomidx::FreeExtent{first, claimed}
+				: bloomidx::FreeExtent{first + n - claimed, claimed};
+			mark_unused(free_blocks, new_extents[nnew_extents - 1].first, claimed);
 		}
 	}
 
