@@ -18,6 +18,11 @@
 #                against a throwaway cluster, then a crash and recovery
 #                that checks the run's WAL (regress_wal_check)
 #   tap          prove test/t/*.pl (crash recovery, streaming replica, ...)
+#   clients      a Django model and an SQLAlchemy table with bloomidx
+#                indexes, as README.md spells them (test/clients/), against
+#                a throwaway cluster: created, used (each lookup against a
+#                sequential scan) and reflected; Debian's python3-django,
+#                python3-sqlalchemy and python3-psycopg2
 #   demo         the README's demos (test/demo.sh, test/demo_shards.sh) on
 #                20,000 rows: they run to the end, and the shards' demo
 #                checks that one node, its standby and the shards agree
@@ -39,8 +44,9 @@
 #   BLOOMIDX_TAP_PORT      PGPORT given to prove (default 5493; the TAP
 #                          framework picks free ports for its nodes itself)
 #   BLOOMIDX_SUITES        suites to run, e.g. "build tap" (default all;
-#                          in a run of several versions, unit, demo and
-#                          package only on the first: the C++ core unit
+#                          in a run of several versions, unit, clients,
+#                          demo and package only on the first (the clients
+#                          talk to the server, not to the library's build): the C++ core unit
 #                          tests includes nothing of PostgreSQL, and the
 #                          build compiles it with each version's toolchain
 #                          all the same; the demos' SQL is run by the other
@@ -169,7 +175,7 @@ fi
 
 REGRESS_PORT="${BLOOMIDX_REGRESS_PORT:-5491}"
 TAP_PORT="${BLOOMIDX_TAP_PORT:-5493}"
-SUITES="${BLOOMIDX_SUITES:-build unit regress tap demo package}"
+SUITES="${BLOOMIDX_SUITES:-build unit regress tap clients demo package}"
 SUITE_TIMEOUT="${BLOOMIDX_SUITE_TIMEOUT:-1500}"
 
 # ---------------------------------------------------------------- suites
@@ -182,6 +188,24 @@ suite_build() {
 suite_demo() {
 	BLOOMIDX_DEMO_NO_BUILD=1 BLOOMIDX_DEMO_ROWS=20000 timeout -k 10 "$SUITE_TIMEOUT" bash test/demo.sh
 	BLOOMIDX_DEMO_NO_BUILD=1 BLOOMIDX_DEMO_ROWS=20000 timeout -k 10 "$SUITE_TIMEOUT" bash test/demo_shards.sh
+}
+
+# The clients as README.md spells them (test/clients/*.py), run as whoever
+# runs this script against a cluster of their own.
+CLIENTS_PORT="${BLOOMIDX_CLIENTS_PORT:-5495}"
+suite_clients() {
+	cluster_trap
+	cluster_start "$CLIENTS_PORT" bloomidx-clients
+	cluster_psql -q -c "CREATE DATABASE clients"
+	cluster_psql -q -d clients -c "CREATE EXTENSION bloomidx"
+	local rc=0 script
+	for script in django_check sqlalchemy_check; do
+		log "clients: $script"
+		PGDATABASE=clients timeout -k 10 "$SUITE_TIMEOUT" /usr/bin/python3 "test/clients/$script.py" || rc=1
+	done
+	((rc == 0)) || cluster_print_logs
+	cluster_stop
+	return "$rc"
 }
 
 suite_unit() {
@@ -391,6 +415,11 @@ run_suite() {
 
 wants() { [[ " $SUITES " == *" $1 "* ]]; }
 
+# The clients suite's Python libraries (Debian's, as a user would have them).
+if wants clients; then
+	BLOOMIDX_APT_PACKAGES+=(python3-django python3-sqlalchemy python3-psycopg2)
+fi
+
 TOTAL_START=$SECONDS
 # Anything missing here (no PostgreSQL, no compiler) fails the whole run.
 deps_install
@@ -404,6 +433,7 @@ fi
 if wants unit; then run_suite unit; fi
 if wants regress; then run_suite regress need_build; fi
 if wants tap; then run_suite tap need_build; fi
+if wants clients; then run_suite clients need_build; fi
 if wants demo; then run_suite demo need_build; fi
 if wants package; then run_suite package; fi
 
