@@ -38,24 +38,22 @@ typedef struct GatherGroup
 	uint32		live_slots;		/* slots its segments hold */
 } GatherGroup;
 
-/* Whether groups a and b have filters of one shape (same blocks and probes a column). */
-static bool
-same_shape(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHeader *b)
+/* The order of groups' filter shapes (each column's blocks and probes); 0: one shape. */
+static int
+shape_order(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHeader *b)
 {
-	return a->ncolumns == b->ncolumns &&
-		memcmp(a->columns, b->columns, sizeof(a->columns)) == 0;
+	if (a->ncolumns != b->ncolumns)
+		return a->ncolumns < b->ncolumns ? -1 : 1;
+	return memcmp(a->columns, b->columns, sizeof(a->columns));
 }
 
+/* Groups by shape, then by id. */
 static int
 compare_shape(const void *x, const void *y)
 {
 	const GatherGroup *a = (const GatherGroup *) x;
 	const GatherGroup *b = (const GatherGroup *) y;
-
-	if (a->header.ncolumns != b->header.ncolumns)
-		return a->header.ncolumns < b->header.ncolumns ? -1 : 1;
-
-	int			c = memcmp(a->header.columns, b->header.columns, sizeof(a->header.columns));
+	int			c = shape_order(&a->header, &b->header);
 
 	if (c != 0)
 		return c;
@@ -284,7 +282,7 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 		uint32		n = 0;
 
 		/* Groups of this shape while their live slots fit one group. */
-		while (end < ngroups && same_shape(&groups[end].header, &groups[at].header) &&
+		while (end < ngroups && shape_order(&groups[end].header, &groups[at].header) == 0 &&
 			   slots + groups[end].live_slots <= max_slots)
 		{
 			slots += groups[end].live_slots;

@@ -78,17 +78,14 @@ size_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
 	pfree(bitmap);
 	bloomidx::filter_group_init(h, 0, ncolumns, distinct, state->filter_bits_per_key, 1);
+	/* (A column without a filter, 0 blocks, stays so on the grid.) */
 	for (uint32 c = 0; (like != NULL || on_grid) && c < ncolumns; c++)
-	{
-		uint32		own = h->columns[c].blocks;
-
-		if (like == NULL && own == 0)
-			continue;
 		h->columns[c].blocks = (uint16) (like != NULL
 										 ? bloomidx::filter_blocks_in_group(like->columns[c].blocks,
-																			own, bloomidx::kMaxFilterBlocks)
-										 : bloomidx::filter_blocks_on_grid(own, bloomidx::kMaxFilterBlocks));
-	}
+																			h->columns[c].blocks,
+																			bloomidx::kMaxFilterBlocks)
+										 : bloomidx::filter_blocks_on_grid(h->columns[c].blocks,
+																		   bloomidx::kMaxFilterBlocks));
 	h->region_pages = bloomidx::group_region_pages(*h);
 	h->check = bloomidx::filter_group_check(*h);
 	return true;
