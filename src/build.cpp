@@ -324,17 +324,18 @@ bloomidx_build_join(BloomidxBuildPart *leader, Relation index, BlockNumber head,
 /*
  * The metapage of a new index: the options frozen (the sizing they give,
  * and how each column's values are hashed), an empty directory, pending
- * list and free list.
+ * list and free list.  options_elevel: how options that cannot apply are
+ * reported (bloomidx_options_for_build).
  */
 static void
-fill_metapage(Relation index, Page page)
+fill_metapage(Relation index, Page page, int options_elevel)
 {
 	uint16		signature_bits;
 	uint16		column_bits[INDEX_MAX_KEYS];
 	uint8		column_hashing[INDEX_MAX_KEYS];
 	int			ncolumns = RelationGetNumberOfAttributes(index);
 
-	bloomidx_options_for_build(index, &signature_bits, column_bits);
+	bloomidx_options_for_build(index, options_elevel, &signature_bits, column_bits);
 	for (int i = 0; i < ncolumns; i++)
 		column_hashing[i] = bloomidx_column_hashing(index, i);
 	bloomidx_init_page(page, bloomidx::kPageMeta);
@@ -351,13 +352,13 @@ fill_metapage(Relation index, Page page)
 
 /* Writes the metapage as block 0 and caches the options it freezes. */
 static void
-write_metapage(Relation index)
+write_metapage(Relation index, int options_elevel)
 {
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 
 	Assert(BufferGetBlockNumber(buffer) == bloomidx::kMetaBlock);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	fill_metapage(index, BufferGetPage(buffer));
+	fill_metapage(index, BufferGetPage(buffer), options_elevel);
 	MarkBufferDirty(buffer);
 	UnlockReleaseBuffer(buffer);
 
@@ -406,7 +407,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
-	write_metapage(index);
+	write_metapage(index, bloomidx_options_elevel(index));
 	/* Created now (CREATE INDEX, or the build of CREATE INDEX CONCURRENTLY), not rebuilt. */
 	bloomidx_report_sizing(index, index->rd_createSubid != InvalidSubTransactionId ||
 						   indexInfo->ii_Concurrent);
@@ -484,10 +485,13 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 void
 bloomidx_buildempty(Relation index)
 {
-	/* Filled first, as it may raise an ERROR, then copied in one go. */
+	/*
+	 * Filled first, as it may raise an ERROR, then copied in one go.  The
+	 * main fork's build, just before, has reported what the options lack.
+	 */
 	PGAlignedBlock metapage;
 
-	fill_metapage(index, (Page) metapage.data);
+	fill_metapage(index, (Page) metapage.data, DEBUG1);
 
 	Buffer		buffer = ReadBufferExtended(index, INIT_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 

@@ -8,6 +8,10 @@
  */
 #include "bloomidx.h"
 
+extern "C" {
+#include "catalog/partition.h"
+}
+
 #include "core/segment_filter.hpp"
 #include "core/sizing.hpp"
 
@@ -101,8 +105,25 @@ sizing_request(const BloomidxOptions *opts, int ncolumns, bloomidx::SizingReques
  * that no message blames an option that was left out, nor asks for a
  * longer signature than there can be.
  */
+/*
+ * What a build that ignores an unreachable rate says instead of the hint
+ * to change the options: it names the index, as a client shows a WARNING
+ * without its context.
+ */
+static int
+ignored_rate_hint(const char *index_name)
+{
+	return errhint("Index \"%s\" is built as if \"false_positive_rate\" were not given; "
+				   "change its options with ALTER INDEX ... SET, then REINDEX.", index_name);
+}
+
+/*
+ * Raises at elevel why req cannot be met; below ERROR, the index named
+ * ignoring is built as if no rate were given.
+ */
 static void
-report_sizing_error(const bloomidx::SizingRequest *req, const bloomidx::SizingResult *res)
+report_sizing_error(const bloomidx::SizingRequest *req, const bloomidx::SizingResult *res,
+					int elevel, const char *ignoring)
 {
 	int			col = res->worst_column + 1;
 	int			blamed = res->blamed_column + 1;
@@ -114,32 +135,38 @@ report_sizing_error(const bloomidx::SizingRequest *req, const bloomidx::SizingRe
 	switch (res->blame)
 	{
 		case bloomidx::SizingBlame::Length:
-			ereport(ERROR,
+			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("length = %d is too short for false_positive_rate = %g",
 							req->length, req->target_rate),
 					 errdetail("With %d bits, an equality on column %d keeps at least %.3g of non-matching rows.",
 							   req->length, col, res->worst_rate),
-					 errhint("Raise \"length\", or leave it out to let bloomidx choose it.")));
+					 elevel >= ERROR ?
+					 errhint("Raise \"length\", or leave it out to let bloomidx choose it.") :
+					 ignored_rate_hint(ignoring)));
 			break;
 		case bloomidx::SizingBlame::Column:
-			ereport(ERROR,
+			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("false_positive_rate = %g cannot be reached with col%d = %d",
 							req->target_rate, blamed, req->bits[blamed - 1]),
 					 errdetail("With length = %d, an equality on column %d keeps at least %.3g of non-matching rows.",
 							   res->length, col, res->worst_rate),
+					 elevel >= ERROR ?
 					 errhint("Leave \"col%d\" out to let bloomidx choose it, or raise \"false_positive_rate\".",
-							 blamed)));
+							 blamed) :
+					 ignored_rate_hint(ignoring)));
 			break;
 		case bloomidx::SizingBlame::None:
-			ereport(ERROR,
+			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("false_positive_rate = %g cannot be reached with the options given",
 							req->target_rate),
 					 errdetail("With length = %d, an equality on column %d keeps at least %.3g of non-matching rows.",
 							   res->length, col, res->worst_rate),
-					 errhint("Leave out some of \"length\" and the \"colN\" given, or raise \"false_positive_rate\".")));
+					 elevel >= ERROR ?
+					 errhint("Leave out some of \"length\" and the \"colN\" given, or raise \"false_positive_rate\".") :
+					 ignored_rate_hint(ignoring)));
 			break;
 	}
 }
@@ -149,7 +176,7 @@ check_sizing(const bloomidx::SizingRequest *req, bloomidx::SizingResult *res)
 {
 	*res = bloomidx::choose_sizing(*req);
 	if (res->status != bloomidx::SizingStatus::Ok)
-		report_sizing_error(req, res);
+		report_sizing_error(req, res, ERROR, NULL);
 }
 
 /*
@@ -192,11 +219,50 @@ options_error_context(void *arg)
 }
 
 /*
+ * How strictly a build of `index` takes its stored options.  Refusing
+ * options that cannot apply is the job of the statement that gives them,
+ * CREATE INDEX or ALTER INDEX, which sees the index they are for (and the
+ * event trigger in ddl_check.cpp, for what amoptions cannot see).  Every
+ * other build (TRUNCATE, VACUUM FULL, CLUSTER, REINDEX, a new partition, a
+ * restore) must succeed on whatever options were stored, or a dump would
+ * restore without the index and a TRUNCATE would fail for good: there
+ * what cannot apply is ignored with a WARNING that names it.
+ *
+ * An index created in this transaction is being built for the CREATE
+ * INDEX that gave its options; a partition's index only when its
+ * partitioned index is new as well (not for PARTITION OF or ATTACH
+ * PARTITION, which give it the partitioned index's options).  Not while
+ * check_function_bodies is off: pg_dump's scripts and pg_restore turn it
+ * off, as they do to load what might not validate out of context, and a
+ * restore must not lose an index.  (CREATE INDEX CONCURRENTLY builds in a
+ * later transaction: the event trigger refuses its options, once built.)
+ */
+int
+bloomidx_options_elevel(Relation index)
+{
+	if (!check_function_bodies || index->rd_createSubid == InvalidSubTransactionId)
+		return WARNING;
+	if (!index->rd_rel->relispartition)
+		return ERROR;
+
+	Relation	parent = relation_open(get_partition_parent(RelationGetRelid(index), true),
+									   AccessShareLock);
+	bool		parent_new = parent->rd_createSubid != InvalidSubTransactionId;
+
+	relation_close(parent, AccessShareLock);
+	return parent_new ? ERROR : WARNING;
+}
+
+/*
  * The signature length and bits per column a new index is built with:
- * what the options give, and the rest chosen for the target rate.
+ * what the options give, and the rest chosen for the target rate.  With
+ * elevel ERROR, options that cannot apply to this index are refused;
+ * below it they are reported at that level and ignored: a colN past the
+ * columns, then a false_positive_rate the other options cannot reach.
  */
 void
-bloomidx_options_for_build(Relation index, uint16 *signature_bits, uint16 *column_bits)
+bloomidx_options_for_build(Relation index, int elevel, uint16 *signature_bits,
+						   uint16 *column_bits)
 {
 	BloomidxOptions *opts = (BloomidxOptions *) index->rd_options;
 	int			ncolumns = RelationGetNumberOfAttributes(index);
@@ -209,25 +275,29 @@ bloomidx_options_for_build(Relation index, uint16 *signature_bits, uint16 *colum
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
-	/*
-	 * A colN past the columns is a mistake, rejected; but a partition's
-	 * index inherits its options from a partitioned index, which took them
-	 * without knowing its columns (bloomidx_options): there it is ignored
-	 * with a WARNING, so that PARTITION OF and ATTACH PARTITION still work.
-	 */
 	for (int i = ncolumns; opts && i < INDEX_MAX_KEYS; i++)
 		if (opts->column_bits[i] > 0)
-			ereport(index->rd_rel->relispartition ? WARNING : ERROR,
+			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg_plural("col%d = %d is given, but the index has only %d column",
 								   "col%d = %d is given, but the index has only %d columns",
 								   ncolumns, i + 1, opts->column_bits[i], ncolumns),
-					 index->rd_rel->relispartition ?
-					 errdetail("The partition's index ignores it.") : 0,
+					 elevel < ERROR ?
+					 errdetail("Index \"%s\" is built without it.", RelationGetRelationName(index)) : 0,
 					 errhint("Leave out \"col%d\": \"colN\" gives the bits of the index's Nth column.",
 							 i + 1)));
 	sizing_request(opts, ncolumns, &req);
-	check_sizing(&req, &res);
+	res = bloomidx::choose_sizing(req);
+	if (res.status != bloomidx::SizingStatus::Ok && res.status != bloomidx::SizingStatus::BadRequest)
+	{
+		report_sizing_error(&req, &res, elevel, RelationGetRelationName(index));
+		/* Without a rate, the options given are taken as they are. */
+		req.rate_given = false;
+		req.target_rate = BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE;
+		res = bloomidx::choose_sizing(req);
+	}
+	if (res.status != bloomidx::SizingStatus::Ok)
+		report_sizing_error(&req, &res, ERROR, NULL);
 
 	error_context_stack = callback.previous;
 

@@ -8,9 +8,11 @@
  * reach) is checked here, once the command has made the index and its
  * options visible.  Without it, ALTER INDEX ... SET would store options
  * that every later REINDEX, TRUNCATE, VACUUM FULL and restore of a dump
- * fails on, and a partitioned index options that every new partition
- * fails on.  The check raises the error the build would, naming the index,
- * so the command is rolled back instead.
+ * builds with a WARNING, ignoring them, and a partitioned index options
+ * that every new partition ignores.  The check raises the error a CREATE
+ * INDEX's build would, naming the index, so the command is rolled back
+ * instead.  Not while check_function_bodies is off, as in a restore: there
+ * the builds warn and go on (bloomidx_options_elevel says why).
  */
 #include "functions/functions.h"
 
@@ -69,6 +71,9 @@ bloomidx_ddl_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("bloomidx_ddl_check must be called as an event trigger")));
 
+	if (!check_function_bodies)
+		PG_RETURN_VOID();
+
 	Oid			am = get_am_oid("bloomidx", true);
 	Oid		   *oids;
 	int			n = commands_relations(&oids);
@@ -85,7 +90,7 @@ bloomidx_ddl_check(PG_FUNCTION_ARGS)
 			uint16		signature_bits;
 			uint16		column_bits[INDEX_MAX_KEYS];
 
-			bloomidx_options_for_build(rel, &signature_bits, column_bits);
+			bloomidx_options_for_build(rel, ERROR, &signature_bits, column_bits);
 		}
 		relation_close(rel, AccessShareLock);
 	}

@@ -271,13 +271,14 @@ sub run_conditions_in
 	return \@res;
 }
 
-# For every database, every condition: its index plan is a Bitmap Index Scan
-# on each of @$indexes (no Seq Scan), and the rows (count and md5 of ids)
-# equal the source's seqscan; its own seqscan equals the source's too.
+# For every database of @dbs, every condition: its index plan is a Bitmap
+# Index Scan on each of @$indexes (no Seq Scan), and the rows (count and md5
+# of ids) equal the seqscan of the source, $dbs[0]; its own seqscan equals
+# the source's too.
 sub compare_across
 {
 	my ($table, $indexes, $conds, $label) = @_;
-	my $ref = run_conditions_in('postgres', $table, $conds, $BloomidxTAP::SEQ_GUCS);
+	my $ref = run_conditions_in($dbs[0], $table, $conds, $BloomidxTAP::SEQ_GUCS);
 	my $n = @$conds;
 	my $nonempty = grep { $_->[0] > 0 } @$ref;
 	my $refplans = grep { $_->[2] =~ /Seq Scan on \Q$table\E/ && $_->[2] !~ /Index/ } @$ref;
@@ -326,7 +327,7 @@ my @null_conds = (
 sub table_conds
 {
 	my ($table, $n) = @_;
-	my $rows = fetch_rows($node, $table);
+	my $rows = fetch_rows($node, $table, $dbs[0]);
 	return [ @{ combo_conditions($rows) }, @{ random_conditions($rows, $n) }, @null_conds ];
 }
 
@@ -378,6 +379,71 @@ for my $db (@restored)
 $node->safe_psql('postgres', 'DELETE FROM t_len WHERE id % 3 = 0; VACUUM t_len');
 load_rows($node, 't_len', 10001, 11000);
 compare_across('t_len', ['t_len_bl'], table_conds('t_len', 100), 't_len after writes');
+
+# ------------------------------------------------------------------------
+# Options no build can apply, stored where no check saw them: ALTER INDEX
+# under session_replication_role = replica (no event trigger runs) gives a
+# 4-column index a col7, and a partitioned index created with the event
+# trigger disabled has a rate its 16 bits cannot reach for 4 columns.  A
+# TRUNCATE builds with a WARNING, and pg_restore -j 2 restores both
+# indexes, ignoring what cannot apply with a WARNING that names the index,
+# where before the restore lost them ("errors ignored on restore").
+
+$node->safe_psql('postgres', 'CREATE DATABASE bad_opts');
+install_helpers($node, 'bad_opts');
+$node->safe_psql(
+	'bad_opts', q{
+CREATE EXTENSION bloomidx;
+CREATE TABLE t_bad (id int4, a int4, b int8, c text, d int4);
+CREATE INDEX t_bad_bl ON t_bad USING bloomidx (a, b, c, d);
+SET session_replication_role = replica;
+ALTER INDEX t_bad_bl SET (col7 = 3);
+RESET session_replication_role;
+ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
+CREATE TABLE tbp (id int4, a int4, b int8, c text, d int4) PARTITION BY RANGE (id);
+CREATE INDEX tbp_bl ON tbp USING bloomidx (a, b, c, d) WITH (false_positive_rate = 0.0001, length = 16);
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
+});
+my ($ret, $stdout, $stderr) = $node->psql('bad_opts',
+	'CREATE TABLE tbp_1 PARTITION OF tbp FOR VALUES FROM (MINVALUE) TO (2500);'
+	  . 'CREATE TABLE tbp_2 PARTITION OF tbp FOR VALUES FROM (2500) TO (MAXVALUE);'
+	  . 'TRUNCATE t_bad;');
+is($ret, 0, 'new partitions and a TRUNCATE build on options that cannot apply');
+like($stderr, qr/WARNING:  col7 = 3 is given, but the index has only 4 columns\nDETAIL:  Index "t_bad_bl" is built without it\./,
+	'the TRUNCATE warns, naming the index and the option it ignores');
+like($stderr, qr/HINT:  Index "tbp_2_a_b_c_d_idx" is built as if "false_positive_rate" were not given/,
+	'a new partition warns, naming its index');
+load_rows($node, $_, 1, 5000, 'bad_opts') for qw(t_bad tbp);
+$node->safe_psql('bad_opts', 'ANALYZE');
+
+$node->command_ok(
+	[ 'pg_dump', '-h', $host, '-p', $port, '-Fc', '-f', "$dir/bad.dump", 'bad_opts' ],
+	'pg_dump -Fc of the indexes with options that cannot apply');
+$node->safe_psql('postgres', 'CREATE DATABASE bad_opts_r');
+$node->command_checks_all(
+	[
+		'pg_restore', '-h', $host, '-p', $port, '--exit-on-error', '-j', '2',
+		'--verbose', '-d', 'bad_opts_r', "$dir/bad.dump"
+	],
+	0, [qr/\A\z/],
+	[
+		qr/WARNING:  col7 = 3 is given, but the index has only 4 columns/,
+		qr/Index "t_bad_bl" is built without it\./,
+		qr/Index "tbp_1_a_b_c_d_idx" is built as if "false_positive_rate" were not given/,
+		qr/Index "tbp_2_a_b_c_d_idx" is built as if "false_positive_rate" were not given/,
+		qr/\A(?:(?!ERROR)[\s\S])*\z/
+	],
+	'pg_restore -j 2 --exit-on-error restores them with WARNINGs (shown with --verbose), no error');
+is( $node->safe_psql('bad_opts_r', $catalog_sql),
+	$node->safe_psql('bad_opts', $catalog_sql),
+	'bad_opts_r: the indexes are restored with their definitions and options');
+@dbs = qw(bad_opts bad_opts_r);
+compare_across('t_bad', ['t_bad_bl'], table_conds('t_bad', 100), 't_bad (options ignored)');
+my @bad_part_indexes = split /\n/,
+  $node->safe_psql('bad_opts_r',
+	"SELECT relid FROM pg_partition_tree('tbp_bl') WHERE isleaf ORDER BY relid::text");
+is(scalar(@bad_part_indexes), 2, 'bad_opts_r: the partitioned index has an index on each partition');
+compare_across('tbp', \@bad_part_indexes, table_conds('tbp', 100), 'tbp (options ignored)');
 
 $node->stop;
 done_testing();

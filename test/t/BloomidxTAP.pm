@@ -172,9 +172,9 @@ INSERT INTO t (id, a, b, c, d) SELECT (:k * 13) % $nrows + 1, :k % 997, NULL, $r
 # query it then runs, its row count and an md5 of its sorted ids.
 sub install_helpers
 {
-	my ($node) = @_;
+	my ($node, $dbname) = @_;
 	$node->safe_psql(
-		'postgres', q{
+		$dbname // 'postgres', q{
 CREATE OR REPLACE FUNCTION bloomidx_tap_run(tbl text, cond text,
     OUT n bigint, OUT ids text, OUT plan text)
 LANGUAGE plpgsql AS $f$
@@ -194,11 +194,12 @@ $f$;
 	return;
 }
 
-# All rows of $table as [id, a, b, c, d], undef for NULL.
+# All rows of $table (in database $dbname, default postgres) as
+# [id, a, b, c, d], undef for NULL.
 sub fetch_rows
 {
-	my ($node, $table) = @_;
-	my $out = $node->safe_psql('postgres',
+	my ($node, $table, $dbname) = @_;
+	my $out = $node->safe_psql($dbname // 'postgres',
 		    "SELECT id, coalesce(a::text, '\\N'), coalesce(b::text, '\\N'), "
 		  . "coalesce(c, '\\N'), coalesce(d::text, '\\N') FROM $table ORDER BY id"
 	);
