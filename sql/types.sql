@@ -11,6 +11,11 @@
 -- Then index_vs_seqscan on "v = hit" for each hit, "v = miss" for each
 -- miss, "v IN (every hit)" and "v IS NULL".
 --
+-- Long values are compressed with pglz, as before PostgreSQL 19 made lz4
+-- the default, so that which of them are compressed is the same on every
+-- version.
+SET default_toast_compression = pglz;
+--
 CREATE FUNCTION check_type(typ text, hits text[], misses text[])
 RETURNS TABLE (query text, result text)
 LANGUAGE plpgsql AS $$

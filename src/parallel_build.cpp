@@ -186,7 +186,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	if (leader_scans)
 	{
 		bloomidx_build_part_scan(leader, heap, index, indexInfo,
-								 table_beginscan_parallel(heap, pscan), true);
+								 bloomidx_beginscan_parallel(heap, pscan), true);
 		bloomidx_build_progress(BUILD_PHASE_LAST_ROWS, 0, 0);
 	}
 	bloomidx_build_part_finish(leader, index, true);
@@ -245,7 +245,7 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 
 	bloomidx_build_part_init(part, index, true, &shared->ids,
 							 (bloomidx::SegmentEntry *) shm_toc_lookup(toc, KEY_ENTRIES, false));
-	bloomidx_build_part_scan(part, heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
+	bloomidx_build_part_scan(part, heap, index, indexInfo, bloomidx_beginscan_parallel(heap, pscan),
 							 false);
 
 	bloomidx_build_part_finish(part, index, true);

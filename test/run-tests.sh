@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # bloomidx: run every test suite, on every supported PostgreSQL version.
 #
-#   bash test/run-tests.sh              all of them: 15, 17 and 18
+#   bash test/run-tests.sh              all of them: 15, 17, 18 and 19
 #   bash test/run-tests.sh --pg 17      one version (repeat --pg for more)
 #
 # A version this machine's Debian release ships (15 on Debian 12) runs
 # here; the others run in a Debian chroot that ships them (17: trixie, 18:
-# forky), created on first use and reused (test/lib/chroot.sh).  For each
+# forky, 19: sid with experimental), created on first use and reused
+# (test/lib/chroot.sh).  For each
 # version: installs what is missing (apt-get, as root), builds and installs
 # the extension, then runs the suites:
 #   build        make -j2 && make install
@@ -68,7 +69,7 @@
 #   and those of test/lib/common.sh (PG_CONFIG, BLOOMIDX_TMPDIR, ...) and
 #   test/lib/chroot.sh (BLOOMIDX_CHROOT_ROOT, BLOOMIDX_DEBIAN_MIRROR).
 
-SUPPORTED_MAJORS=(15 17 18)
+SUPPORTED_MAJORS=(15 17 18 19)
 MAJORS=()
 
 # Whether PG_CONFIG is set to a pg_config of major version $1.

@@ -55,6 +55,7 @@ extern "C" {
 #include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/tuplestore.h"
 #include "utils/varbit.h"
 
 PG_FUNCTION_INFO_V1(bloomidx_page_items);
@@ -179,7 +180,7 @@ bits_datum(const T *elements, uint32 nbits)
 	VARBITLEN(v) = (int32) nbits;
 	for (uint32 i = 0; i < nbits; i++)
 		if ((elements[i / per] >> (i % per)) & 1)
-			VARBITS(v)[i / 8] |= (bits8) (0x80 >> (i % 8));
+			VARBITS(v)[i / 8] |= (uint8) (0x80 >> (i % 8));
 	return VarBitPGetDatum(v);
 }
 

@@ -115,7 +115,7 @@ bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
 	}
 	if (RelationNeedsWAL(index))
 		log_newpage(&BLOOMIDX_REL_LOCATOR(index), MAIN_FORKNUM, blkno, (Page) image, true);
-	PageSetChecksumInplace((Page) image, blkno);
+	bloomidx_page_set_checksum((Page) image, blkno);
 	smgrwrite(RelationGetSmgr(index), MAIN_FORKNUM, blkno, image, false);
 }
 

@@ -220,19 +220,52 @@ bloomidx_set_version_am_fields(IndexAmRoutine *am)
 /*
  * The table's vacuum_truncate, which VACUUM's truncation of the index
  * follows as the table's does: a reloption that may be unset, and from
- * PostgreSQL 18 a setting of the same name for tables without it.
+ * PostgreSQL 18 a setting of the same name for tables without it (19 keeps
+ * the reloption's "unset" in one ternary field).
  */
 static inline bool
 bloomidx_vacuum_truncate_option(Relation heap)
 {
 	const StdRdOptions *opts = (const StdRdOptions *) heap->rd_options;
 
-#if PG_VERSION_NUM >= 180000
+#if PG_VERSION_NUM >= 190000
+	if (opts != NULL && opts->vacuum_truncate != PG_TERNARY_UNSET)
+		return opts->vacuum_truncate == PG_TERNARY_TRUE;
+	return vacuum_truncate;
+#elif PG_VERSION_NUM >= 180000
 	if (opts != NULL && opts->vacuum_truncate_set)
 		return opts->vacuum_truncate;
 	return vacuum_truncate;
 #else
 	return opts == NULL || opts->vacuum_truncate;
+#endif
+}
+
+/* A buffer lock's mode: an enum from 19 on, which C++ will not take from an int. */
+#if PG_VERSION_NUM >= 190000
+typedef BufferLockMode BloomidxLockMode;
+#else
+typedef int BloomidxLockMode;
+#endif
+
+/* A page's checksum, set in place before smgrwrite (19 renamed it). */
+#if PG_VERSION_NUM >= 190000
+#define bloomidx_page_set_checksum(page, blkno) PageSetChecksum((page), (blkno))
+#else
+#define bloomidx_page_set_checksum(page, blkno) PageSetChecksumInplace((page), (blkno))
+#endif
+
+/*
+ * A participant's part of the parallel heap scan of a build.  PostgreSQL 19
+ * takes scan options (none here: an ordinary scan, as btree's build).
+ */
+static inline TableScanDesc
+bloomidx_beginscan_parallel(Relation heap, ParallelTableScanDesc pscan)
+{
+#if PG_VERSION_NUM >= 190000
+	return table_beginscan_parallel(heap, pscan, SO_NONE);
+#else
+	return table_beginscan_parallel(heap, pscan);
 #endif
 }
 

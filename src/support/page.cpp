@@ -225,7 +225,7 @@ bloomidx_report_meta_problem(Relation index, PageProblem problem, uint32 version
  * ERROR.
  */
 Buffer
-bloomidx_lock_metapage(Relation index, int mode)
+bloomidx_lock_metapage(Relation index, BloomidxLockMode mode)
 {
 	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
 

@@ -53,6 +53,7 @@ extern "C" {
 #include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "storage/smgr.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"

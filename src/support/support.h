@@ -78,7 +78,7 @@ bloomidx_interrupt_pending(void *arg)
  */
 void		bloomidx_init_page(Page page, uint16 flags);
 void		bloomidx_init_data_page(Page page);
-Buffer		bloomidx_lock_metapage(Relation index, int mode);
+Buffer		bloomidx_lock_metapage(Relation index, BloomidxLockMode mode);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 
 /* Per data page: where this backend last found it, and when its sums passed. */

@@ -4,7 +4,12 @@
 #
 #   debian_release_for <major>    the Debian release whose archive ships
 #                                 postgresql-<major> (15 bookworm, 17 trixie,
-#                                 18 forky); empty if none does
+#                                 18 forky, 19 sid with experimental); empty
+#                                 if none does
+#   debian_extra_suite_for <major>
+#                                 the suite added to that release's sources
+#                                 for it (19: experimental), pinned to
+#                                 PostgreSQL's own packages; mostly empty
 #   host_release                  this machine's Debian release (codename)
 #   chroot_run <major> [var=value ...]
 #                                 create the chroot when missing (reuse it
@@ -34,6 +39,18 @@ debian_release_for() {
 	15) echo bookworm ;;
 	17) echo trixie ;;
 	18) echo forky ;;
+	19) echo sid ;;
+	*) echo "" ;;
+	esac
+}
+
+# PostgreSQL 19 is in experimental until it is released: sid plus that
+# suite, pinned so that only the packages built from postgresql-19's source
+# come from it and everything else from sid (apt-get -t experimental would
+# take experimental's perl, whose transition sid has not made).
+debian_extra_suite_for() {
+	case "$1" in
+	19) echo experimental ;;
 	*) echo "" ;;
 	esac
 }
@@ -97,6 +114,8 @@ chroot_exec() {
 
 _chroot_create() {
 	local major="$1" release="$2" dir="$3" tmp="$3.partial" start=$SECONDS
+	local extra
+	extra="$(debian_extra_suite_for "$major")"
 	log "chroot: creating $dir (Debian $release, PostgreSQL $major)"
 	command -v debootstrap >/dev/null 2>&1 || {
 		[[ "${BLOOMIDX_SKIP_APT:-}" == 1 ]] && die "debootstrap missing (BLOOMIDX_SKIP_APT=1)"
@@ -120,16 +139,21 @@ _chroot_create() {
 		die "chroot: debootstrap $release failed"
 	}
 	rm -f "$bootlog"
-	# Testing's Release file may be past its Valid-Until in a snapshot
-	# mirror; no service starts inside the chroot; and the package must
-	# not create a cluster of its own (the tests make theirs).
+	# Testing's and sid's Release files may be past their Valid-Until in a
+	# snapshot mirror; no service starts inside the chroot; and the package
+	# must not create a cluster of its own (the tests make theirs).
 	as_root sh -ec '
 		echo "Acquire::Check-Valid-Until \"false\";" >"$1/etc/apt/apt.conf.d/99bloomidx"
+		if [ -n "$3" ]; then
+			echo "deb $2 $3 main" >"$1/etc/apt/sources.list.d/$3.list"
+			printf "Package: src:postgresql-%s\nPin: release a=%s\nPin-Priority: 990\n" "$4" "$3" \
+				>"$1/etc/apt/preferences.d/bloomidx-$3"
+		fi
 		printf "#!/bin/sh\nexit 101\n" >"$1/usr/sbin/policy-rc.d"
 		chmod 755 "$1/usr/sbin/policy-rc.d"
 		mkdir -p "$1/etc/postgresql-common"
 		echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.conf"
-		cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true' sh "$tmp" ||
+		cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true' sh "$tmp" "$BLOOMIDX_DEBIAN_MIRROR" "$extra" "$major" ||
 		die "chroot: configuring $tmp failed"
 	# shellcheck disable=SC2064
 	trap "$(printf '_chroot_umount %q' "$tmp")" EXIT
@@ -149,7 +173,7 @@ chroot_run() {
 	local major="$1" release dir
 	shift
 	release="$(debian_release_for "$major")"
-	[[ -n "$release" ]] || die "no Debian release ships PostgreSQL $major (supported: 15, 17, 18)"
+	[[ -n "$release" ]] || die "no Debian release ships PostgreSQL $major (supported: 15, 17, 18, 19)"
 	dir="$BLOOMIDX_CHROOT_ROOT/$release-pg$major"
 	as_root mkdir -p "$BLOOMIDX_CHROOT_ROOT" || die "chroot: cannot make $BLOOMIDX_CHROOT_ROOT"
 	# One run per chroot at a time: another would delete this one's tree
