@@ -128,6 +128,13 @@ bench:
 	SCALE=$(SCALE) bash test/bench/run.sh
 	BLOOMIDX_BENCH_NO_BUILD=1 bash test/bench/scaling.sh
 	BLOOMIDX_BENCH_NO_BUILD=1 bash test/bench/steady_state.sh
+	BLOOMIDX_BENCH_NO_BUILD=1 bash test/bench/cold.sh
+
+# Only the cold section (test/bench/cold.sh: the first query after a restart with the OS page
+# cache dropped, 10 M rows; as root).
+.PHONY: bench-cold
+bench-cold:
+	bash test/bench/cold.sh
 
 # Only the scaling section (test/bench/scaling.sh: 2 M and 32 M rows).
 .PHONY: bench-scaling

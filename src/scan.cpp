@@ -361,6 +361,13 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 }
 
 /*
+ * Segments whose first pages (header, slices) a scan asks for ahead of
+ * scanning them: about 16 pages each for a 2-column query, so a few
+ * hundred reads in flight, the depth a disk's queue rewards.
+ */
+#define PREFETCH_SEGMENTS 16
+
+/*
  * One pass over the index: the pending pages and the segments of one copy
  * of the directory.  False when a page turned out reused since the copy:
  * the caller starts again (TIDs already added stay: the bitmap keeps each
@@ -378,6 +385,17 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 
 	bloomidx_read_directory(index, &nblocks, &so->dir);
 	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
+
+	/*
+	 * Pages are asked for ahead of their reads unless the tablespace's
+	 * effective_io_concurrency is 0, as core scans take it: the filter
+	 * groups' headers while the pending pages are read, then the pages of
+	 * the next PREFETCH_SEGMENTS segments to scan.
+	 */
+	bool		prefetch = get_tablespace_io_concurrency(index->rd_rel->reltablespace) > 0;
+
+	if (prefetch && so->query.filter.nkeys > 0)
+		bloomidx_prefetch_filter_groups(index, &so->dir, nblocks, hints);
 	if (!scan_pending(index, so, matcher, bas, hints, nblocks))
 		return false;
 
@@ -403,14 +421,27 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 											  (uint32) so->state.ncolumns, nblocks, hints, skip,
 											  elements, nlists);
 
+	uint32		ahead = 0;		/* the next segment to ask for */
+	uint32		asked = 0;		/* segments asked for, not yet scanned */
+
 	for (uint32 i = 0; ok && i < nsegments; i++)
 	{
 		if (skip[i])
 			continue;
+		for (; prefetch && ahead < nsegments && asked < PREFETCH_SEGMENTS; ahead++)
+		{
+			if (skip[ahead])
+				continue;
+			bloomidx_prefetch_segment(index, &so->query.slices,
+									  elements ? &elements[(Size) ahead * nlists] : NULL,
+									  &so->dir.entries[ahead], nblocks, hints);
+			asked++;
+		}
 		ok = bloomidx_scan_segment(index, &so->query.slices,
 								   elements ? &elements[(Size) i * nlists] : NULL, so->work,
 								   &so->dir.entries[i], so->state.meta.signature_bits,
-								   generation, nblocks, hints, &so->sink);
+								   generation, nblocks, hints, prefetch, &so->sink);
+		asked -= asked > 0;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(skip);

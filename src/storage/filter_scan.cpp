@@ -33,6 +33,9 @@
 /* Segments a key must pass, every one, before its filters are not asked further. */
 #define KEY_USELESS_AFTER 16
 
+/* Groups whose pages are asked for ahead of their reads (a group answers for up to 127 segments). */
+#define PREFETCH_GROUPS 16
+
 /* Per query key: the segments it was asked for, and those it passed. */
 typedef struct KeyProbeStats
 {
@@ -101,24 +104,128 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 }
 
 /*
+ * Asks for the region pages the keys still asked will read in the group
+ * whose header page is `header`, ahead of their reads one key after
+ * another (bloomidx_prefetch_page): a group read from disk then waits for
+ * its region pages together.  A key ruled out by an earlier one leaves
+ * its pages unread, a cheap miss.
+ */
+static void
+prefetch_region_pages(Relation index, const bloomidx::FilterQuery *query, const uint8 *header,
+					  BlockNumber header_block, const KeyProbeStats *stats, BlockNumber nblocks,
+					  const BufferHints *hints)
+{
+	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header(header);
+	BlockNumber last = InvalidBlockNumber;
+
+	for (int k = 0; k < query->nkeys; k++)
+	{
+		const bloomidx::FilterKey *key = &query->keys[k];
+
+		if (!key_asked(&stats[k]) || h->columns[key->column].blocks == 0)
+			continue;
+		for (uint32 i = 0; i < key->nhashes; i++)
+		{
+			uint32		region_page,
+						offset;
+
+			if (!bloomidx::group_row_of(*h, (uint32) key->column, bloomidx::filter_key(key->hashes[i]),
+										&region_page, &offset))
+				break;
+
+			BlockNumber blkno = bloomidx::group_region_block(header, header_block, region_page);
+
+			if (blkno != last)
+				(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
+			last = blkno;
+		}
+	}
+}
+
+/* How far a group's pages were asked for ahead (bloomidx_filter_segments). */
+enum GroupAhead
+{
+	AHEAD_NONE,					/* not yet */
+	AHEAD_IN_BUFFERS,			/* its header is in shared buffers (or past the end) */
+	AHEAD_FROM_DISK,			/* its header is being read from outside them */
+	AHEAD_REGIONS				/* its header read, its region pages asked for */
+};
+
+/*
+ * Reading ahead from the group whose entries start at order[first]: the
+ * headers of the next PREFETCH_GROUPS groups are asked for, and those
+ * being read from outside shared buffers are read at once (they were
+ * asked for together) and their region pages asked for, so that a query
+ * over many groups from disk waits for each kind of page once, not group
+ * after group.  Groups in shared buffers are left to their probes (no
+ * read is added where the pages are at hand).  A header that fails its
+ * check is left to its probe, which reports it.
+ */
+static void
+read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCopy *dir,
+		   const uint64 *order, uint32 ngrouped, uint32 first, uint8 *ahead,
+		   const KeyProbeStats *stats, uint32 ncolumns, BlockNumber nblocks, BufferHints *hints)
+{
+	uint32		pos = first;
+
+	for (int g = 0; g < PREFETCH_GROUPS && pos < ngrouped; g++)
+	{
+		BlockNumber blkno = order_block(order[pos]);
+		uint32		start = pos;
+
+		if (ahead[start] == AHEAD_NONE)
+			ahead[start] = bloomidx_prefetch_page(index, blkno, nblocks, hints)
+				? AHEAD_FROM_DISK : AHEAD_IN_BUFFERS;
+		while (pos < ngrouped && order_block(order[pos]) == blkno)
+			pos++;
+	}
+	for (uint32 start = first; start < pos;)
+	{
+		BlockNumber blkno = order_block(order[start]);
+
+		if (ahead[start] == AHEAD_FROM_DISK)
+		{
+			const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[start])];
+			Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
+
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+
+			const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+			if (bloomidx::check_filter_group_page(page, e->filter_group, ncolumns, e->filter_block,
+												  nblocks) == bloomidx::PageProblem::None)
+				prefetch_region_pages(index, query, page, blkno, stats, nblocks, hints);
+			UnlockReleaseBuffer(buffer);
+			ahead[start] = AHEAD_REGIONS;
+		}
+		while (start < pos && order_block(order[start]) == blkno)
+			start++;
+	}
+}
+
+/*
  * The slots of the group whose header page is header_copy (segment e's)
  * that may hold rows the query wants, among `wanted`; seg_slots[0..nsegs)
  * are the slots of each of the group's segments (segs[0..nsegs), their
  * directory entries), by which each key's stats count segments asked and
  * passed.  For each list key asked, elements[segment * nlists + list]
  * gets the elements the segment's filters may hold (left alone, all ones,
- * where the filters were not asked).  False when a page was recycled.
+ * where the filters were not asked).  prefetch: ask for the region pages
+ * of every key first.  False when a page was recycled.
  */
 static bool
 probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
 			const char *header_copy, bloomidx::SlotMask wanted, uint32 ncolumns,
-			BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy,
+			BlockNumber nblocks, uint32 generation, BufferHints *hints, bool prefetch, char *copy,
 			const bloomidx::SlotMask *seg_slots, const uint64 *segs, uint32 nsegs,
 			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
 	bloomidx::SlotMask mask = wanted;
 
+	if (prefetch)
+		prefetch_region_pages(index, query, (const uint8 *) header_copy, e->filter_block, stats,
+							  nblocks, hints);
 	for (int k = 0; k < query->nkeys && mask.any(); k++)
 	{
 		const bloomidx::FilterKey *key = &query->keys[k];
@@ -182,6 +289,31 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 }
 
 /*
+ * Asks for the headers of the first PREFETCH_GROUPS filter groups of the
+ * directory copy, so that they come from disk while the scan reads its
+ * pending pages (bloomidx_filter_segments reads them next).  Entries of
+ * one group mostly follow each other: a group asked twice costs a lookup.
+ */
+void
+bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
+								const BufferHints *hints)
+{
+	BlockNumber last = InvalidBlockNumber;
+	int			asked = 0;
+
+	for (uint32 i = 0; i < dir->header.nsegments && asked < PREFETCH_GROUPS; i++)
+	{
+		BlockNumber blkno = dir->entries[i].filter_block;
+
+		if (blkno == 0 || blkno == last)
+			continue;
+		(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
+		last = blkno;
+		asked++;
+	}
+}
+
+/*
  * Sets skip[i] for each segment of the directory copy whose filters rule
  * the query out, and (when elements is not NULL) elements[i * nlists + l]
  * to the elements of the query's list l that segment i may hold (all ones
@@ -219,6 +351,10 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 			order[ngrouped++] = bloomidx::group_order_key(dir->entries[i].filter_block, i);
 	bloomidx::sort_group_order(order, ngrouped);
 
+	/* Read ahead (read_ahead) unless the tablespace's effective_io_concurrency is 0. */
+	bool		prefetch = get_tablespace_io_concurrency(index->rd_rel->reltablespace) > 0;
+	uint8	   *ahead = prefetch ? (uint8 *) palloc0(Max(ngrouped, 1)) : NULL;
+
 	for (uint32 first = 0, last; ok && nasked > 0 && first < ngrouped; first = last)
 	{
 		const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[first])];
@@ -227,6 +363,9 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		last = first;
 		while (last < ngrouped && order_block(order[last]) == order_block(order[first]))
 			last++;
+		if (prefetch)
+			read_ahead(index, query, dir, order, ngrouped, first, ahead, stats, ncolumns, nblocks,
+					   hints);
 		if (!read_group_page(index, e->filter_block, e, NULL, -1, ncolumns, nblocks,
 							 generation, hints, header_copy))
 		{
@@ -263,7 +402,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		bloomidx::SlotMask passed = bloomidx::SlotMask::none();
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
-							   hints, copy, slot_mask, &order[first], last - first, stats,
+							   hints, prefetch && ahead[first] != AHEAD_REGIONS, copy, slot_mask,
+							   &order[first], last - first, stats,
 							   elements, nlists, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
@@ -280,6 +420,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	pfree(header_copy);
 	pfree(copy);
 	pfree(stats);
+	if (ahead)
+		pfree(ahead);
 	if (!ok)
 	{
 		memset(skip, 0, n * sizeof(bool));

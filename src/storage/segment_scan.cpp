@@ -235,6 +235,80 @@ list_slices(const bloomidx::SliceQuery *query, const uint64 *elements)
 	return n;
 }
 
+/* Whether the IN lists are matched in one pass (match_lists), every slice locked at once. */
+static bool
+lists_in_one_pass(const bloomidx::SliceQuery *query, const uint64 *elements)
+{
+	return query->nlists > 0 && query->nlists <= INDEX_MAX_KEYS &&
+		list_slices(query, elements) <= LIST_SLICES_AT_ONCE;
+}
+
+/*
+ * Asks for the pages the scan of segment e reads first, ahead of their
+ * reads: its header, the slices of the base positions, and those of the
+ * IN lists where they are read in one pass (bloomidx_prefetch_page).
+ */
+void
+bloomidx_prefetch_segment(Relation index, const bloomidx::SliceQuery *query,
+						  const uint64 *elements, const bloomidx::SegmentEntry *e,
+						  BlockNumber nblocks, const BufferHints *hints)
+{
+	BlockNumber last = InvalidBlockNumber;
+
+	(void) bloomidx_prefetch_page(index, e->header_block, nblocks, hints);
+	for (uint32 i = 0; i < query->nbase; i++)
+	{
+		BlockNumber blkno = e->first_slice +
+			bloomidx::slice_spot(query->base[i], e->rows, e->slices_per_page).page;
+
+		/* Packed slices share pages. */
+		if (blkno != last)
+			(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
+		last = blkno;
+	}
+	if (!lists_in_one_pass(query, elements))
+		return;
+	for (int l = 0; l < query->nlists; l++)
+	{
+		const bloomidx::SliceList *list = &query->lists[l];
+
+		for (uint32 i = 0; i < list->count; i++)
+			for (uint32 k = 0; element_tested(elements, query, l, i) && k < list->per_element; k++)
+			{
+				uint16		j = list->positions[(Size) i * list->per_element + k];
+				BlockNumber blkno = e->first_slice +
+					bloomidx::slice_spot(j, e->rows, e->slices_per_page).page;
+
+				if (blkno != last)
+					(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
+				last = blkno;
+			}
+	}
+}
+
+/*
+ * Asks for the TID pages of the candidate rows (work->cur) ahead of their
+ * decoding, row by row: a group is a word of work->cur.
+ */
+static void
+prefetch_tid_pages(Relation index, const SegmentScanWork *work, BlockNumber nblocks,
+				   const BufferHints *hints)
+{
+	const bloomidx::SegmentHeader *h = &work->header;
+	uint32		last = UINT32_MAX;
+
+	static_assert(bloomidx::kTidGroupRows == 64, "a TID group is a word of candidate bits");
+	for (uint32 w = 0; w < bloomidx::kSliceWords && w < h->ngroups; w++)
+	{
+		uint32		p = h->groups[w].page;
+
+		if (work->cur[w] == 0 || p == last || p >= h->ntid_pages || p >= bloomidx::kMaxTidPages)
+			continue;
+		(void) bloomidx_prefetch_page(index, h->tid_blocks[p], nblocks, hints);
+		last = p;
+	}
+}
+
 /*
  * Reads and checks page blkno of the segment (its header, live page or TID
  * page tid_page, as kind says) into dst; false: recycled.
@@ -316,12 +390,14 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
 /*
  * Adds the segment's rows that the query may match to the sink.  False
  * when the segment's pages were reused since the directory copy of
- * `generation` was taken: the scan must start again.
+ * `generation` was taken: the scan must start again.  prefetch: ask for
+ * the candidates' TID pages ahead (the caller asked for the rest).
  */
 bool
 bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const uint64 *elements,
 					  SegmentScanWork *work, const bloomidx::SegmentEntry *e, uint32 nslices,
-					  uint32 generation, BlockNumber nblocks, BufferHints *hints, TidSink *sink)
+					  uint32 generation, BlockNumber nblocks, BufferHints *hints, bool prefetch,
+					  TidSink *sink)
 {
 	bool		recycled = false;
 	uint32		candidates;
@@ -355,8 +431,7 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	memcpy(work->cur, work->result, sizeof(work->cur));
 
 	/* Short IN lists in one pass; longer ones element by element. */
-	bool		one_pass = query->nlists > 0 && query->nlists <= INDEX_MAX_KEYS &&
-		list_slices(query, elements) <= LIST_SLICES_AT_ONCE;
+	bool		one_pass = lists_in_one_pass(query, elements);
 
 	if (one_pass && candidates > 0 &&
 		!match_lists(index, work, query, elements, e, generation, hints, &candidates, &recycled))
@@ -404,6 +479,8 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 									(char *) &work->header, e, nslices, nblocks,
 									bloomidx::kPageSegment, 0, NULL))
 		return false;
+	if (prefetch)
+		prefetch_tid_pages(index, work, nblocks, hints);
 
 	for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
 	{

@@ -371,7 +371,11 @@ bool		bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query,
 								  const uint64 *elements, SegmentScanWork *work,
 								  const bloomidx::SegmentEntry *entry, uint32 nslices,
 								  uint32 generation, BlockNumber nblocks, BufferHints *hints,
-								  TidSink *sink);
+								  bool prefetch, TidSink *sink);
+void		bloomidx_prefetch_segment(Relation index, const bloomidx::SliceQuery *query,
+									  const uint64 *elements,
+									  const bloomidx::SegmentEntry *entry, BlockNumber nblocks,
+									  const BufferHints *hints);
 bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
 									   uint32 generation, char *dst,
 									   const bloomidx::SegmentEntry *e, uint32 nslices,
@@ -388,5 +392,7 @@ bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *quer
 									 const DirectoryCopy *dir, uint32 ncolumns,
 									 BlockNumber nblocks, BufferHints *hints, bool *skip,
 									 uint64 *elements, int nlists);
+void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
+											BlockNumber nblocks, const BufferHints *hints);
 
 #endif							/* BLOOMIDX_STORAGE_H */

@@ -306,6 +306,25 @@ bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
 }
 
 /*
+ * Asks for data page blkno ahead of its read (PrefetchBuffer: for a page
+ * not in shared buffers, a hint to the kernel to start reading it), so
+ * that a scan from disk waits for pages read together rather than one
+ * after another.  Not for a page this backend has a hint for, most likely
+ * still in a buffer (the lookup would cost what the hint saves), nor past
+ * the index's end (a damaged reference: left to the read, which reports
+ * it).  True when a read from outside shared buffers was started.
+ */
+bool
+bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblocks,
+					   const BufferHints *hints)
+{
+	if (blkno >= nblocks ||
+		(hints != NULL && blkno < hints->n && BufferIsValid(hints->buffers[blkno])))
+		return false;
+	return PrefetchBuffer(index, MAIN_FORKNUM, blkno).initiated_io;
+}
+
+/*
  * Raises ERRCODE_INDEX_CORRUPTED unless page is a sound pending page whose
  * entries (those `entries` says) match its sums.
  */

@@ -94,6 +94,8 @@ bool		bloomidx_sums_checked_at_lsn(const BufferHints *hints, BlockNumber blkno, 
 void		bloomidx_remember_sums_checked(BufferHints *hints, BlockNumber blkno, Page page);
 Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
 							   BufferHints *hints);
+bool		bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblocks,
+								   const BufferHints *hints);
 
 BLOOMIDX_NORETURN void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 													  const char *detail);

@@ -13,6 +13,19 @@ BEGIN
                     FROM generate_series(1, %s)', tbl, nrows);
 END $$;
 
+-- The index node of an EXPLAIN (FORMAT JSON) plan: the first Bitmap Index
+-- Scan, BitmapAnd over several, or Index Scan down its first children.
+CREATE FUNCTION scaling_index_node(plan json) RETURNS json LANGUAGE plpgsql AS $$
+DECLARE
+    n json := plan->0->'Plan';
+BEGIN
+    WHILE n->>'Node Type' NOT IN ('Bitmap Index Scan', 'BitmapAnd', 'Index Scan', 'Index Only Scan')
+          AND n->'Plans' IS NOT NULL LOOP
+        n := n->'Plans'->0;
+    END LOOP;
+    RETURN n;
+END $$;
+
 -- One query's figures, the median of `runs` EXPLAIN (ANALYZE, BUFFERS)
 -- after a warm-up: the whole query and the index node (the Bitmap Index
 -- Scan, or the BitmapAnd over several) in ms, and the index node's
@@ -27,11 +40,7 @@ BEGIN
     EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO j;
     FOR i IN 1 .. runs LOOP
         EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO j;
-        n := j->0->'Plan';
-        WHILE n->>'Node Type' NOT IN ('Bitmap Index Scan', 'BitmapAnd', 'Index Scan', 'Index Only Scan')
-              AND n->'Plans' IS NOT NULL LOOP
-            n := n->'Plans'->0;
-        END LOOP;
+        n := scaling_index_node(j);
         e := e || (j->0->>'Execution Time')::float8;
         t := t || (n->>'Actual Total Time')::float8;
         b := b || ((n->>'Shared Hit Blocks')::float8 + (n->>'Shared Read Blocks')::float8);
