@@ -183,7 +183,30 @@ CREATE INDEX topt_keep_r2 ON topt_keep USING bloomidx (a, b) WITH (false_positiv
 RESET check_function_bodies;
 SELECT indexrelid::regclass, indisvalid FROM pg_index
 WHERE indrelid = 'topt_keep'::regclass ORDER BY 1::text;
-DROP TABLE topt_keep;
+-- Builds that core runs from a stored definition take its options as
+-- stored: ALTER TABLE's rebuild after a type change, CREATE TABLE ... LIKE
+-- ... INCLUDING INDEXES.
+ALTER TABLE topt_keep ALTER COLUMN b TYPE int8;
+CREATE TABLE topt_like (LIKE topt_keep INCLUDING INDEXES);
+SELECT q, index_vs_seqscan('SELECT a, b FROM topt_keep WHERE ' || q)
+FROM (VALUES ('a = 3 AND b = 3'), ('b = 5')) AS v(q);
+DROP TABLE topt_keep, topt_like;
+-- So does a TRUNCATE in the transaction that created the index.
+BEGIN;
+CREATE TABLE topt_tx (a int4, b int4);
+CREATE INDEX topt_tx_bl ON topt_tx USING bloomidx (a, b);
+SET LOCAL session_replication_role = replica;
+ALTER INDEX topt_tx_bl SET (col7 = 3);
+SET LOCAL session_replication_role = origin;
+TRUNCATE topt_tx;
+COMMIT;
+DROP TABLE topt_tx;
+-- CREATE INDEX CONCURRENTLY refuses them in its build, which leaves an
+-- invalid index, as any failure of it does.
+CREATE TABLE topt_cc (a int4, b int4);
+CREATE INDEX CONCURRENTLY topt_cc_bl ON topt_cc USING bloomidx (a, b) WITH (col7 = 3);
+SELECT indexrelid::regclass, indisvalid FROM pg_index WHERE indrelid = 'topt_cc'::regclass;
+DROP TABLE topt_cc;
 -- A partitioned index given such options behind the event trigger's back
 -- (before its partitions: a partition's build refuses them in the CREATE
 -- INDEX of a new partitioned index): every partition added later ignores
@@ -195,9 +218,15 @@ ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
 CREATE TABLE topt_kp1 PARTITION OF topt_kp FOR VALUES FROM (0) TO (25);
 CREATE TABLE topt_kp2 (LIKE topt_kp);
 ALTER TABLE topt_kp ATTACH PARTITION topt_kp2 FOR VALUES FROM (25) TO (50);
+-- A partitioned partition and its own partition, in one transaction.
+BEGIN;
+CREATE TABLE topt_kp3 PARTITION OF topt_kp FOR VALUES FROM (50) TO (100) PARTITION BY RANGE (b);
+CREATE TABLE topt_kp3a PARTITION OF topt_kp3 FOR VALUES FROM (0) TO (10);
+COMMIT;
 INSERT INTO topt_kp SELECT i % 50, i % 7 FROM generate_series(1, 3000) i;
+INSERT INTO topt_kp SELECT 50 + i % 50, i % 7 FROM generate_series(1, 300) i;
 SELECT q, index_vs_seqscan('SELECT a, b FROM topt_kp WHERE ' || q)
-FROM (VALUES ('a = 3 AND b = 3'), ('a = 30 AND b = 2'), ('b = 5')) AS v(q);
+FROM (VALUES ('a = 3 AND b = 3'), ('a = 30 AND b = 2'), ('b = 5'), ('a = 53')) AS v(q);
 DROP TABLE topt_kp;
 
 -- Unsupported types and operators.

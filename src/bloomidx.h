@@ -31,7 +31,7 @@ extern "C" char *bloomidx_build_phase_name(int64 phase);
  */
 void		bloomidx_register_options(void);
 extern "C" bytea *bloomidx_options(Datum reloptions, bool validate);
-int			bloomidx_options_elevel(Relation index);
+int			bloomidx_options_elevel(void);
 void		bloomidx_options_for_build(Relation index, int elevel, uint16 *signature_bits,
 									   uint16 *column_bits);
 void		bloomidx_report_sizing(Relation index, bool warn);

@@ -350,15 +350,23 @@ fill_metapage(Relation index, Page page, int options_elevel)
 	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;
 }
 
-/* Writes the metapage as block 0 and caches the options it freezes. */
+/*
+ * Writes the metapage as block 0 and caches the options it freezes.
+ * Filled first, as what the options lack is reported there (an ERROR or
+ * a WARNING), with no buffer locked.
+ */
 static void
 write_metapage(Relation index, int options_elevel)
 {
+	PGAlignedBlock metapage;
+
+	fill_metapage(index, (Page) metapage.data, options_elevel);
+
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 
 	Assert(BufferGetBlockNumber(buffer) == bloomidx::kMetaBlock);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	fill_metapage(index, BufferGetPage(buffer), options_elevel);
+	memcpy(BufferGetPage(buffer), metapage.data, BLCKSZ);
 	MarkBufferDirty(buffer);
 	UnlockReleaseBuffer(buffer);
 
@@ -407,7 +415,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
-	write_metapage(index, bloomidx_options_elevel(index));
+	write_metapage(index, bloomidx_options_elevel());
 	/* Created now (CREATE INDEX, or the build of CREATE INDEX CONCURRENTLY), not rebuilt. */
 	bloomidx_report_sizing(index, index->rd_createSubid != InvalidSubTransactionId ||
 						   indexInfo->ii_Concurrent);

@@ -9,7 +9,7 @@
 #include "bloomidx.h"
 
 extern "C" {
-#include "catalog/partition.h"
+#include "tcop/pquery.h"
 }
 
 #include "core/segment_filter.hpp"
@@ -219,38 +219,33 @@ options_error_context(void *arg)
 }
 
 /*
- * How strictly a build of `index` takes its stored options.  Refusing
- * options that cannot apply is the job of the statement that gives them,
- * CREATE INDEX or ALTER INDEX, which sees the index they are for (and the
- * event trigger in ddl_check.cpp, for what amoptions cannot see).  Every
- * other build (TRUNCATE, VACUUM FULL, CLUSTER, REINDEX, a new partition, a
- * restore) must succeed on whatever options were stored, or a dump would
- * restore without the index and a TRUNCATE would fail for good: there
- * what cannot apply is ignored with a WARNING that names it.
+ * How strictly a build takes the index's stored options.  Refusing options
+ * that cannot apply is the job of the statement that gives them, CREATE
+ * INDEX or ALTER INDEX, which sees the index they are for (and the event
+ * trigger in ddl_check.cpp, for what amoptions cannot see).  Every other
+ * build (TRUNCATE, VACUUM FULL, CLUSTER, REINDEX, a new partition, ALTER
+ * TABLE's rebuild after ALTER COLUMN TYPE, CREATE TABLE ... LIKE ...
+ * INCLUDING INDEXES, a restore) must succeed on whatever options were
+ * stored, or a dump would restore without the index and a TRUNCATE would
+ * fail for good: there what cannot apply is ignored with a WARNING that
+ * names it.
  *
- * An index created in this transaction is being built for the CREATE
- * INDEX that gave its options; a partition's index only when its
- * partitioned index is new as well (not for PARTITION OF or ATTACH
- * PARTITION, which give it the partitioned index's options).  Not while
+ * So a build refuses them when the statement running is a CREATE INDEX
+ * (the portal's command tag): its own index, a partitioned index's
+ * partitions, the build of CREATE INDEX CONCURRENTLY (which then leaves
+ * an invalid index, as any failure of it does).  A CREATE INDEX inside a
+ * function or DO block runs under that statement's tag: its build warns,
+ * and the event trigger refuses it at the end.  Not while
  * check_function_bodies is off: pg_dump's scripts and pg_restore turn it
  * off, as they do to load what might not validate out of context, and a
- * restore must not lose an index.  (CREATE INDEX CONCURRENTLY builds in a
- * later transaction: the event trigger refuses its options, once built.)
+ * restore must not lose an index (so a migration script that turns it off
+ * gets the WARNING too).
  */
 int
-bloomidx_options_elevel(Relation index)
+bloomidx_options_elevel(void)
 {
-	if (!check_function_bodies || index->rd_createSubid == InvalidSubTransactionId)
-		return WARNING;
-	if (!index->rd_rel->relispartition)
-		return ERROR;
-
-	Relation	parent = relation_open(get_partition_parent(RelationGetRelid(index), true),
-									   AccessShareLock);
-	bool		parent_new = parent->rd_createSubid != InvalidSubTransactionId;
-
-	relation_close(parent, AccessShareLock);
-	return parent_new ? ERROR : WARNING;
+	return (check_function_bodies && ActivePortal != NULL &&
+			ActivePortal->commandTag == CMDTAG_CREATE_INDEX) ? ERROR : WARNING;
 }
 
 /*

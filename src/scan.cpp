@@ -361,13 +361,6 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 }
 
 /*
- * Segments whose first pages (header, slices) a scan asks for ahead of
- * scanning them: about 16 pages each for a 2-column query, so a few
- * hundred reads in flight, the depth a disk's queue rewards.
- */
-#define PREFETCH_SEGMENTS 16
-
-/*
  * One pass over the index: the pending pages and the segments of one copy
  * of the directory.  False when a page turned out reused since the copy:
  * the caller starts again (TIDs already added stay: the bitmap keeps each
@@ -387,15 +380,20 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
 
 	/*
-	 * Pages are asked for ahead of their reads unless the tablespace's
-	 * effective_io_concurrency is 0, as core scans take it: the filter
-	 * groups' headers while the pending pages are read, then the pages of
-	 * the next PREFETCH_SEGMENTS segments to scan.
+	 * Reading ahead (support.h's ReadAhead), once the scan meets a page
+	 * outside shared buffers: the first pending page, asked for, tells
+	 * whether the scan starts on disk, and then the filter groups' headers
+	 * are asked for while the pending pages are read; later, the pages of
+	 * the next segments to scan, and the filters' (filter_scan.cpp).
 	 */
-	bool		prefetch = get_tablespace_io_concurrency(index->rd_rel->reltablespace) > 0;
+	ReadAhead	ra;
 
-	if (prefetch && so->query.filter.nkeys > 0)
-		bloomidx_prefetch_filter_groups(index, &so->dir, nblocks, hints);
+	bloomidx_read_ahead_init(&ra, index);
+	if (ra.distance > 0 && so->dir.header.pending_pages > 0 &&
+		bloomidx_prefetch_page(index, so->dir.header.pending_head, nblocks, hints))
+		ra.on = true;
+	if (ra.on && so->query.filter.nkeys > 0)
+		bloomidx_prefetch_filter_groups(index, &so->dir, nblocks, hints, ra.distance);
 	if (!scan_pending(index, so, matcher, bas, hints, nblocks))
 		return false;
 
@@ -418,8 +416,8 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	uint64	   *elements = lists_asked && nsegments > 0 && mask_bytes <= (Size) work_mem * 1024
 		? (uint64 *) palloc(mask_bytes) : NULL;
 	bool		ok = bloomidx_filter_segments(index, &so->query.filter, &so->dir,
-											  (uint32) so->state.ncolumns, nblocks, hints, skip,
-											  elements, nlists);
+											  (uint32) so->state.ncolumns, nblocks, hints, &ra,
+											  skip, elements, nlists);
 
 	uint32		ahead = 0;		/* the next segment to ask for */
 	uint32		asked = 0;		/* segments asked for, not yet scanned */
@@ -428,7 +426,12 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	{
 		if (skip[i])
 			continue;
-		for (; prefetch && ahead < nsegments && asked < PREFETCH_SEGMENTS; ahead++)
+
+		bool		reading_ahead = bloomidx_read_ahead_on(&ra);
+
+		/* Nothing behind the scan is asked for (reading ahead may begin anywhere). */
+		ahead = Max(ahead, i);
+		for (; reading_ahead && ahead < nsegments && asked < (uint32) ra.distance; ahead++)
 		{
 			if (skip[ahead])
 				continue;
@@ -440,8 +443,9 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		ok = bloomidx_scan_segment(index, &so->query.slices,
 								   elements ? &elements[(Size) i * nlists] : NULL, so->work,
 								   &so->dir.entries[i], so->state.meta.signature_bits,
-								   generation, nblocks, hints, prefetch, &so->sink);
-		asked -= asked > 0;
+								   generation, nblocks, hints, reading_ahead, &so->sink);
+		/* Segment i was asked for when the asking had gone past it. */
+		asked -= ahead > i && asked > 0;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(skip);

@@ -33,8 +33,6 @@
 /* Segments a key must pass, every one, before its filters are not asked further. */
 #define KEY_USELESS_AFTER 16
 
-/* Groups whose pages are asked for ahead of their reads (a group answers for up to 127 segments). */
-#define PREFETCH_GROUPS 16
 
 /* Per query key: the segments it was asked for, and those it passed. */
 typedef struct KeyProbeStats
@@ -152,23 +150,40 @@ enum GroupAhead
 };
 
 /*
- * Reading ahead from the group whose entries start at order[first]: the
- * headers of the next PREFETCH_GROUPS groups are asked for, and those
- * being read from outside shared buffers are read at once (they were
- * asked for together) and their region pages asked for, so that a query
- * over many groups from disk waits for each kind of page once, not group
- * after group.  Groups in shared buffers are left to their probes (no
- * read is added where the pages are at hand).  A header that fails its
- * check is left to its probe, which reports it.
+ * Whether every later group will be read: some key still asked has been
+ * ruled out by some segment, so it stays asked (key_asked) and the scan
+ * goes on to the last group.  Until then, a scan whose keys every
+ * segment passes may stop after KEY_USELESS_AFTER segments, and a group
+ * read ahead might be one it would not have read.
+ */
+static bool
+every_group_read(const bloomidx::FilterQuery *query, const KeyProbeStats *stats)
+{
+	for (int k = 0; k < query->nkeys; k++)
+		if (stats[k].passed < stats[k].tested)
+			return true;
+	return false;
+}
+
+/*
+ * Reading ahead from the group whose entries start at order[first], once
+ * the scan reads from disk (ReadAhead): the headers of the next
+ * ra->distance groups are asked for; and once every group will be read
+ * anyway (every_group_read), those being read from outside shared buffers
+ * are read now (they were asked for together) and their region pages
+ * asked for, so that a query over many groups from disk waits for each
+ * kind of page once, not group after group.  A header that fails its
+ * check is left to its probe, which reports it.  scratch: a page's room.
  */
 static void
 read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCopy *dir,
 		   const uint64 *order, uint32 ngrouped, uint32 first, uint8 *ahead,
-		   const KeyProbeStats *stats, uint32 ncolumns, BlockNumber nblocks, BufferHints *hints)
+		   const KeyProbeStats *stats, uint32 ncolumns, BlockNumber nblocks, BufferHints *hints,
+		   const ReadAhead *ra, char *scratch)
 {
 	uint32		pos = first;
 
-	for (int g = 0; g < PREFETCH_GROUPS && pos < ngrouped; g++)
+	for (int g = 0; g < ra->distance && pos < ngrouped; g++)
 	{
 		BlockNumber blkno = order_block(order[pos]);
 		uint32		start = pos;
@@ -179,6 +194,8 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 		while (pos < ngrouped && order_block(order[pos]) == blkno)
 			pos++;
 	}
+	if (!every_group_read(query, stats))
+		return;
 	for (uint32 start = first; start < pos;)
 	{
 		BlockNumber blkno = order_block(order[start]);
@@ -187,15 +204,18 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 		{
 			const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[start])];
 			Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
+			bool		sound;
 
+			/* Copied, so that no system call is made under the page's lock. */
 			LockBuffer(buffer, BUFFER_LOCK_SHARE);
-
-			const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-
-			if (bloomidx::check_filter_group_page(page, e->filter_group, ncolumns, e->filter_block,
-												  nblocks) == bloomidx::PageProblem::None)
-				prefetch_region_pages(index, query, page, blkno, stats, nblocks, hints);
+			memcpy(scratch, BufferGetPage(buffer), BLCKSZ);
 			UnlockReleaseBuffer(buffer);
+			sound = bloomidx::check_filter_group_page((const uint8 *) scratch, e->filter_group,
+													  ncolumns, e->filter_block, nblocks) ==
+				bloomidx::PageProblem::None;
+			if (sound)
+				prefetch_region_pages(index, query, (const uint8 *) scratch, blkno, stats,
+									  nblocks, hints);
 			ahead[start] = AHEAD_REGIONS;
 		}
 		while (start < pos && order_block(order[start]) == blkno)
@@ -210,20 +230,22 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
  * directory entries), by which each key's stats count segments asked and
  * passed.  For each list key asked, elements[segment * nlists + list]
  * gets the elements the segment's filters may hold (left alone, all ones,
- * where the filters were not asked).  prefetch: ask for the region pages
- * of every key first.  False when a page was recycled.
+ * where the filters were not asked).  may_prefetch: the region pages of
+ * every key are asked for first if the scan reads ahead by now (ra) and
+ * read_ahead has not asked for them.  False when a page was recycled.
  */
 static bool
 probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
 			const char *header_copy, bloomidx::SlotMask wanted, uint32 ncolumns,
-			BlockNumber nblocks, uint32 generation, BufferHints *hints, bool prefetch, char *copy,
+			BlockNumber nblocks, uint32 generation, BufferHints *hints, bool may_prefetch,
+			ReadAhead *ra, char *copy,
 			const bloomidx::SlotMask *seg_slots, const uint64 *segs, uint32 nsegs,
 			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
 	bloomidx::SlotMask mask = wanted;
 
-	if (prefetch)
+	if (may_prefetch && bloomidx_read_ahead_on(ra))
 		prefetch_region_pages(index, query, (const uint8 *) header_copy, e->filter_block, stats,
 							  nblocks, hints);
 	for (int k = 0; k < query->nkeys && mask.any(); k++)
@@ -289,19 +311,22 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 }
 
 /*
- * Asks for the headers of the first PREFETCH_GROUPS filter groups of the
+ * Asks for the headers of the first `distance` filter groups of the
  * directory copy, so that they come from disk while the scan reads its
- * pending pages (bloomidx_filter_segments reads them next).  Entries of
- * one group mostly follow each other: a group asked twice costs a lookup.
+ * pending pages (bloomidx_filter_segments reads them next, in block
+ * order: after merges the first groups of the directory may not be the
+ * first read, and those are asked for again there, a cheap miss).
+ * Entries of one group mostly follow each other: a group asked twice
+ * costs a lookup.
  */
 void
 bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
-								const BufferHints *hints)
+								const BufferHints *hints, int distance)
 {
 	BlockNumber last = InvalidBlockNumber;
 	int			asked = 0;
 
-	for (uint32 i = 0; i < dir->header.nsegments && asked < PREFETCH_GROUPS; i++)
+	for (uint32 i = 0; i < dir->header.nsegments && asked < distance; i++)
 	{
 		BlockNumber blkno = dir->entries[i].filter_block;
 
@@ -322,8 +347,8 @@ bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir, BlockN
  */
 bool
 bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, const DirectoryCopy *dir,
-						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, bool *skip,
-						 uint64 *elements, int nlists)
+						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, ReadAhead *ra,
+						 bool *skip, uint64 *elements, int nlists)
 {
 	uint32		n = dir->header.nsegments;
 	uint32		generation = dir->header.generation;
@@ -351,9 +376,9 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 			order[ngrouped++] = bloomidx::group_order_key(dir->entries[i].filter_block, i);
 	bloomidx::sort_group_order(order, ngrouped);
 
-	/* Read ahead (read_ahead) unless the tablespace's effective_io_concurrency is 0. */
-	bool		prefetch = get_tablespace_io_concurrency(index->rd_rel->reltablespace) > 0;
-	uint8	   *ahead = prefetch ? (uint8 *) palloc0(Max(ngrouped, 1)) : NULL;
+	/* Per group (at its first entry of the order), how far read_ahead went. */
+	uint8	   *ahead = ra->distance > 0 ? (uint8 *) palloc0(Max(ngrouped, 1)) : NULL;
+	char	   *ahead_page = ra->distance > 0 ? (char *) palloc(BLCKSZ) : NULL;
 
 	for (uint32 first = 0, last; ok && nasked > 0 && first < ngrouped; first = last)
 	{
@@ -363,9 +388,9 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		last = first;
 		while (last < ngrouped && order_block(order[last]) == order_block(order[first]))
 			last++;
-		if (prefetch)
+		if (bloomidx_read_ahead_on(ra))
 			read_ahead(index, query, dir, order, ngrouped, first, ahead, stats, ncolumns, nblocks,
-					   hints);
+					   hints, ra, ahead_page);
 		if (!read_group_page(index, e->filter_block, e, NULL, -1, ncolumns, nblocks,
 							 generation, hints, header_copy))
 		{
@@ -402,9 +427,9 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		bloomidx::SlotMask passed = bloomidx::SlotMask::none();
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
-							   hints, prefetch && ahead[first] != AHEAD_REGIONS, copy, slot_mask,
-							   &order[first], last - first, stats,
-							   elements, nlists, &passed))
+							   hints, ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, copy,
+							   slot_mask, &order[first], last - first, stats, elements, nlists,
+							   &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
 			skip[order_index(order[j])] = !(passed & slot_mask[j - first]).any();
@@ -422,6 +447,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	pfree(stats);
 	if (ahead)
 		pfree(ahead);
+	if (ahead_page)
+		pfree(ahead_page);
 	if (!ok)
 	{
 		memset(skip, 0, n * sizeof(bool));

@@ -93,14 +93,37 @@ lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHint
 }
 
 /*
+ * Asks for the slice pages of `positions` (bloomidx_prefetch_page), each
+ * page once where consecutive positions share it (packed slices).
+ */
+static void
+prefetch_slices(Relation index, const bloomidx::SegmentEntry *e, const uint16 *positions,
+				uint32 n, BlockNumber nblocks, const BufferHints *hints)
+{
+	BlockNumber last = InvalidBlockNumber;
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		BlockNumber blkno = e->first_slice +
+			bloomidx::slice_spot(positions[i], e->rows, e->slices_per_page).page;
+
+		if (blkno != last)
+			(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
+		last = blkno;
+	}
+}
+
+/*
  * result = work->cur AND the slices of `positions`; *candidates: how many
  * rows are left (nonzero, not counted, when there are no positions).
+ * prefetch: once the first slices leave rows, ask for the rest's pages.
  * False when a slice page failed its check and was recycled.
  */
 static bool
 and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e,
 		   const uint16 *positions, uint32 npositions, uint64 *result, uint32 generation,
-		   BufferHints *hints, uint32 *candidates, bool *recycled)
+		   BufferHints *hints, bool prefetch, BlockNumber nblocks, uint32 *candidates,
+		   bool *recycled)
 {
 	memcpy(result, work->cur, sizeof(work->cur));
 	*candidates = 1;
@@ -135,6 +158,8 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 			*recycled = bloomidx_page_was_recycled(index, bad, generation, problem);
 			return false;
 		}
+		if (prefetch && first == 0 && *candidates > 0 && npositions > n)
+			prefetch_slices(index, e, positions + n, npositions - n, nblocks, hints);
 	}
 	return true;
 }
@@ -243,47 +268,41 @@ lists_in_one_pass(const bloomidx::SliceQuery *query, const uint64 *elements)
 		list_slices(query, elements) <= LIST_SLICES_AT_ONCE;
 }
 
+/* Asks for the slice pages of the IN lists' elements that are tested here. */
+static void
+prefetch_list_slices(Relation index, const bloomidx::SliceQuery *query, const uint64 *elements,
+					 const bloomidx::SegmentEntry *e, BlockNumber nblocks, const BufferHints *hints)
+{
+	for (int l = 0; l < query->nlists; l++)
+	{
+		const bloomidx::SliceList *list = &query->lists[l];
+
+		for (uint32 i = 0; i < list->count; i++)
+			if (element_tested(elements, query, l, i))
+				prefetch_slices(index, e, list->positions + (Size) i * list->per_element,
+								list->per_element, nblocks, hints);
+	}
+}
+
 /*
- * Asks for the pages the scan of segment e reads first, ahead of their
- * reads: its header, the slices of the base positions, and those of the
- * IN lists where they are read in one pass (bloomidx_prefetch_page).
+ * Asks for the pages the scan of segment e reads whatever its rows: the
+ * header when some rows are dead (it names the live page), the slices of
+ * the first FIRST_SLICES base positions (read together), or of the IN
+ * lists read in one pass where there are no base positions.  What is read
+ * only while rows are left is asked for once they are (bloomidx_scan_segment):
+ * a page asked for and then not read would be asked for by every scan.
  */
 void
 bloomidx_prefetch_segment(Relation index, const bloomidx::SliceQuery *query,
 						  const uint64 *elements, const bloomidx::SegmentEntry *e,
 						  BlockNumber nblocks, const BufferHints *hints)
 {
-	BlockNumber last = InvalidBlockNumber;
-
-	(void) bloomidx_prefetch_page(index, e->header_block, nblocks, hints);
-	for (uint32 i = 0; i < query->nbase; i++)
-	{
-		BlockNumber blkno = e->first_slice +
-			bloomidx::slice_spot(query->base[i], e->rows, e->slices_per_page).page;
-
-		/* Packed slices share pages. */
-		if (blkno != last)
-			(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
-		last = blkno;
-	}
-	if (!lists_in_one_pass(query, elements))
-		return;
-	for (int l = 0; l < query->nlists; l++)
-	{
-		const bloomidx::SliceList *list = &query->lists[l];
-
-		for (uint32 i = 0; i < list->count; i++)
-			for (uint32 k = 0; element_tested(elements, query, l, i) && k < list->per_element; k++)
-			{
-				uint16		j = list->positions[(Size) i * list->per_element + k];
-				BlockNumber blkno = e->first_slice +
-					bloomidx::slice_spot(j, e->rows, e->slices_per_page).page;
-
-				if (blkno != last)
-					(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
-				last = blkno;
-			}
-	}
+	if (e->live_rows != e->rows)
+		(void) bloomidx_prefetch_page(index, e->header_block, nblocks, hints);
+	prefetch_slices(index, e, query->base, Min(query->nbase, (uint32) FIRST_SLICES), nblocks,
+					hints);
+	if (query->nbase == 0 && lists_in_one_pass(query, elements))
+		prefetch_list_slices(index, query, elements, e, nblocks, hints);
 }
 
 /*
@@ -390,8 +409,10 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
 /*
  * Adds the segment's rows that the query may match to the sink.  False
  * when the segment's pages were reused since the directory copy of
- * `generation` was taken: the scan must start again.  prefetch: ask for
- * the candidates' TID pages ahead (the caller asked for the rest).
+ * `generation` was taken: the scan must start again.  prefetch: the scan
+ * reads ahead (the caller asked for the first pages); then what is read
+ * only while rows are left is asked for once they are: the rest of the
+ * slices, the IN lists', the candidates' TID pages.
  */
 bool
 bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const uint64 *elements,
@@ -426,13 +447,15 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 		return false;
 
 	if (!and_slices(index, work, e, query->base, query->nbase, work->result, generation, hints,
-					&candidates, &recycled))
+					prefetch, nblocks, &candidates, &recycled))
 		return false;
 	memcpy(work->cur, work->result, sizeof(work->cur));
 
 	/* Short IN lists in one pass; longer ones element by element. */
 	bool		one_pass = lists_in_one_pass(query, elements);
 
+	if (one_pass && candidates > 0 && prefetch && query->nbase > 0)
+		prefetch_list_slices(index, query, elements, e, nblocks, hints);
 	if (one_pass && candidates > 0 &&
 		!match_lists(index, work, query, elements, e, generation, hints, &candidates, &recycled))
 		return false;
@@ -448,8 +471,8 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 			if (!element_tested(elements, query, l, i))
 				continue;
 			if (!and_slices(index, work, e, list->positions + (Size) i * list->per_element,
-							list->per_element, work->result, generation, hints, &found,
-							&recycled))
+							list->per_element, work->result, generation, hints, false, nblocks,
+							&found, &recycled))
 				return false;
 			if (found > 0)
 				for (uint32 w = 0; w < bloomidx::kSliceWords; w++)

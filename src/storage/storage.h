@@ -390,9 +390,10 @@ bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints 
  */
 bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query,
 									 const DirectoryCopy *dir, uint32 ncolumns,
-									 BlockNumber nblocks, BufferHints *hints, bool *skip,
-									 uint64 *elements, int nlists);
+									 BlockNumber nblocks, BufferHints *hints, ReadAhead *ra,
+									 bool *skip, uint64 *elements, int nlists);
 void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
-											BlockNumber nblocks, const BufferHints *hints);
+											BlockNumber nblocks, const BufferHints *hints,
+											int distance);
 
 #endif							/* BLOOMIDX_STORAGE_H */

@@ -324,6 +324,37 @@ bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblocks,
 	return PrefetchBuffer(index, MAIN_FORKNUM, blkno).initiated_io;
 }
 
+/* Blocks this backend has read from outside its buffers (shared and local). */
+static inline int64
+blocks_read(void)
+{
+	return pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
+}
+
+/*
+ * A scan's reading ahead, off until it meets a page outside shared
+ * buffers.  Its distance follows the tablespace's effective_io_concurrency
+ * as core scans' does (0: never), counted in segments and filter groups
+ * (each some contiguous pages: a slice range, a group's region pages), up
+ * to 16.
+ */
+void
+bloomidx_read_ahead_init(ReadAhead *ra, Relation index)
+{
+	ra->distance = Min(get_tablespace_io_concurrency(index->rd_rel->reltablespace), 16);
+	ra->reads_before = blocks_read();
+	ra->on = false;
+}
+
+/* Whether the scan reads ahead now: once it has read a block from outside its buffers. */
+bool
+bloomidx_read_ahead_on(ReadAhead *ra)
+{
+	if (!ra->on && ra->distance > 0 && blocks_read() > ra->reads_before)
+		ra->on = true;
+	return ra->on;
+}
+
 /*
  * Raises ERRCODE_INDEX_CORRUPTED unless page is a sound pending page whose
  * entries (those `entries` says) match its sums.

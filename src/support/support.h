@@ -97,6 +97,22 @@ Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrate
 bool		bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblocks,
 								   const BufferHints *hints);
 
+/*
+ * A scan's reading ahead (page.cpp): how far, and whether yet.  A scan
+ * reads ahead only once it has met a page outside shared buffers, as read
+ * streams do: a scan of a cached index asks for nothing (every ask would
+ * cost a buffer lookup and, for a page it then does not read, a system
+ * call, each time).
+ */
+typedef struct ReadAhead
+{
+	int			distance;		/* segments, and filter groups, asked for ahead; 0: never */
+	int64		reads_before;	/* blocks read from outside shared buffers before the scan */
+	bool		on;				/* whether the scan has met one since */
+} ReadAhead;
+void		bloomidx_read_ahead_init(ReadAhead *ra, Relation index);
+bool		bloomidx_read_ahead_on(ReadAhead *ra);
+
 BLOOMIDX_NORETURN void bloomidx_report_corrupted_page(Relation index, BlockNumber blkno,
 													  const char *detail);
 void		bloomidx_warn_corrupted_page(Relation index, BlockNumber blkno, const char *detail);

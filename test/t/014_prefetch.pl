@@ -7,7 +7,8 @@
 # buffers empty):
 # - with effective_io_concurrency 1, a query asks for pages of the index's
 #   file, the filter groups' and the segments' (more than one call), and
-#   none past the file's end;
+#   none past the file's end; the same query again, its pages now in
+#   shared buffers, asks for none;
 # - with effective_io_concurrency 0, as core scans take it, not one;
 # and the answers, from a cold start with either setting, are those of a
 # sequential scan.  Where strace cannot trace another process (Yama's
@@ -45,18 +46,13 @@ my $hit1 = "SELECT count(*) FROM t WHERE a = $a";
 
 my $can_trace = system('strace -V >/dev/null 2>&1') == 0;
 
-# Restarts the node (shared buffers empty), runs $sql in one session after
-# $setting, under strace when it can attach; returns the query's output
-# and the index file's fadvise64 calls as [offset, length] (undef when not
-# traced, with why).
-sub cold_query
+# Runs $sql in the session $bg (whose backend is $pid) under strace when
+# it can attach; returns the query's output and the index file's fadvise64
+# calls as [offset, length] (undef when not traced, with why).
+sub traced_query
 {
-	my ($setting, $sql) = @_;
-	$node->restart;
-	my $bg = $node->background_psql('postgres');
-	$bg->query_safe("SET enable_seqscan = off; SET $setting");
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	my $out = "${PostgreSQL::Test::Utils::tmp_check}/prefetch_$pid.txt";
+	my ($bg, $pid, $sql) = @_;
+	my $out = "${PostgreSQL::Test::Utils::tmp_check}/prefetch_${pid}_" . int(rand(1e9)) . '.txt';
 	my ($in, $err) = ('', '');
 	my ($strace, $traced);
 	if ($can_trace)
@@ -72,7 +68,6 @@ sub cold_query
 		}
 	}
 	my $result = $bg->query_safe($sql);
-	$bg->quit;
 	if ($strace)
 	{
 		$strace->signal('INT') if $strace->pumpable;
@@ -89,6 +84,17 @@ sub cold_query
 	return ($result, \@calls, '');
 }
 
+# Restarts the node (shared buffers empty) and opens a session with
+# $setting: the session and its backend's pid.
+sub cold_session
+{
+	my ($setting) = @_;
+	$node->restart;
+	my $bg = $node->background_psql('postgres');
+	$bg->query_safe("SET enable_seqscan = off; SET $setting");
+	return ($bg, $bg->query_safe('SELECT pg_backend_pid()'));
+}
+
 my $expected2 = $node->safe_psql('postgres', "SET enable_bitmapscan = off; SET enable_indexscan = off; $hit2");
 my $expected1 = $node->safe_psql('postgres', "SET enable_bitmapscan = off; SET enable_indexscan = off; $hit1");
 cmp_ok($expected2, '>', 0, "the 2-column query has rows ($expected2)");
@@ -96,7 +102,8 @@ cmp_ok($expected2, '>', 0, "the 2-column query has rows ($expected2)");
 for my $q ([ $hit2, $expected2, '2-column hit' ], [ $hit1, $expected1, '1-column hit' ])
 {
 	my ($sql, $expected, $label) = @$q;
-	my ($result, $calls, $why) = cold_query('effective_io_concurrency = 1', $sql);
+	my ($bg, $pid) = cold_session('effective_io_concurrency = 1');
+	my ($result, $calls, $why) = traced_query($bg, $pid, $sql);
 	is($result, $expected, "$label from a cold start, prefetching: the sequential scan's count");
 	SKIP:
 	{
@@ -106,7 +113,19 @@ for my $q ([ $hit2, $expected2, '2-column hit' ], [ $hit1, $expected1, '1-column
 		my @past = grep { $_->[0] + $_->[1] > $index_bytes } @$calls;
 		is(scalar(@past), 0, "$label: none past the index's end ($index_bytes bytes)");
 	}
-	($result, $calls, $why) = cold_query('effective_io_concurrency = 0', $sql);
+	# The same query again, its pages now in shared buffers: a scan that
+	# meets no page outside them asks for none.
+	($result, $calls, $why) = traced_query($bg, $pid, $sql);
+	is($result, $expected, "$label again, warm: the sequential scan's count");
+	SKIP:
+	{
+		skip $why, 1 unless $calls;
+		is(scalar(@$calls), 0, "$label again, warm: no index page asked for ahead");
+	}
+	$bg->quit;
+	($bg, $pid) = cold_session('effective_io_concurrency = 0');
+	($result, $calls, $why) = traced_query($bg, $pid, $sql);
+	$bg->quit;
 	is($result, $expected, "$label from a cold start, effective_io_concurrency 0: the sequential scan's count");
 	SKIP:
 	{
