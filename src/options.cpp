@@ -101,11 +101,6 @@ sizing_request(const BloomidxOptions *opts, int ncolumns, bloomidx::SizingReques
 }
 
 /*
- * Says which option given is in the way (core/sizing.hpp finds it), so
- * that no message blames an option that was left out, nor asks for a
- * longer signature than there can be.
- */
-/*
  * What a build that ignores an unreachable rate says instead of the hint
  * to change the options: it names the index, as a client shows a WARNING
  * without its context.
@@ -118,8 +113,11 @@ ignored_rate_hint(const char *index_name)
 }
 
 /*
- * Raises at elevel why req cannot be met; below ERROR, the index named
- * ignoring is built as if no rate were given.
+ * Says which option given is in the way (core/sizing.hpp finds it), so
+ * that no message blames an option that was left out, nor asks for a
+ * longer signature than there can be.  Raised at elevel; below ERROR,
+ * the index named `ignoring` is built as if no rate were given, which its
+ * hint says.
  */
 static void
 report_sizing_error(const bloomidx::SizingRequest *req, const bloomidx::SizingResult *res,

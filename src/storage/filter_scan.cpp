@@ -33,7 +33,6 @@
 /* Segments a key must pass, every one, before its filters are not asked further. */
 #define KEY_USELESS_AFTER 16
 
-
 /* Per query key: the segments it was asked for, and those it passed. */
 typedef struct KeyProbeStats
 {
