@@ -88,9 +88,25 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 		if (problem == bloomidx::PageProblem::None && !known)
 			bloomidx_remember_sums_checked(hints, blkno, page);
 	}
-	if (problem == bloomidx::PageProblem::None)
+	if (problem == bloomidx::PageProblem::None || region_page < 0)
 		memcpy(copy, page, BLCKSZ);
 	UnlockReleaseBuffer(buffer);
+
+	/*
+	 * A listed group's region pages may have been added to the file after
+	 * the caller read its length and before it copied the directory that
+	 * names the group (a seal or VACUUM extends the file, then publishes):
+	 * checked again against the length now before the page is called
+	 * damaged.
+	 */
+	if (problem != bloomidx::PageProblem::None && region_page < 0)
+	{
+		BlockNumber now = RelationGetNumberOfBlocks(index);
+
+		if (now > nblocks)
+			problem = bloomidx::check_filter_group_page((const uint8 *) copy, e->filter_group,
+														ncolumns, e->filter_block, now);
+	}
 	if (problem != bloomidx::PageProblem::None)
 	{
 		/* Recycled since the directory copy, or an ERROR. */
