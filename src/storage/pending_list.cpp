@@ -2,7 +2,8 @@
  * pending_list.cpp: walking the pending list (README.md, "Pages"
  * and "Reading"): every link checked before it is followed, the pages walked
  * counted against the metapage's count, and a page met on the list that
- * a seal recycled since the directory was copied told from damage.
+ * a seal recycled since the directory was copied told from damage; and
+ * moving a page of the list to another block, for VACUUM's truncation.
  */
 #include "storage/storage.h"
 
@@ -108,4 +109,90 @@ bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 wa
 								   psprintf("The pending list ends after %u of the %u pages the metapage counts: a link is damaged.",
 											walked, dir->header.pending_pages));
 	return false;				/* not reached */
+}
+
+/*
+ * Moves pending page `from` to the free page locked in `to` (which the
+ * caller took off the free space map or the free list), as VACUUM does
+ * with pending pages that stand between the free pages ending the index
+ * and the file's end (truncate.cpp).  The caller holds the index's
+ * AccessExclusiveLock and the seal lock: no scan walks the list, no
+ * insert adds to it, no seal takes from it.  One record copies the page,
+ * relinks the page or metapage before it, names the copy the tail if
+ * `from` was, and frees `from`.  False, nothing changed (`to` released,
+ * still free), when `from` is not on the list.
+ */
+bool
+bloomidx_move_pending_page(Relation index, BlockNumber from, Buffer to)
+{
+	const bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*bloomidx_cached_meta(index));
+	BlockNumber blkno_to = BufferGetBlockNumber(to);
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	PendingWalk walk;
+
+	bloomidx_read_directory(index, &nblocks, dir);
+	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
+	bloomidx_directory_copy_free(dir);
+	while (bloomidx_pending_walk_more(&walk) && walk.blkno != from)
+	{
+		Buffer		buffer = ReadBuffer(index, walk.blkno);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		BlockNumber next = bloomidx::pending_next((const uint8 *) BufferGetPage(buffer));
+
+		UnlockReleaseBuffer(buffer);
+		bloomidx_pending_walk_follow(&walk, next);
+	}
+	if (walk.blkno != from)
+	{
+		UnlockReleaseBuffer(to);
+		return false;
+	}
+
+	/* Locked as inserts lock: the new page, the metapage, then the list's pages in order. */
+	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		before = InvalidBuffer;
+
+	if (walk.from != bloomidx::kMetaBlock)
+	{
+		before = ReadBuffer(index, walk.from);
+		LockBuffer(before, BUFFER_LOCK_EXCLUSIVE);
+		bloomidx_check_data_page(index, walk.from, BufferGetPage(before), &g,
+								 bloomidx::EntryChecks::None);
+	}
+	Buffer		old = ReadBuffer(index, from);
+
+	LockBuffer(old, BUFFER_LOCK_EXCLUSIVE);
+	bloomidx_check_data_page(index, from, BufferGetPage(old), &g, bloomidx::EntryChecks::None);
+	uint32		count = bloomidx::page_opaque((const uint8 *) BufferGetPage(old))->count;
+
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *copy = (uint8 *) GenericXLogRegisterBuffer(xlog, to, GENERIC_XLOG_FULL_IMAGE);
+	uint8	   *mp = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
+	uint8	   *freed = (uint8 *) GenericXLogRegisterBuffer(xlog, old, GENERIC_XLOG_FULL_IMAGE);
+	bloomidx::DirectoryHeader *d = bloomidx::directory_header(mp);
+
+	memcpy(copy, freed, BLCKSZ);
+	if (BufferIsValid(before))
+		bloomidx::set_pending_next((uint8 *) GenericXLogRegisterBuffer(xlog, before, 0), blkno_to);
+	else
+		d->pending_head = blkno_to;
+	if (d->pending_tail == from)
+		d->pending_tail = blkno_to;
+	d->check = bloomidx::directory_check(*d);
+	PageInit((Page) freed, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::free_page_fill(freed);
+	bloomidx::set_page_stamp(freed, d->generation);
+	GenericXLogFinish(xlog);
+
+	UnlockReleaseBuffer(old);
+	if (BufferIsValid(before))
+		UnlockReleaseBuffer(before);
+	UnlockReleaseBuffer(meta);
+	UnlockReleaseBuffer(to);
+	/* Inserts find the copy's room, as they found the page's. */
+	RecordPageWithFreeSpace(index, blkno_to, bloomidx::row_page_free_bytes(g, count));
+	RecordFreeIndexPage(index, from);
+	return true;
 }

@@ -202,7 +202,7 @@ BlockNumber bloomidx_directory_entry_block(const DirectoryCopy *copy, uint32 slo
 
 /*
  * ---------------------------------------------------------------------
- * pending_list.cpp: walking the pending list, each link checked.
+ * pending_list.cpp: walking the pending list, each link checked; moving a page of it.
  * ---------------------------------------------------------------------
  */
 
@@ -233,6 +233,7 @@ bool		bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir,
 										 uint32 walked);
 bool		bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
 										   uint32 generation, const bloomidx::RowPageGeometry *g);
+bool		bloomidx_move_pending_page(Relation index, BlockNumber from, Buffer to);
 
 /*
  * ---------------------------------------------------------------------

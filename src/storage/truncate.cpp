@@ -16,7 +16,13 @@
  * retries for a while: here the next VACUUM tries again), reads the free
  * tail again under it, stopping early if someone waits for the lock, takes
  * the tail's blocks off the free list (one published change) and
- * truncates.  RelationTruncate logs the truncation; the lock is logged for
+ * truncates.  Pending pages among the free ones (a parallel build's last
+ * pending page, which its participants' rows left at the end; pages inserts
+ * linked at the end of the file) are moved to free blocks before them
+ * first, under the same locks: else a few pending rows would hold a
+ * shrunk index at its old length until a seal took them, which VACUUM
+ * does only for an eighth of a segment's rows (seal.cpp).
+ * RelationTruncate logs the truncation; the lock is logged for
  * standbys, whose queries on the index conflict with its replay as with
  * a table's truncation; a standby holds the lock until VACUUM's
  * transaction ends (as it does a table's, there at VACUUM's very end).
@@ -49,40 +55,63 @@ bloomidx_table_allows_truncation(Relation index)
 /* Pages read between looks for a session waiting for the lock. */
 #define TRUNCATE_CHECK_EVERY 32
 
+/* Pending pages among the free ones that end the index, moved at most. */
+#define TRUNCATE_MOVE_PENDING 8
+
+typedef enum TailPage
+{
+	TAIL_FREE,
+	TAIL_PENDING,
+	TAIL_USED
+} TailPage;
+
 /*
- * Whether block blkno is free: on the free list (whatever it holds: a
- * removed segment's pages stay as they were until reused), or a free, listed
- * or new page.
+ * What block blkno is: free (on the free list, whatever it holds: a
+ * removed segment's pages stay as they were until reused; or a free,
+ * listed or new page), a pending page, or anything else.
  */
-static bool
-tail_page_free(Relation index, BlockNumber blkno, const bloomidx::FreeList *list,
+static TailPage
+tail_page_kind(Relation index, BlockNumber blkno, const bloomidx::FreeList *list,
 			   BufferAccessStrategy strategy)
 {
 	if (bloomidx::free_list_overlaps(*list, blkno, 1))
-		return true;
+		return TAIL_FREE;
 
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-	bool		free_page = PageIsNew((Page) page) ||
-		bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
-		bloomidx::check_listed_page(page) == bloomidx::PageProblem::None;
+	TailPage	kind = TAIL_USED;
 
+	if (PageIsNew((Page) page) ||
+		bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
+		bloomidx::check_listed_page(page) == bloomidx::PageProblem::None)
+		kind = TAIL_FREE;
+	else if (bloomidx::page_opaque(page)->flags == bloomidx::kPageData)
+		kind = TAIL_PENDING;
 	UnlockReleaseBuffer(buffer);
-	return free_page;
+	return kind;
 }
+
+/* Pending pages among the free ones that end the index, highest first. */
+typedef struct TailPending
+{
+	BlockNumber blocks[TRUNCATE_MOVE_PENDING];
+	uint32		n;
+} TailPending;
 
 /*
  * The first block of the free pages that end an index of nblocks blocks
  * (nblocks if none), read back from its end; with `locked`, stops early
  * (the blocks read so far) when a session waits for the lock.  *off_list:
  * how many of them are not on the free list (VACUUM's sweep counted those
- * as free).
+ * as free).  With `pending`, up to TRUNCATE_MOVE_PENDING pending pages
+ * count among them, listed there to be moved (not one that would start
+ * them: moving it would gain nothing).
  */
 static BlockNumber
 free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked,
-				BlockNumber *off_list)
+				BlockNumber *off_list, TailPending *pending)
 {
 	BlockNumber start = nblocks;
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
@@ -98,19 +127,104 @@ free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strate
 
 	bloomidx_directory_copy_free(dir);
 	*off_list = 0;
+	if (pending != NULL)
+		pending->n = 0;
 	while (start > bloomidx::kMetaBlock + 1)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (locked && (nblocks - start) % TRUNCATE_CHECK_EVERY == 0 && start < nblocks &&
 			LockHasWaitersRelation(index, AccessExclusiveLock))
 			break;
-		if (!tail_page_free(index, start - 1, &list, strategy))
+
+		TailPage	kind = tail_page_kind(index, start - 1, &list, strategy);
+
+		if (kind == TAIL_PENDING && pending != NULL && pending->n < TRUNCATE_MOVE_PENDING)
+			pending->blocks[pending->n++] = start - 1;
+		else if (kind != TAIL_FREE)
 			break;
-		if (!bloomidx::free_list_overlaps(list, start - 1, 1))
+		else if (!bloomidx::free_list_overlaps(list, start - 1, 1))
 			(*off_list)++;
 		start--;
 	}
+	while (pending != NULL && pending->n > 0 && pending->blocks[pending->n - 1] == start)
+	{
+		start++;
+		pending->n--;
+	}
 	return start;
+}
+
+/*
+ * The lowest free page before block `limit` that is quick to find,
+ * exclusively locked: the free list's lowest extent's first block (seals
+ * and merges also take the lowest first), unless the free space map, where
+ * single free pages are, offers one before it; InvalidBuffer if neither
+ * has one before `limit`.
+ */
+static Buffer
+free_page_before(Relation index, BlockNumber limit)
+{
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	bloomidx::FreeExtent lowest = {InvalidBlockNumber, 0};
+	Buffer		buffer = InvalidBuffer;
+
+	bloomidx_read_directory(index, &nblocks, dir);
+	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
+		if (dir->free.extents[i].first < Min(limit, lowest.first))
+			lowest = dir->free.extents[i];
+	bloomidx_directory_copy_free(dir);
+
+	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
+	{
+		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno == bloomidx::kMetaBlock || blkno >= Min(limit, lowest.first))
+			continue;			/* the map's search moves on to other pages */
+		buffer = ReadBuffer(index, blkno);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+
+		if (PageIsNew((Page) page) ||
+			bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
+		{
+			RecordUsedIndexPage(index, blkno);
+			return buffer;
+		}
+		UnlockReleaseBuffer(buffer);
+		buffer = InvalidBuffer;
+	}
+	if (lowest.first != InvalidBlockNumber)
+	{
+		const bloomidx::FreeExtent rest = {lowest.first + 1, lowest.nblocks - 1};
+
+		(void) bloomidx_publish_free_extents(index, &rest, rest.nblocks > 0 ? 1 : 0, &lowest, 1);
+		buffer = ReadBuffer(index, lowest.first);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	}
+	return buffer;
+}
+
+/*
+ * Moves each pending page listed to the lowest free page before it, while
+ * there is one; returns how many it moved.
+ */
+static uint32
+move_tail_pending(Relation index, const TailPending *pending)
+{
+	uint32		moved = 0;
+
+	while (moved < pending->n)
+	{
+		Buffer		to = free_page_before(index, pending->blocks[moved]);
+
+		if (!BufferIsValid(to) || !bloomidx_move_pending_page(index, pending->blocks[moved], to))
+			break;
+		moved++;
+	}
+	return moved;
 }
 
 /*
@@ -159,12 +273,14 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	Relation	index = info->index;
 	BufferAccessStrategy strategy = info->strategy;
 	BlockNumber off_list;
+	uint32		moved = 0;
 
 	if (IsInParallelMode() || !bloomidx_table_allows_truncation(index))
 		return;
 
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber start = free_tail_start(index, nblocks, strategy, false, &off_list);
+	TailPending pending;
+	BlockNumber start = free_tail_start(index, nblocks, strategy, false, &off_list, &pending);
 
 	if (nblocks - start < Max(TRUNCATE_MIN_PAGES, nblocks / TRUNCATE_FRACTION))
 		return;
@@ -178,7 +294,12 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	/* Inserts may have extended the index, or taken a page, since. */
 	nblocks = RelationGetNumberOfBlocks(index);
-	start = free_tail_start(index, nblocks, strategy, true, &off_list);
+	start = free_tail_start(index, nblocks, strategy, true, &off_list, &pending);
+	if (pending.n > 0 && start < nblocks)
+	{
+		moved = move_tail_pending(index, &pending);
+		start = free_tail_start(index, nblocks, strategy, true, &off_list, NULL);
+	}
 	if (start < nblocks)
 	{
 		unlist_tail(index, start);
@@ -186,6 +307,8 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		ereport(info->message_level,
 				(errmsg("index \"%s\": truncated %u to %u pages",
 						RelationGetRelationName(index), nblocks, start)));
+		/* The pages moved from were pending when VACUUM counted. */
+		off_list -= Min(off_list, moved);
 		if (stats != NULL)
 		{
 			stats->pages_free -= Min(stats->pages_free, off_list);

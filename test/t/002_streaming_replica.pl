@@ -154,9 +154,11 @@ $primary->wait_for_catchup($standby);
 
 check_standby('after second workload', 200);
 
-# A mass DELETE: VACUUM merges what is left, moves it before the free pages
-# and truncates those up to the last pending page (src/storage/truncate.cpp);
-# the standby replays the truncation, its queries still find every row.
+# A mass DELETE: VACUUM merges what is left, moves it before the free pages,
+# moves the pending pages that end the index (too few rows left on them for
+# VACUUM to seal) to free pages before them too, and truncates
+# (src/storage/truncate.cpp); the standby replays the moves and the
+# truncation, its queries still find every row.
 my $size_sql = "SELECT pg_relation_size('u_bloomidx') / 8192";
 my $u_before = $primary->safe_psql('postgres', $size_sql);
 $primary->safe_psql('postgres', 'DELETE FROM u WHERE id % 100 <> 0');
@@ -164,6 +166,12 @@ $primary->safe_psql('postgres', 'VACUUM u');
 my $u_after = $primary->safe_psql('postgres', $size_sql);
 ok($u_after < $u_before,
 	"VACUUM after a mass DELETE truncated u_bloomidx ($u_before -> $u_after pages)");
+my $kinds = $primary->safe_psql('postgres',
+	"SELECT string_agg((SELECT string_agg(DISTINCT page_kind, '/') FROM bloomidx_page_items('u_bloomidx', b)), ', ' ORDER BY b)
+	 FROM generate_series(0, (pg_relation_size('u_bloomidx') / 8192 - 1)::int) b");
+note "u_bloomidx's pages after the truncation: $kinds";
+unlike($kinds, qr/free.*pending$/,
+	'no free page before the pending pages that end u_bloomidx: they were moved there');
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $size_sql),
 	$u_after, 'the standby replayed the truncation');
