@@ -21,7 +21,8 @@ STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage
 	src/storage/filter_merge.o src/storage/filter_gather.o src/storage/seal.o \
 	src/storage/merge.o src/storage/sweep.o src/storage/truncate.o \
 	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
-SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o
+SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o \
+	src/support/scratch.o
 FUNCTION_OBJS = src/functions/relation.o src/functions/verify.o src/functions/stats.o \
 	src/functions/page_items.o src/functions/index_info.o src/functions/false_positive_rate.o \
 	src/functions/advise.o src/functions/seal.o src/functions/ddl_check.o

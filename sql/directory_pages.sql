@@ -72,4 +72,35 @@ SELECT segments > 224 + 254 AS two_directory_pages, pending_rows < 3 * 64 AS few
 FROM bloomidx_index_info('dp_bl');
 SELECT bloomidx_verify('dp_bl');
 SELECT * FROM abc_check('dp', 40);
-DROP TABLE dp, dp_size;
+-- Scans of two indexes in one query, and scans again for each outer row
+-- of a join: each takes the backend's scan scratch in turn
+-- (support/scratch.cpp), an index of a few segments, then one of
+-- hundreds, whose scan grows the scratch (a new session's, empty) under
+-- the first's.
+RESET bloomidx.segment_rows;
+CREATE INDEX dp_c ON dp USING bloomidx (c);
+\c
+CREATE TABLE dq AS SELECT id, a, c FROM dp WHERE id % 997 = 0;
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM dp WHERE c = 1234 OR a = 7;
+SELECT index_vs_seqscan('SELECT id FROM dp WHERE c = ' || c || ' OR a = ' || a)
+FROM dq ORDER BY id LIMIT 5;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+EXPLAIN (COSTS OFF)
+SELECT dq.id, dp.id FROM dq JOIN dp ON dp.c = dq.c OR dp.a = dq.a;
+CREATE TABLE dq_index AS SELECT dq.id AS qid, dp.id FROM dq JOIN dp ON dp.c = dq.c OR dp.a = dq.a;
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+SET enable_bitmapscan = off;
+CREATE TABLE dq_seq AS SELECT dq.id AS qid, dp.id FROM dq JOIN dp ON dp.c = dq.c OR dp.a = dq.a;
+RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM dq_seq) > 1000 AS many_rows,
+       (SELECT count(*) FROM (TABLE dq_index EXCEPT ALL TABLE dq_seq) d) AS only_via_index,
+       (SELECT count(*) FROM (TABLE dq_seq EXCEPT ALL TABLE dq_index) d) AS only_via_seqscan;
+DROP TABLE dp, dp_size, dq, dq_index, dq_seq;

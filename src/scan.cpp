@@ -53,8 +53,8 @@ bloomidx_beginscan(Relation index, int nkeys, int norderbys)
 										  ALLOCSET_SMALL_SIZES);
 	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		so->column_rate[i] = -1;
-	so->work = bloomidx_segment_scan_work();
-	bloomidx_directory_copy_init(&so->dir);
+	so->work = NULL;			/* the backend's, at each amgetbitmap call */
+	bloomidx_directory_copy_init_scratch(&so->dir);
 	scan->opaque = so;
 	return scan;
 }
@@ -72,10 +72,8 @@ bloomidx_endscan(IndexScanDesc scan)
 {
 	ScanOpaque *so = (ScanOpaque *) scan->opaque;
 
+	/* so->work and so->dir's entries are the backend's scan scratch (support.h). */
 	MemoryContextDelete(so->query_cxt);
-	pfree(so->work);
-	if (so->dir.entries != NULL)
-		pfree(so->dir.entries);
 	pfree(so);
 }
 
@@ -399,7 +397,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 
 	uint32		generation = so->dir.header.generation;
 	uint32		nsegments = so->dir.header.nsegments;
-	bool	   *skip = (bool *) palloc(Max(nsegments, 1) * sizeof(bool));
+	bool	   *skip = (bool *) bloomidx_scan_scratch(SCRATCH_SKIP, Max(nsegments, 1) * sizeof(bool));
 	int			nlists = so->query.nlists;
 	bool		lists_asked = false;
 
@@ -413,8 +411,12 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		lists_asked |= so->query.filter.keys[k].list >= 0;
 
 	Size		mask_bytes = (Size) nsegments * nlists * sizeof(uint64);
-	uint64	   *elements = lists_asked && nsegments > 0 && mask_bytes <= (Size) work_mem * 1024
-		? (uint64 *) palloc(mask_bytes) : NULL;
+	uint64	   *elements = NULL;
+	bool		elements_kept = mask_bytes <= SCRATCH_MAX_BYTES;
+
+	if (lists_asked && nsegments > 0 && mask_bytes <= (Size) work_mem * 1024)
+		elements = (uint64 *) (elements_kept ? bloomidx_scan_scratch(SCRATCH_ELEMENTS, mask_bytes)
+							   : palloc(mask_bytes));
 	bool		ok = bloomidx_filter_segments(index, &so->query.filter, &so->dir,
 											  (uint32) so->state.ncolumns, nblocks, hints, &ra,
 											  skip, elements, nlists);
@@ -448,8 +450,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		asked -= ahead > i && asked > 0;
 		CHECK_FOR_INTERRUPTS();
 	}
-	pfree(skip);
-	if (elements)
+	if (elements && !elements_kept)
 		pfree(elements);
 	return ok;
 }
@@ -464,6 +465,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!build_query(scan, so))
 		return 0;
 	bloomidx_count_index_search(scan);
+	so->work = bloomidx_segment_scan_work();
 
 	bloomidx::QueryMatcher matcher(so->query.base, so->query.lists, so->query.nlists);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);

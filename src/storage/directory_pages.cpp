@@ -23,6 +23,17 @@ bloomidx_directory_copy_init(DirectoryCopy *copy)
 	copy->cxt = CurrentMemoryContext;
 }
 
+/*
+ * A scan's copy: its entries in the backend's scan scratch (support.h),
+ * so valid until the scan's amgetbitmap call returns, and never freed.
+ */
+void
+bloomidx_directory_copy_init_scratch(DirectoryCopy *copy)
+{
+	bloomidx_directory_copy_init(copy);
+	copy->scratch = true;
+}
+
 DirectoryCopy *
 bloomidx_directory_copy_new(void)
 {
@@ -35,7 +46,7 @@ bloomidx_directory_copy_new(void)
 void
 bloomidx_directory_copy_free(DirectoryCopy *copy)
 {
-	if (copy->entries != NULL)
+	if (copy->entries != NULL && !copy->scratch)
 		pfree(copy->entries);
 	pfree(copy);
 }
@@ -46,6 +57,14 @@ bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n)
 {
 	uint32		room = Max(n, bloomidx::kInlineSegments);
 
+	/* Asked each time: another scan may have grown the scratch since. */
+	if (copy->scratch)
+	{
+		copy->entries = (bloomidx::SegmentEntry *)
+			bloomidx_scan_scratch(SCRATCH_DIRECTORY, room * sizeof(bloomidx::SegmentEntry));
+		copy->capacity = room;
+		return;
+	}
 	if (copy->capacity >= n && copy->entries != NULL)
 		return;
 	if (copy->entries != NULL)

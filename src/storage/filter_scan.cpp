@@ -375,13 +375,17 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	if (query->nkeys == 0 || n == 0)
 		return true;
 
-	uint64	   *order = (uint64 *) palloc(n * sizeof(uint64));
+	/* The backend's scan scratch (support.h): as large as the segments, reused query to query. */
+	uint64	   *order = (uint64 *) bloomidx_scan_scratch(SCRATCH_GROUP_ORDER, n * sizeof(uint64));
 	bloomidx::SlotMask *slot_mask =	/* of a group's segments */
-		(bloomidx::SlotMask *) palloc(n * sizeof(bloomidx::SlotMask));
-	uint32	   *group_ids = (uint32 *) palloc(n * sizeof(uint32)); /* of a group's segments */
-	uint64	   *scratch = (uint64 *) palloc(n * sizeof(uint64));
-	char	   *header_copy = (char *) palloc(BLCKSZ);
-	char	   *copy = (char *) palloc(BLCKSZ);
+		(bloomidx::SlotMask *) bloomidx_scan_scratch(SCRATCH_SLOT_MASKS,
+													 n * sizeof(bloomidx::SlotMask));
+	uint32	   *group_ids =			/* of a group's segments */
+		(uint32 *) bloomidx_scan_scratch(SCRATCH_GROUP_IDS, n * sizeof(uint32));
+	uint64	   *scratch = (uint64 *) bloomidx_scan_scratch(SCRATCH_SLOT_SCRATCH, n * sizeof(uint64));
+	char	   *pages = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, 3 * (Size) BLCKSZ);
+	char	   *header_copy = pages;
+	char	   *copy = pages + BLCKSZ;
 	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
 	int			nasked = query->nkeys;
 	bool		ok = true;
@@ -392,8 +396,14 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	bloomidx::sort_group_order(order, ngrouped);
 
 	/* Per group (at its first entry of the order), how far read_ahead went. */
-	uint8	   *ahead = ra->distance > 0 ? (uint8 *) palloc0(Max(ngrouped, 1)) : NULL;
-	char	   *ahead_page = ra->distance > 0 ? (char *) palloc(BLCKSZ) : NULL;
+	uint8	   *ahead = NULL;
+	char	   *ahead_page = ra->distance > 0 ? pages + 2 * BLCKSZ : NULL;
+
+	if (ra->distance > 0)
+	{
+		ahead = (uint8 *) bloomidx_scan_scratch(SCRATCH_GROUP_AHEAD, Max(ngrouped, 1));
+		memset(ahead, 0, Max(ngrouped, 1));
+	}
 
 	for (uint32 first = 0, last; ok && nasked > 0 && first < ngrouped; first = last)
 	{
@@ -453,17 +463,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 			nasked += key_asked(&stats[k]) ? 1 : 0;
 		CHECK_FOR_INTERRUPTS();
 	}
-	pfree(order);
-	pfree(slot_mask);
-	pfree(group_ids);
-	pfree(scratch);
-	pfree(header_copy);
-	pfree(copy);
 	pfree(stats);
-	if (ahead)
-		pfree(ahead);
-	if (ahead_page)
-		pfree(ahead_page);
 	if (!ok)
 	{
 		memset(skip, 0, n * sizeof(bool));

@@ -47,10 +47,11 @@ struct SegmentScanWork
 	bloomidx::HeapTid group_tids[bloomidx::kTidGroupRows];
 };
 
+/* The backend's, from its scan scratch (support.h): the caller's until its amgetbitmap returns. */
 SegmentScanWork *
 bloomidx_segment_scan_work(void)
 {
-	return (SegmentScanWork *) palloc(sizeof(SegmentScanWork));
+	return (SegmentScanWork *) bloomidx_scan_scratch(SCRATCH_SEGMENT_WORK, sizeof(SegmentScanWork));
 }
 
 /*

@@ -107,6 +107,7 @@ struct DirectoryCopy
 										 * and those of directory pages */
 	uint32		capacity;		/* entries' room */
 	MemoryContext cxt;			/* where entries live */
+	bool		scratch;		/* or a scan's scratch (support.h): not freed */
 	bloomidx::DirectoryPageList pages;	/* the directory pages */
 	bloomidx::FreeList free;
 };
@@ -187,6 +188,7 @@ void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
  */
 DirectoryCopy *bloomidx_directory_copy_new(void);
 void		bloomidx_directory_copy_init(DirectoryCopy *copy);
+void		bloomidx_directory_copy_init_scratch(DirectoryCopy *copy);
 void		bloomidx_directory_copy_free(DirectoryCopy *copy);
 void		bloomidx_directory_copy_room(DirectoryCopy *copy, uint32 n);
 bool		bloomidx_read_directory_pages(Relation index, BlockNumber *nblocks,

@@ -98,6 +98,31 @@ bool		bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblo
 								   const BufferHints *hints);
 
 /*
+ * ---------------------------------------------------------------------
+ * scratch.cpp: the memory a scan reuses from one query to the next, kept
+ * by the backend: what it returns is the caller's until its amgetbitmap
+ * call returns (never freed by it, never kept past it).
+ * ---------------------------------------------------------------------
+ */
+typedef enum ScanScratch
+{
+	SCRATCH_DIRECTORY,			/* scan.cpp: its directory copy's entries */
+	SCRATCH_SEGMENT_WORK,		/* scan.cpp: segment_scan.cpp's work */
+	SCRATCH_SKIP,				/* scan.cpp: the segments the filters rule out */
+	SCRATCH_ELEMENTS,			/* scan.cpp: the IN list elements each segment may hold */
+	SCRATCH_GROUP_ORDER,		/* filter_scan.cpp: the entries in group order */
+	SCRATCH_SLOT_MASKS,			/* filter_scan.cpp: a group's segments' slots */
+	SCRATCH_GROUP_IDS,			/* filter_scan.cpp: a group's segments' ids */
+	SCRATCH_SLOT_SCRATCH,		/* filter_scan.cpp: group_segments_slots' scratch */
+	SCRATCH_GROUP_AHEAD,		/* filter_scan.cpp: how far each group was read ahead */
+	SCRATCH_PAGES,				/* filter_scan.cpp: its page copies */
+	SCRATCH_COUNT
+} ScanScratch;
+/* The most one buffer keeps (a directory copy takes 1 MB at most); IN list masks past it are the query's. */
+#define SCRATCH_MAX_BYTES ((Size) 2 * 1024 * 1024)
+void	   *bloomidx_scan_scratch(ScanScratch which, Size bytes);
+
+/*
  * A scan's reading ahead (page.cpp): how far, and whether yet.  A scan
  * reads ahead only once it has met a page outside shared buffers, as read
  * streams do: a scan of a cached index asks for nothing (every ask would
