@@ -136,17 +136,19 @@ bloomidx_block_writer_finish(const BlockWriter *writer, Relation index)
 }
 
 /*
- * A free page from the free space map, else a new one at the index's end,
- * exclusively locked, for a page written whole (a directory page, a
- * seal's or merge's filter group page).  Only wholly free pages are asked
- * for (free pages are recorded so, pending pages with room below:
- * MaxHeapTupleSize is the map's top category), and a page is marked used
- * in the map only once it is taken; one taken meanwhile (an insert links
- * free pages as pending ones) is left to what its taker recorded.  The
- * caller holds no buffer lock, so waiting for this one cannot deadlock.
+ * A free page from the free space map before block `limit`
+ * (InvalidBlockNumber: anywhere), exclusively locked; InvalidBuffer when
+ * the map offers none in a few tries.  For a page written whole (a
+ * directory page, a seal's or merge's filter group page, a pending page
+ * VACUUM moves).  Only wholly free pages are asked for (free pages are
+ * recorded so, pending pages with room below: MaxHeapTupleSize is the
+ * map's top category), and a page is marked used in the map only once it
+ * is taken; one taken meanwhile (an insert links free pages as pending
+ * ones) is left to what its taker recorded.  The caller holds no buffer
+ * lock, so waiting for this one cannot deadlock.
  */
 Buffer
-bloomidx_free_or_new_buffer(Relation index)
+bloomidx_free_buffer_before(Relation index, BlockNumber limit)
 {
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
 	{
@@ -159,6 +161,8 @@ bloomidx_free_or_new_buffer(Relation index)
 			RecordPageWithFreeSpace(index, blkno, 0);	/* a stale entry */
 			continue;
 		}
+		if (limit != InvalidBlockNumber && blkno >= limit)
+			continue;			/* the map's search moves on to other pages */
 
 		Buffer		buffer = ReadBuffer(index, blkno);
 
@@ -176,7 +180,16 @@ bloomidx_free_or_new_buffer(Relation index)
 		if (GetRecordedFreeSpace(index, blkno) >= MaxHeapTupleSize)
 			RecordPageWithFreeSpace(index, blkno, 0);
 	}
-	return bloomidx_extend_buffer(index);
+	return InvalidBuffer;
+}
+
+/* A free page from the free space map, else a new one at the index's end, exclusively locked. */
+Buffer
+bloomidx_free_or_new_buffer(Relation index)
+{
+	Buffer		buffer = bloomidx_free_buffer_before(index, InvalidBlockNumber);
+
+	return BufferIsValid(buffer) ? buffer : bloomidx_extend_buffer(index);
 }
 
 /* A new page at the end of the file, exclusively locked. */

@@ -37,6 +37,7 @@ void		bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
 void		bloomidx_block_writer_finish(const BlockWriter *writer, Relation index);
 /* Bounds a free space map walk whose hints keep being stale (here and in insert.cpp). */
 #define MAX_FSM_TRIES 8
+Buffer		bloomidx_free_buffer_before(Relation index, BlockNumber limit);
 Buffer		bloomidx_free_or_new_buffer(Relation index);
 Buffer		bloomidx_extend_buffer(Relation index);
 

@@ -167,7 +167,6 @@ free_page_before(Relation index, BlockNumber limit)
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	bloomidx::FreeExtent lowest = {InvalidBlockNumber, 0};
-	Buffer		buffer = InvalidBuffer;
 
 	bloomidx_read_directory(index, &nblocks, dir);
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
@@ -175,28 +174,9 @@ free_page_before(Relation index, BlockNumber limit)
 			lowest = dir->free.extents[i];
 	bloomidx_directory_copy_free(dir);
 
-	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
-	{
-		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
+	Buffer		buffer = bloomidx_free_buffer_before(index, Min(limit, lowest.first));
 
-		if (blkno == InvalidBlockNumber)
-			break;
-		if (blkno == bloomidx::kMetaBlock || blkno >= Min(limit, lowest.first))
-			continue;			/* the map's search moves on to other pages */
-		buffer = ReadBuffer(index, blkno);
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-
-		if (PageIsNew((Page) page) ||
-			bloomidx::check_free_page(page) == bloomidx::PageProblem::None)
-		{
-			RecordUsedIndexPage(index, blkno);
-			return buffer;
-		}
-		UnlockReleaseBuffer(buffer);
-		buffer = InvalidBuffer;
-	}
-	if (lowest.first != InvalidBlockNumber)
+	if (!BufferIsValid(buffer) && lowest.first != InvalidBlockNumber)
 	{
 		const bloomidx::FreeExtent rest = {lowest.first + 1, lowest.nblocks - 1};
 
