@@ -17,6 +17,12 @@
 -- row of NULLs).
 ALTER FUNCTION bloomidx_index_info(pg_catalog.regclass) CALLED ON NULL INPUT;
 
+-- The options check fires under session_replication_role = replica too:
+-- skipped there, it let ALTER INDEX store options no build can use, and a
+-- CREATE INDEX on a partitioned table without partitions (which builds
+-- nothing) keep them silently, for every later partition to ignore.
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
+
 DO $$
 DECLARE
     idx pg_catalog.regclass;

@@ -60,7 +60,7 @@ CREATE INDEX ON topt USING bloomidx (a, b, c) WITH (length = 16, false_positive_
 CREATE INDEX ON topt USING bloomidx (a, b, c) WITH (col1 = 1, false_positive_rate = 0.00001);
 CREATE INDEX ON topt USING bloomidx (a, b, c) WITH (length = 80, col1 = 2, col2 = 2, col3 = 2, false_positive_rate = 0.001);
 RESET client_min_messages;
-ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 SELECT index_vs_seqscan('SELECT a FROM topt WHERE a = 4 AND c = ''c4''');
 -- The option blamed is one given, never a column left to be chosen (col2
 -- here), and no message asks for more than 4096 bits.
@@ -143,20 +143,19 @@ DROP INDEX topt_alter;
 CREATE INDEX CONCURRENTLY topt_cic ON topt USING bloomidx (a, b) WITH (length = 16, col1 = 17);
 SELECT count(*) FROM pg_class WHERE relname = 'topt_cic';
 
--- Options stored where no check saw them (session_replication_role =
--- replica skips event triggers, so ALTER INDEX takes a col7 for a 2-column
--- index) never make a later build fail: TRUNCATE, VACUUM FULL, REINDEX and
--- a new partition build the index with a WARNING that names it and what
--- it ignores.
+-- Options stored where no check saw them (with the event trigger
+-- disabled, ALTER INDEX takes a col7 for a 2-column index) never make a
+-- later build fail: TRUNCATE, VACUUM FULL, REINDEX and a new partition
+-- build the index with a WARNING that names it and what it ignores.
 CREATE TABLE topt_keep (a int4, b int4);
 INSERT INTO topt_keep SELECT i % 50, i % 7 FROM generate_series(1, 3000) i;
 CREATE INDEX topt_keep_bl ON topt_keep USING bloomidx (a, b);
 CREATE INDEX topt_keep_rate ON topt_keep USING bloomidx (a, b) WITH (length = 64);
-SET session_replication_role = replica;
+ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 ALTER INDEX topt_keep_bl SET (col7 = 3);
 -- (One column could meet this rate in 16 bits, two cannot.)
 ALTER INDEX topt_keep_rate SET (false_positive_rate = 0.0001, length = 16);
-RESET session_replication_role;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 TRUNCATE topt_keep;
 INSERT INTO topt_keep SELECT i % 50, i % 7 FROM generate_series(1, 3000) i;
 VACUUM FULL topt_keep;
@@ -171,9 +170,20 @@ SELECT q, index_vs_seqscan('SELECT a, b FROM topt_keep WHERE ' || q)
 FROM (VALUES ('a = 3 AND b = 3'), ('b = 5'), ('a = 60')) AS v(q);
 -- A CREATE INDEX still refuses them, with or without the event trigger.
 CREATE INDEX ON topt_keep USING bloomidx (a, b) WITH (col7 = 3);
-SET session_replication_role = replica;
+ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 CREATE INDEX ON topt_keep USING bloomidx (a, b) WITH (col7 = 3);
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
+-- The trigger fires under session_replication_role = replica too (enabled
+-- ALWAYS): ALTER INDEX refuses them there, and so does a CREATE INDEX on
+-- a partitioned table without partitions, which builds nothing.
+SET session_replication_role = replica;
+ALTER INDEX topt_keep_bl SET (col7 = 3);
+CREATE TABLE topt_rp (a int4, b int4) PARTITION BY RANGE (a);
+CREATE INDEX topt_rp_bl ON topt_rp USING bloomidx (a, b) WITH (col7 = 3);
 RESET session_replication_role;
+SELECT count(*) AS stored FROM pg_class WHERE relname = 'topt_rp_bl';
+SELECT evtenabled FROM pg_event_trigger WHERE evtname = 'bloomidx_ddl_check';
+DROP TABLE topt_rp;
 -- Not when check_function_bodies is off, as pg_dump's scripts and
 -- pg_restore set it: a restore must not lose an index (004_dump_restore.pl
 -- restores such a dump with pg_restore -j 2).
@@ -195,9 +205,9 @@ DROP TABLE topt_keep, topt_like;
 BEGIN;
 CREATE TABLE topt_tx (a int4, b int4);
 CREATE INDEX topt_tx_bl ON topt_tx USING bloomidx (a, b);
-SET LOCAL session_replication_role = replica;
+ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 ALTER INDEX topt_tx_bl SET (col7 = 3);
-SET LOCAL session_replication_role = origin;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 TRUNCATE topt_tx;
 COMMIT;
 DROP TABLE topt_tx;
@@ -214,7 +224,7 @@ DROP TABLE topt_cc;
 ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 CREATE TABLE topt_kp (a int4, b int4) PARTITION BY RANGE (a);
 CREATE INDEX topt_kp_bl ON topt_kp USING bloomidx (a, b) WITH (false_positive_rate = 0.0001, length = 16);
-ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 CREATE TABLE topt_kp1 PARTITION OF topt_kp FOR VALUES FROM (0) TO (25);
 CREATE TABLE topt_kp2 (LIKE topt_kp);
 ALTER TABLE topt_kp ATTACH PARTITION topt_kp2 FOR VALUES FROM (25) TO (50);

@@ -33,7 +33,7 @@ ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 SET client_min_messages = debug1;
 CREATE INDEX par_bl ON par USING bloomidx (a, b, c) WITH (length = 96);
 RESET client_min_messages;
-ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 
 SELECT bloomidx_verify('par_bl');
 -- Every row counted once; the segments nearly full but one (each
@@ -107,7 +107,7 @@ ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 SET client_min_messages = debug1;
 CREATE INDEX par_bl_workers ON par USING bloomidx (a, b, c) WITH (length = 96);
 RESET client_min_messages;
-ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 RESET parallel_leader_participation;
 SELECT bloomidx_verify('par_bl_workers');
 SELECT (SELECT count(*) FROM par) = reltuples AS all_rows_indexed
@@ -122,7 +122,7 @@ ALTER EVENT TRIGGER bloomidx_ddl_check DISABLE;
 SET client_min_messages = debug1;
 CREATE INDEX par_bl_serial ON par USING bloomidx (a, b, c) WITH (length = 96);
 RESET client_min_messages;
-ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE;
+ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 SELECT bloomidx_verify('par_bl_serial');
 SELECT * FROM full_segments('par_bl_serial', 96, false);
 SELECT * FROM abc_check('par', 40);

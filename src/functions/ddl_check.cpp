@@ -12,7 +12,10 @@
  * that every new partition ignores.  The check raises the error a CREATE
  * INDEX's build would, naming the index, so the command is rolled back
  * instead.  Not while check_function_bodies is off, as in a restore: there
- * the builds warn and go on (bloomidx_options_elevel says why).
+ * the builds warn and go on (bloomidx_options_elevel says why).  Enabled
+ * ALWAYS (1.2), so it fires under session_replication_role = replica too:
+ * skipped there, it let such options in, silently where nothing was built
+ * (a partitioned table without partitions).
  */
 #include "functions/functions.h"
 
