@@ -61,13 +61,13 @@ order_index(uint64 key)
 }
 
 /*
- * Reads and checks group page blkno (its header when region_page < 0) into
- * *copy (whole page).  False when it turned out recycled.
+ * Copies group page blkno (its header when region_page < 0) into *copy
+ * (whole page) and checks it: the problem found, quietly.
  */
-static bool
-read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
+static bloomidx::PageProblem
+copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
 				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
-				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
+				BlockNumber nblocks, BufferHints *hints, char *copy)
 {
 	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
 	bloomidx::PageProblem problem;
@@ -107,9 +107,23 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 			problem = bloomidx::check_filter_group_page((const uint8 *) copy, e->filter_group,
 														ncolumns, e->filter_block, now);
 	}
+	return problem;
+}
+
+/*
+ * copy_group_page, a problem reported: false when the page turned out
+ * recycled since the directory copy of `generation` (else an ERROR).
+ */
+static bool
+read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
+				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
+				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
+{
+	bloomidx::PageProblem problem = copy_group_page(index, blkno, e, h, region_page, ncolumns,
+													nblocks, hints, copy);
+
 	if (problem != bloomidx::PageProblem::None)
 	{
-		/* Recycled since the directory copy, or an ERROR. */
 		(void) bloomidx_page_was_recycled(index, blkno, generation, problem);
 		return false;
 	}
@@ -218,17 +232,10 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 		if (ahead[start] == AHEAD_FROM_DISK)
 		{
 			const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[start])];
-			Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
-			bool		sound;
 
-			/* Copied, so that no system call is made under the page's lock. */
-			LockBuffer(buffer, BUFFER_LOCK_SHARE);
-			memcpy(scratch, BufferGetPage(buffer), BLCKSZ);
-			UnlockReleaseBuffer(buffer);
-			sound = bloomidx::check_filter_group_page((const uint8 *) scratch, e->filter_group,
-													  ncolumns, e->filter_block, nblocks) ==
-				bloomidx::PageProblem::None;
-			if (sound)
+			/* Asked for from the copy, so that no system call is made under the page's lock. */
+			if (copy_group_page(index, blkno, e, NULL, -1, ncolumns, nblocks, hints, scratch) ==
+				bloomidx::PageProblem::None)
 				prefetch_region_pages(index, query, (const uint8 *) scratch, blkno, stats,
 									  nblocks, hints);
 			ahead[start] = AHEAD_REGIONS;
