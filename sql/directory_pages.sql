@@ -104,4 +104,7 @@ RESET enable_bitmapscan;
 SELECT (SELECT count(*) FROM dq_seq) > 1000 AS many_rows,
        (SELECT count(*) FROM (TABLE dq_index EXCEPT ALL TABLE dq_seq) d) AS only_via_index,
        (SELECT count(*) FROM (TABLE dq_seq EXCEPT ALL TABLE dq_index) d) AS only_via_seqscan;
+-- The scratch is one context of the backend's, of bounded size.
+SELECT count(*) AS scratch_contexts, sum(total_bytes) < 4 * 1024 * 1024 AS bounded
+FROM pg_backend_memory_contexts WHERE name = 'bloomidx scan scratch';
 DROP TABLE dp, dp_size, dq, dq_index, dq_seq;

@@ -465,6 +465,8 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!build_query(scan, so))
 		return 0;
 	bloomidx_count_index_search(scan);
+	/* From here to the end no code but ours runs (the keys are hashed): scratch is safe to share. */
+	bloomidx_scan_scratch_begin();
 	so->work = bloomidx_segment_scan_work();
 
 	bloomidx::QueryMatcher matcher(so->query.base, so->query.lists, so->query.nlists);
@@ -521,5 +523,10 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	relation_close(so->sink.heap, NoLock);
 	if (bas)
 		FreeAccessStrategy(bas);
+	/* Nothing of the scratch is kept past the call. */
+	so->work = NULL;
+	so->dir.entries = NULL;
+	so->dir.capacity = 0;
+	bloomidx_scan_scratch_end();
 	return so->sink.found;
 }

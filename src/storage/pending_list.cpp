@@ -112,30 +112,34 @@ bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir, uint32 wa
 }
 
 /*
- * Moves pending page `from` to the free page locked in `to` (which the
- * caller took off the free space map or the free list), as VACUUM does
- * with pending pages that stand between the free pages ending the index
- * and the file's end (truncate.cpp).  The caller holds the index's
- * AccessExclusiveLock and the seal lock: no scan walks the list, no
- * insert adds to it, no seal takes from it.  One record copies the page,
- * relinks the page or metapage before it, names the copy the tail if
- * `from` was, and frees `from`.  False, nothing changed (`to` released,
- * still free), when `from` is not on the list.
+ * Each block's predecessor on the pending list, in one walk: preds[i] is
+ * the page linking to blocks[i], kMetaBlock if blocks[i] is the head, or
+ * InvalidBlockNumber if it is not on the list.  The caller holds no
+ * buffer lock (the walk takes share locks one at a time).
  */
-bool
-bloomidx_move_pending_page(Relation index, BlockNumber from, Buffer to)
+void
+bloomidx_pending_predecessors(Relation index, const BlockNumber *blocks, uint32 n,
+							  BlockNumber *preds)
 {
-	const bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*bloomidx_cached_meta(index));
-	BlockNumber blkno_to = BufferGetBlockNumber(to);
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	PendingWalk walk;
+	uint32		found = 0;
 
+	for (uint32 i = 0; i < n; i++)
+		preds[i] = InvalidBlockNumber;
 	bloomidx_read_directory(index, &nblocks, dir);
 	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
 	bloomidx_directory_copy_free(dir);
-	while (bloomidx_pending_walk_more(&walk) && walk.blkno != from)
+	while (found < n && bloomidx_pending_walk_more(&walk))
 	{
+		for (uint32 i = 0; i < n; i++)
+			if (blocks[i] == walk.blkno && preds[i] == InvalidBlockNumber)
+			{
+				preds[i] = walk.from;
+				found++;
+			}
+
 		Buffer		buffer = ReadBuffer(index, walk.blkno);
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -144,22 +148,48 @@ bloomidx_move_pending_page(Relation index, BlockNumber from, Buffer to)
 		UnlockReleaseBuffer(buffer);
 		bloomidx_pending_walk_follow(&walk, next);
 	}
-	if (walk.blkno != from)
-	{
-		UnlockReleaseBuffer(to);
-		return false;
-	}
+}
+
+/*
+ * Moves pending page `from`, which page `before` (kMetaBlock: the
+ * metapage's head) links to, to the free page locked in `to` (which the
+ * caller took off the free space map or the free list), as VACUUM does
+ * with pending pages that stand between the free pages ending the index
+ * and the file's end (truncate.cpp).  The caller holds the index's
+ * AccessExclusiveLock and the seal lock: no scan walks the list, no
+ * insert adds to it, no seal takes from it.  One record copies the page,
+ * relinks the page or metapage before it, names the copy the tail if
+ * `from` was, and frees `from`.  False, nothing changed (`to` released,
+ * as the caller took it), when `before` does not link to `from`.
+ */
+bool
+bloomidx_move_pending_page(Relation index, BlockNumber from, BlockNumber before_blkno, Buffer to)
+{
+	const bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(*bloomidx_cached_meta(index));
+	BlockNumber blkno_to = BufferGetBlockNumber(to);
 
 	/* Locked as inserts lock: the new page, the metapage, then the list's pages in order. */
 	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
 	Buffer		before = InvalidBuffer;
+	bool		linked;
 
-	if (walk.from != bloomidx::kMetaBlock)
+	if (before_blkno != bloomidx::kMetaBlock)
 	{
-		before = ReadBuffer(index, walk.from);
+		before = ReadBuffer(index, before_blkno);
 		LockBuffer(before, BUFFER_LOCK_EXCLUSIVE);
-		bloomidx_check_data_page(index, walk.from, BufferGetPage(before), &g,
+		bloomidx_check_data_page(index, before_blkno, BufferGetPage(before), &g,
 								 bloomidx::EntryChecks::None);
+		linked = bloomidx::pending_next((const uint8 *) BufferGetPage(before)) == from;
+	}
+	else
+		linked = bloomidx::directory_header((const uint8 *) BufferGetPage(meta))->pending_head == from;
+	if (!linked || blkno_to == from || blkno_to == before_blkno)
+	{
+		if (BufferIsValid(before))
+			UnlockReleaseBuffer(before);
+		UnlockReleaseBuffer(meta);
+		UnlockReleaseBuffer(to);
+		return false;
 	}
 	Buffer		old = ReadBuffer(index, from);
 

@@ -236,7 +236,10 @@ bool		bloomidx_check_pending_count(Relation index, const DirectoryCopy *dir,
 										 uint32 walked);
 bool		bloomidx_pending_page_recycled(Relation index, BlockNumber blkno, Buffer *buffer,
 										   uint32 generation, const bloomidx::RowPageGeometry *g);
-bool		bloomidx_move_pending_page(Relation index, BlockNumber from, Buffer to);
+void		bloomidx_pending_predecessors(Relation index, const BlockNumber *blocks, uint32 n,
+										  BlockNumber *preds);
+bool		bloomidx_move_pending_page(Relation index, BlockNumber from, BlockNumber before,
+									   Buffer to);
 
 /*
  * ---------------------------------------------------------------------

@@ -55,9 +55,6 @@ bloomidx_table_allows_truncation(Relation index)
 /* Pages read between looks for a session waiting for the lock. */
 #define TRUNCATE_CHECK_EVERY 32
 
-/* Pending pages among the free ones that end the index, moved at most. */
-#define TRUNCATE_MOVE_PENDING 8
-
 typedef enum TailPage
 {
 	TAIL_FREE,
@@ -87,7 +84,8 @@ tail_page_kind(Relation index, BlockNumber blkno, const bloomidx::FreeList *list
 		bloomidx::check_free_page(page) == bloomidx::PageProblem::None ||
 		bloomidx::check_listed_page(page) == bloomidx::PageProblem::None)
 		kind = TAIL_FREE;
-	else if (bloomidx::page_opaque(page)->flags == bloomidx::kPageData)
+	else if (bloomidx::page_opaque(page)->page_id == bloomidx::kPageId &&
+			 bloomidx::page_opaque(page)->flags == bloomidx::kPageData)
 		kind = TAIL_PENDING;
 	UnlockReleaseBuffer(buffer);
 	return kind;
@@ -96,8 +94,9 @@ tail_page_kind(Relation index, BlockNumber blkno, const bloomidx::FreeList *list
 /* Pending pages among the free ones that end the index, highest first. */
 typedef struct TailPending
 {
-	BlockNumber blocks[TRUNCATE_MOVE_PENDING];
+	BlockNumber *blocks;		/* palloc'd, `room` of them */
 	uint32		n;
+	uint32		room;
 } TailPending;
 
 /*
@@ -105,9 +104,9 @@ typedef struct TailPending
  * (nblocks if none), read back from its end; with `locked`, stops early
  * (the blocks read so far) when a session waits for the lock.  *off_list:
  * how many of them are not on the free list (VACUUM's sweep counted those
- * as free).  With `pending`, up to TRUNCATE_MOVE_PENDING pending pages
- * count among them, listed there to be moved (not one that would start
- * them: moving it would gain nothing).
+ * as free).  With `pending`, pending pages count among them, listed there
+ * to be moved (not those that start them: moving those would gain
+ * nothing).
  */
 static BlockNumber
 free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked,
@@ -138,8 +137,17 @@ free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strate
 
 		TailPage	kind = tail_page_kind(index, start - 1, &list, strategy);
 
-		if (kind == TAIL_PENDING && pending != NULL && pending->n < TRUNCATE_MOVE_PENDING)
+		if (kind == TAIL_PENDING && pending != NULL)
+		{
+			if (pending->n == pending->room)
+			{
+				pending->room = Max(16, pending->room * 2);
+				pending->blocks = pending->blocks == NULL ?
+					(BlockNumber *) palloc(pending->room * sizeof(BlockNumber)) :
+					(BlockNumber *) repalloc(pending->blocks, pending->room * sizeof(BlockNumber));
+			}
 			pending->blocks[pending->n++] = start - 1;
+		}
 		else if (kind != TAIL_FREE)
 			break;
 		else if (!bloomidx::free_list_overlaps(list, start - 1, 1))
@@ -159,10 +167,13 @@ free_tail_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strate
  * exclusively locked: the free list's lowest extent's first block (seals
  * and merges also take the lowest first), unless the free space map, where
  * single free pages are, offers one before it; InvalidBuffer if neither
- * has one before `limit`.
+ * has one before `limit`.  A block taken off the free list is unlisted in
+ * a record of its own, before the move that writes it: a crash between
+ * the two leaves it an orphan (whatever it held, listed), which the next
+ * VACUUM's sweep frees.
  */
 static Buffer
-free_page_before(Relation index, BlockNumber limit)
+free_page_before(Relation index, BlockNumber limit, bool *from_map)
 {
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -176,6 +187,7 @@ free_page_before(Relation index, BlockNumber limit)
 
 	Buffer		buffer = bloomidx_free_buffer_before(index, Min(limit, lowest.first));
 
+	*from_map = BufferIsValid(buffer);
 	if (!BufferIsValid(buffer) && lowest.first != InvalidBlockNumber)
 	{
 		const bloomidx::FreeExtent rest = {lowest.first + 1, lowest.nblocks - 1};
@@ -188,22 +200,48 @@ free_page_before(Relation index, BlockNumber limit)
 }
 
 /*
- * Moves each pending page listed to the lowest free page before it, while
- * there is one; returns how many it moved.
+ * Moves the pending pages listed, highest first, each to the lowest free
+ * page before it, while there is one and no session waits for the lock;
+ * returns how many it moved.  Lowest first, the copies gather at the
+ * start of the free pages (most of the index, after mass deletions), and
+ * the free tail then starts just past the highest copy.  Their predecessors are found in one
+ * walk before any free page is locked (the walk's share locks then wait
+ * for no lock of ours).  *from_map: how many of the pages it wrote came
+ * from the free space map (VACUUM's sweep counted those as free).
  */
 static uint32
-move_tail_pending(Relation index, const TailPending *pending)
+move_tail_pending(Relation index, const TailPending *pending, uint32 *from_map)
 {
+	BlockNumber *preds = (BlockNumber *) palloc(pending->n * sizeof(BlockNumber));
 	uint32		moved = 0;
 
-	while (moved < pending->n)
+	*from_map = 0;
+	bloomidx_pending_predecessors(index, pending->blocks, pending->n, preds);
+	for (uint32 i = 0; i < pending->n; i++)
 	{
-		Buffer		to = free_page_before(index, pending->blocks[moved]);
+		CHECK_FOR_INTERRUPTS();
+		if (preds[i] == InvalidBlockNumber ||
+			LockHasWaitersRelation(index, AccessExclusiveLock))
+			break;
 
-		if (!BufferIsValid(to) || !bloomidx_move_pending_page(index, pending->blocks[moved], to))
+		bool		mapped;
+		Buffer		to = free_page_before(index, pending->blocks[i], &mapped);
+
+		if (!BufferIsValid(to))
+			break;
+
+		BlockNumber blkno_to = BufferGetBlockNumber(to);
+
+		if (!bloomidx_move_pending_page(index, pending->blocks[i], preds[i], to))
 			break;
 		moved++;
+		*from_map += mapped ? 1 : 0;
+		/* A page still to move that the moved one linked to has a new predecessor. */
+		for (uint32 j = i + 1; j < pending->n; j++)
+			if (preds[j] == pending->blocks[i])
+				preds[j] = blkno_to;
 	}
+	pfree(preds);
 	return moved;
 }
 
@@ -253,13 +291,14 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	Relation	index = info->index;
 	BufferAccessStrategy strategy = info->strategy;
 	BlockNumber off_list;
-	uint32		moved = 0;
+	uint32		moved = 0,
+				from_map = 0;
 
 	if (IsInParallelMode() || !bloomidx_table_allows_truncation(index))
 		return;
 
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	TailPending pending;
+	TailPending pending = {NULL, 0, 0};
 	BlockNumber start = free_tail_start(index, nblocks, strategy, false, &off_list, &pending);
 
 	if (nblocks - start < Max(TRUNCATE_MIN_PAGES, nblocks / TRUNCATE_FRACTION))
@@ -277,7 +316,7 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	start = free_tail_start(index, nblocks, strategy, true, &off_list, &pending);
 	if (pending.n > 0 && start < nblocks)
 	{
-		moved = move_tail_pending(index, &pending);
+		moved = move_tail_pending(index, &pending, &from_map);
 		start = free_tail_start(index, nblocks, strategy, true, &off_list, NULL);
 	}
 	if (start < nblocks)
@@ -287,14 +326,21 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		ereport(info->message_level,
 				(errmsg("index \"%s\": truncated %u to %u pages",
 						RelationGetRelationName(index), nblocks, start)));
-		/* The pages moved from were pending when VACUUM counted. */
+		/*
+		 * VACUUM's sweep counted as free the pages cut that were off the
+		 * list, but for those moved from (pending then), and the pages
+		 * moved to that the free space map gave.
+		 */
 		off_list -= Min(off_list, moved);
+		off_list += from_map;
 		if (stats != NULL)
 		{
 			stats->pages_free -= Min(stats->pages_free, off_list);
 			stats->pages_deleted -= Min(stats->pages_deleted, off_list);
 		}
 	}
+	if (pending.blocks != NULL)
+		pfree(pending.blocks);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	UnlockRelation(index, AccessExclusiveLock);
 }

@@ -16,12 +16,21 @@
  * SCRATCH_MAX_BYTES more of IN list masks (larger ones are the query's).
  *
  * One set serves every scan: a backend runs one amgetbitmap call at a
- * time (a scan's bitmap is made whole in one call, and nothing in the call
- * starts another scan), so memory from here is the caller's until its
- * amgetbitmap call returns, and is neither kept past it nor freed.  An
- * ERROR in the call leaves it as it was, for the next.
+ * time (a scan's bitmap is made whole in one call, and nothing in it that
+ * runs after the query's keys are hashed starts another scan), so memory
+ * from here is the caller's between bloomidx_scan_scratch_begin and _end,
+ * and is neither kept past it nor freed.  Begin checks that no call holds
+ * it: a nested one would share the buffers silently otherwise.  An ERROR
+ * in the call leaves the buffers as they were, for the next, and the
+ * transaction's or subtransaction's abort lets go of them.  They live in
+ * a context of their own under TopMemoryContext ("bloomidx scan scratch",
+ * seen in pg_backend_memory_contexts).
  */
 #include "support/support.h"
+
+extern "C" {
+#include "access/xact.h"
+}
 
 typedef struct ScratchBuffer
 {
@@ -30,6 +39,45 @@ typedef struct ScratchBuffer
 } ScratchBuffer;
 
 static ScratchBuffer scratch[SCRATCH_COUNT];
+static MemoryContext scratch_cxt = NULL;
+static bool scratch_busy = false;
+
+static void
+scratch_abort_xact(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		scratch_busy = false;
+}
+
+static void
+scratch_abort_subxact(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		scratch_busy = false;
+}
+
+/* The scratch is the caller's until bloomidx_scan_scratch_end. */
+void
+bloomidx_scan_scratch_begin(void)
+{
+	if (scratch_cxt == NULL)
+	{
+		scratch_cxt = AllocSetContextCreate(TopMemoryContext, "bloomidx scan scratch",
+											ALLOCSET_SMALL_SIZES);
+		RegisterXactCallback(scratch_abort_xact, NULL);
+		RegisterSubXactCallback(scratch_abort_subxact, NULL);
+	}
+	if (scratch_busy)
+		elog(ERROR, "bloomidx: a scan's memory is already in use by another scan in this backend");
+	scratch_busy = true;
+}
+
+void
+bloomidx_scan_scratch_end(void)
+{
+	scratch_busy = false;
+}
 
 void *
 bloomidx_scan_scratch(ScanScratch which, Size bytes)
@@ -37,7 +85,11 @@ bloomidx_scan_scratch(ScanScratch which, Size bytes)
 	ScratchBuffer *b = &scratch[which];
 
 	Assert(which >= 0 && which < SCRATCH_COUNT);
-	Assert(bytes <= SCRATCH_MAX_BYTES);
+	if (!scratch_busy)
+		elog(ERROR, "bloomidx: scan memory asked for outside a scan");
+	if (bytes > SCRATCH_MAX_BYTES)
+		elog(ERROR, "bloomidx: %zu bytes of scan memory asked for, more than its %zu",
+			 (size_t) bytes, (size_t) SCRATCH_MAX_BYTES);
 	if (b->bytes < bytes || b->memory == NULL)
 	{
 		if (b->memory != NULL)
@@ -47,7 +99,7 @@ bloomidx_scan_scratch(ScanScratch which, Size bytes)
 		/* Some room to grow, so that an index growing by a segment at a time is not copied each time. */
 		Size		want = Min(Max(bytes + bytes / 4, (Size) 1024), (Size) SCRATCH_MAX_BYTES);
 
-		b->memory = MemoryContextAlloc(TopMemoryContext, want);
+		b->memory = MemoryContextAlloc(scratch_cxt, want);
 		b->bytes = want;
 	}
 	return b->memory;

@@ -100,8 +100,9 @@ bool		bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblo
 /*
  * ---------------------------------------------------------------------
  * scratch.cpp: the memory a scan reuses from one query to the next, kept
- * by the backend: what it returns is the caller's until its amgetbitmap
- * call returns (never freed by it, never kept past it).
+ * by the backend: what it returns is the caller's until the amgetbitmap
+ * call that began it (bloomidx_scan_scratch_begin) ends it (never freed
+ * by it, never kept past it).
  * ---------------------------------------------------------------------
  */
 typedef enum ScanScratch
@@ -120,6 +121,8 @@ typedef enum ScanScratch
 } ScanScratch;
 /* The most one buffer keeps (a directory copy takes 1 MB at most); IN list masks past it are the query's. */
 #define SCRATCH_MAX_BYTES ((Size) 2 * 1024 * 1024)
+void		bloomidx_scan_scratch_begin(void);
+void		bloomidx_scan_scratch_end(void);
 void	   *bloomidx_scan_scratch(ScanScratch which, Size bytes);
 
 /*
