@@ -1089,9 +1089,11 @@ PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
 // Checks a segment header page: segment `segment_id` of `rows` rows, its
 // slices from first_slice (slices_per_page as its entry says), for an index of `nslices` bits and `nblocks`
 // blocks: every block it names within the index, every group in place.
+// Sums::Trust (a page this backend checked whole at its LSN) skips what
+// depends on its bytes alone: the sum and the groups' order.
 PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
                                uint32_t first_slice, uint32_t nslices, uint16_t slices_per_page,
-                               uint32_t nblocks) noexcept;
+                               uint32_t nblocks, Sums sums = Sums::Verify) noexcept;
 // Checks page `page_index` of a segment's TIDs, and that the groups the
 // header places on it lie within its bytes.
 PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,

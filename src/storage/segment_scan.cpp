@@ -349,14 +349,14 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 
 	if (kind == bloomidx::kPageSegment)
 		problem = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
-											   nslices, e->slices_per_page, nblocks);
+											   nslices, e->slices_per_page, nblocks, sums);
 	else if (kind == bloomidx::kPageLive)
 		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	else
 		problem = bloomidx::check_tid_page(page, *header, (uint16) tid_page, sums);
 	if (problem == bloomidx::PageProblem::None)
 	{
-		if (!known && kind != bloomidx::kPageSegment)
+		if (!known)
 			bloomidx_remember_sums_checked(hints, blkno, (Page) page);
 		if (kind == bloomidx::kPageSegment)
 			memcpy(dst, bloomidx::segment_header(page), sizeof(bloomidx::SegmentHeader));
