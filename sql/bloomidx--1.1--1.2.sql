@@ -48,9 +48,30 @@ BEGIN
                     USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', name);
             WHEN OTHERS THEN
                 RAISE WARNING 'index % could not be checked for an older on-disk format: %', name, SQLERRM
-                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 15 is current, older ones need REINDEX.', name);
+                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 15 and 16 are read, older ones need REINDEX.', name);
         END;
     END LOOP;
     PERFORM pg_catalog.set_config('lock_timeout', lock_timeout_was, true);
 END
 $$;
+
+-- bloomidx_stats counts the key pages of small segments too (format 16:
+-- their rows' filter keys, src/core/page_layout.hpp), in a column of its
+-- own, last, so that the columns before it keep their places.
+DROP FUNCTION bloomidx_stats(pg_catalog.regclass);
+CREATE FUNCTION bloomidx_stats(index pg_catalog.regclass,
+    OUT live_rows pg_catalog.int8, OUT dead_rows pg_catalog.int8,
+    OUT segments pg_catalog.int4, OUT pending_rows pg_catalog.int8,
+    OUT total_pages pg_catalog.int8, OUT directory_pages pg_catalog.int8,
+    OUT pending_pages pg_catalog.int8, OUT segment_header_pages pg_catalog.int8,
+    OUT slice_pages pg_catalog.int8, OUT tid_pages pg_catalog.int8,
+    OUT live_pages pg_catalog.int8, OUT filter_pages pg_catalog.int8,
+    OUT free_pages pg_catalog.int8,
+    OUT signature_length pg_catalog.int4, OUT column_bits pg_catalog.int4[],
+    OUT fill pg_catalog.float8, OUT predicted_fill pg_catalog.float8,
+    OUT predicted_rates pg_catalog.float8[], OUT fill_rates pg_catalog.float8[],
+    OUT key_pages pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'bloomidx_stats'
+LANGUAGE C;
+REVOKE EXECUTE ON FUNCTION bloomidx_stats(pg_catalog.regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bloomidx_stats(pg_catalog.regclass) TO pg_stat_scan_tables;

@@ -74,9 +74,10 @@ bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks)
            e.header_block != kMetaBlock && e.header_block < nblocks &&
            e.first_slice != kMetaBlock && e.first_slice < nblocks &&
            pages <= nblocks - e.first_slice &&
-           // One extent: slices, live page, 1..kMaxTidPages TID pages, header.
+           // One extent: slices, live page, 1..kMaxTidPages TID pages, key pages, header.
            e.header_block >= static_cast<uint64_t>(e.first_slice) + pages + 2 &&
-           e.header_block <= static_cast<uint64_t>(e.first_slice) + pages + 1 + kMaxTidPages &&
+           e.header_block <= static_cast<uint64_t>(e.first_slice) + pages + 1 + kMaxTidPages +
+                                 (e.rows <= kKeyedRowsMax ? kMaxKeyPages : 0) &&
            (e.filter_block == 0 ? e.filter_offset == 0 && e.filter_group == 0
                                 : e.filter_block != kMetaBlock && e.filter_block < nblocks &&
                                       e.filter_offset < kGroupSlots && e.filter_group != 0);
@@ -387,6 +388,8 @@ const char *page_problem_text(PageProblem problem) noexcept
     case PageProblem::BadFilterBits: return "segment filter bits damaged";
     case PageProblem::BadLive: return "live-bits page of another segment or row count";
     case PageProblem::BadLiveBits: return "live bits do not match the page's sum";
+    case PageProblem::BadKeyPage: return "key page of another segment or row count";
+    case PageProblem::BadKeyBytes: return "filter keys do not match the page's sum";
     }
     return "unknown problem";
 }

@@ -96,6 +96,7 @@ constexpr uint16_t kPageListed = 9;      // a free page VACUUM put on the free l
 constexpr uint16_t kPageDirectory = 10;  // directory entries past the metapage's
 constexpr uint16_t kPageFilterGroup = 11; // a filter group's header
 constexpr uint16_t kPageFilter = 12;      // a filter group's region page
+constexpr uint16_t kPageKeys = 13;        // a small segment's rows' filter keys
 
 // Pending pages, whether a seal is taking them or not.
 constexpr bool is_pending_kind(uint16_t flags)
@@ -108,7 +109,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 15;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 16;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -119,7 +120,9 @@ constexpr uint16_t kMetaVersion = 15;       // bump on any change to this file t
                                             // merged segments; 13: groups of up to 127
                                             // slots, group ids from a counter; 14:
                                             // packed slices; 15: listed groups of
-                                            // many segments, gathered by VACUUM)
+                                            // many segments, gathered by VACUUM;
+                                            // 16: key pages of small segments.
+                                            // 15 reads as 16 without key pages)
 constexpr uint16_t kMetaVersionOldest = 15; // the oldest format read (13 and 14 were
                                             // never released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
@@ -701,9 +704,38 @@ inline void set_page_stamp(uint8_t *page, uint32_t generation) noexcept
 //
 // Live page: like a slice page (kSliceWords words, bit r = row r), flags
 // kPageLive, tid_sum 0; VACUUM clears the bits of dead rows.
+//
+// Key pages (format 16): a small segment (a quarter of a segment's rows at
+// most, kKeyedRowsMax, as VACUUM's seals and the merges of small segments
+// write) keeps its rows' filter keys,
+// as its pending rows did, so that a merge of small segments makes the
+// merged segment's filters from its rows' keys, where ORing its sources'
+// filters would keep none past a few sources (storage/README.md, *Steady
+// state*).  Key page p, at live_block + 1 + ntid_pages + p (the header
+// follows the last), holds rows p * key_rows_per_page(ncolumns) on, each
+// row's ncolumns 4-byte keys in column order, from the page header on,
+// pd_lower = their end; count = its rows, signature_sum = the entry sum of
+// the bytes, tid_sum = p, reserved = the segment's id.
 constexpr uint32_t kTidGroups = kSegmentRows / 64;        // 1,016
 constexpr uint32_t kMaxTidPages = 64;                     // 56 hold the worst case
 constexpr uint32_t kTidPagePayload = kPayloadBytes;       // 8,152 bytes of groups
+constexpr uint32_t kMaxKeyPages = 128;
+constexpr uint32_t kKeyedRowsMax = kSegmentRows / 4;      // 16,256
+
+// Rows a key page holds, of ncolumns (1..32) keys each.
+constexpr uint32_t key_rows_per_page(uint32_t ncolumns)
+{
+    return kPayloadBytes / (4 * ncolumns);
+}
+// Key pages a segment of `rows` rows takes, 0 if it may not keep keys.
+constexpr uint32_t key_page_count(uint32_t rows, uint32_t ncolumns)
+{
+    return ncolumns == 0 || rows > kKeyedRowsMax ||
+                   (rows + key_rows_per_page(ncolumns) - 1) / key_rows_per_page(ncolumns) >
+                       kMaxKeyPages
+               ? 0
+               : (rows + key_rows_per_page(ncolumns) - 1) / key_rows_per_page(ncolumns);
+}
 
 struct TidGroupRef {
     uint16_t page;   // index into SegmentHeader::tid_blocks
@@ -719,7 +751,7 @@ struct SegmentHeader {
     uint16_t ntid_pages;
     uint16_t ngroups;         // ceil(rows / 64)
     uint16_t slices_per_page; // as its directory entry's
-    uint16_t reserved;        // 0
+    uint16_t key_pages;       // its rows' filter keys' pages, after its TID pages (0: none)
     uint32_t tid_blocks[kMaxTidPages];
     TidGroupRef groups[kTidGroups];
 };
@@ -769,6 +801,11 @@ void segment_header_fill(uint8_t *page, const SegmentHeader &header) noexcept;
 // Writes the live bits (kSliceWords words) onto an initialised page.
 void live_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows,
                     uint32_t segment_id) noexcept;
+
+// Writes key page `page_index` (rows of ncolumns keys each, `keys` the
+// first's) onto an initialised page.
+void key_page_fill(uint8_t *page, const uint32_t *keys, uint16_t rows, uint16_t ncolumns,
+                   uint16_t page_index, uint32_t segment_id) noexcept;
 
 // Clears row r's live bit, keeping the page's sum; false if it was clear.
 bool live_page_clear(uint8_t *page, uint32_t row) noexcept;
@@ -1060,6 +1097,8 @@ enum class PageProblem {
     BadFilterBits, // filter bytes that do not add up to the page's sum
     BadLive,       // a live-bits page of another segment or row count
     BadLiveBits,   // live bits do not add up to the page's sum
+    BadKeyPage,    // a key page of another segment, or rows out of place
+    BadKeyBytes,   // filter keys that do not add up to the page's sum
 };
 
 // Which entry sums check_row_page tests after the page's structure.  A
@@ -1098,6 +1137,16 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
 // header places on it lie within its bytes.
 PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
                            uint16_t page_index, Sums sums = Sums::Verify) noexcept;
+// Checks key page `page_index` of segment `segment_id` (of `rows` rows,
+// ncolumns keys each).
+PageProblem check_key_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
+                           uint16_t ncolumns, uint16_t page_index,
+                           Sums sums = Sums::Verify) noexcept;
+// The keys of key page `page` (checked): its rows' keys, row after row.
+inline const uint8_t *key_page_keys(const uint8_t *page) noexcept
+{
+    return page + kPageHeaderSize;
+}
 // Checks a segment's live page.
 PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id,
                             Sums sums = Sums::Verify) noexcept;

@@ -1,6 +1,7 @@
 // The pages of a segment other than its slices (page_layout.hpp has the
 // formats): the header, the TID pages, the live page; and the metapage's
 // directory header.
+#include <algorithm>
 #include <cstring>
 
 #include "hash.hpp"
@@ -369,6 +370,19 @@ void live_page_fill(uint8_t *page, const uint64_t *words, uint16_t rows,
     set_segment_id(op, segment_id);
 }
 
+void key_page_fill(uint8_t *page, const uint32_t *keys, uint16_t rows, uint16_t ncolumns,
+                   uint16_t page_index, uint32_t segment_id) noexcept
+{
+    const uint32_t bytes = uint32_t{rows} * ncolumns * 4;
+    std::memcpy(page + kPageHeaderSize, keys, bytes);
+    set_page(page, kPageKeys, kPageHeaderSize + bytes);
+    PageOpaque *op = page_opaque(page);
+    op->count = rows;
+    op->signature_sum = page_sum(page + kPageHeaderSize, bytes);
+    op->tid_sum = page_index;
+    set_segment_id(op, segment_id);
+}
+
 bool live_page_clear(uint8_t *page, uint32_t row) noexcept
 {
     if (row >= kSegmentRows)
@@ -433,7 +447,8 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
         return PageProblem::BadSegmentSum;
     if (h.segment_id != segment_id || h.rows != rows || h.first_slice != first_slice ||
         h.nslices != nslices || h.slices_per_page != slices_per_page ||
-        !slices_per_page_ok(rows, slices_per_page) || h.reserved != 0 ||
+        !slices_per_page_ok(rows, slices_per_page) || h.key_pages > kMaxKeyPages ||
+        (h.key_pages > 0 && rows > kKeyedRowsMax) ||
         h.ngroups != (rows + kTidGroupRows - 1) / kTidGroupRows || h.ntid_pages < 1 ||
         h.ntid_pages > kMaxTidPages || h.live_block == kMetaBlock || h.live_block >= nblocks)
         return PageProblem::BadSegment;
@@ -491,6 +506,26 @@ PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
     return PageProblem::None;
 }
 
+PageProblem check_key_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
+                           uint16_t ncolumns, uint16_t page_index, Sums sums) noexcept
+{
+    PageProblem p = check_fixed(page, kPageKeys, kFormatSliced);
+    if (p != PageProblem::None)
+        return p;
+    const PageOpaque *op = page_opaque(page);
+    const uint32_t per_page = ncolumns == 0 ? 0 : key_rows_per_page(ncolumns);
+    const uint32_t first = uint32_t{page_index} * per_page;
+    if (per_page == 0 || first >= rows || op->count != std::min(per_page, rows - first) ||
+        op->tid_sum != page_index || page_segment_id(page) != segment_id)
+        return PageProblem::BadKeyPage;
+    const uint32_t bytes = uint32_t{op->count} * ncolumns * 4;
+    if (read_u16(page + kPdLowerOffset) != kPageHeaderSize + bytes)
+        return PageProblem::BadKeyPage;
+    if (sums == Sums::Verify && page_sum(page + kPageHeaderSize, bytes) != op->signature_sum)
+        return PageProblem::BadKeyBytes;
+    return PageProblem::None;
+}
+
 PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment_id,
                             Sums sums) noexcept
 {
@@ -524,6 +559,8 @@ uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t
     insert(h.live_block, 1);
     for (uint32_t p = 0; p < h.ntid_pages; p++)
         insert(h.tid_blocks[p], 1);
+    if (h.key_pages > 0)
+        insert(h.live_block + 1 + h.ntid_pages, h.key_pages);
     insert(header_block, 1);
     if (group_blocks > 0) {
         if (uint64_t{header_block} + 1 + group_blocks > UINT32_MAX)
@@ -555,6 +592,7 @@ uint32_t segment_page_owner(const uint8_t *page) noexcept
     case kPageSegment:
     case kPageTids:
     case kPageLive:
+    case kPageKeys:
         return page_segment_id(page);
     default:
         return 0;

@@ -79,7 +79,7 @@ bloomidx_page_kind(Page page, uint16 *kind)
 	if (((PageHeader) page)->pd_special != bloomidx::kSpecialOffset ||
 		op->page_id != bloomidx::kPageId)
 		return PageProblem::NotBloomidx;
-	if (op->flags < bloomidx::kPageMeta || op->flags > bloomidx::kPageFilter)
+	if (op->flags < bloomidx::kPageMeta || op->flags > bloomidx::kPageKeys)
 		return PageProblem::WrongKind;
 	*kind = op->flags;
 	return PageProblem::None;
@@ -104,6 +104,8 @@ page_kind_name(uint16 kind)
 			return "tids";
 		case bloomidx::kPageLive:
 			return "live";
+		case bloomidx::kPageKeys:
+			return "keys";
 		case bloomidx::kPageFree:
 			return "free";
 		case bloomidx::kPageListed:
@@ -334,10 +336,11 @@ describe_segment_header(ItemsOut *out, Relation index, BlockNumber blkno, const 
 
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
-	emit_page(out, psprintf("segment %u, rows %u, first slice %u, slices %u, slices a page %u, live block %u, tid pages %u, tid groups %u",
+	emit_page(out, psprintf("segment %u, rows %u, first slice %u, slices %u, slices a page %u, live block %u, tid pages %u, tid groups %u%s",
 							segment_id, (uint32) h->rows, h->first_slice, nslices,
 							Max((uint32) h->slices_per_page, 1), h->live_block,
-							(uint32) h->ntid_pages, (uint32) h->ngroups));
+							(uint32) h->ntid_pages, (uint32) h->ngroups,
+							h->key_pages > 0 ? psprintf(", key pages %u", (uint32) h->key_pages) : ""));
 	for (uint32 p = 0; p < h->ntid_pages; p++)
 	{
 		uint32		first = 0;
@@ -373,6 +376,24 @@ describe_live(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *pag
 							live));
 	emit(out, 0, "live bits", NULL, -1, bits_datum(bloomidx::slice_page_words(page), op->count),
 		 (Datum) 0, NULL);
+}
+
+/* A small segment's key page (format 16): whose, which, how many rows' keys. */
+static void
+describe_keys(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page)
+{
+	const bloomidx::PageOpaque *op = bloomidx::page_opaque(page);
+	uint32		segment_id = bloomidx::segment_page_owner(page);
+	uint32		ncolumns = (uint32) RelationGetNumberOfAttributes(index);
+	uint64		rows = (uint64) op->tid_sum * bloomidx::key_rows_per_page(ncolumns) + op->count;
+	PageProblem problem = rows > bloomidx::kKeyedRowsMax ? PageProblem::BadKeyPage
+		: bloomidx::check_key_page(page, segment_id, (uint16) rows, (uint16) ncolumns,
+								   op->tid_sum);
+
+	if (problem != PageProblem::None)
+		bloomidx_report_page_problem(index, blkno, problem);
+	emit_page(out, psprintf("segment %u, key page %u, keys of %u rows, %u a row", segment_id,
+							(uint32) op->tid_sum, (uint32) op->count, ncolumns));
 }
 
 /* The directory entry of segment `segment_id` (filter group `group_id`, when 0), or NULL. */
@@ -694,6 +715,9 @@ describe_page(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 			break;
 		case bloomidx::kPageLive:
 			describe_live(out, index, blkno, raw);
+			break;
+		case bloomidx::kPageKeys:
+			describe_keys(out, index, blkno, raw);
 			break;
 		case bloomidx::kPageTids:
 			return describe_tids(out, index, blkno, page, meta->signature_bits, nblocks);

@@ -72,6 +72,7 @@ typedef enum StatsKind
 	STATS_LIVE,
 	STATS_FILTER,
 	STATS_FREE,
+	STATS_KEYS,					/* its last column (format 16; 1.2) */
 	STATS_NKINDS
 } StatsKind;
 
@@ -189,6 +190,8 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 	count_visited(st, st->header->live_block, STATS_LIVE);
 	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->rows, e->slices_per_page); p++)
 		count_visited(st, e->first_slice + p, STATS_SLICE);
+	for (uint32 p = 0; p < st->header->key_pages; p++)
+		count_visited(st, st->header->live_block + 1 + st->header->ntid_pages + p, STATS_KEYS);
 	return true;
 }
 
@@ -310,6 +313,9 @@ count_other_pages(IndexStats *st)
 			case bloomidx::kPageLive:
 				st->pages[STATS_LIVE]++;
 				break;
+			case bloomidx::kPageKeys:
+				st->pages[STATS_KEYS]++;
+				break;
 			case bloomidx::kPageFilterGroup:
 			case bloomidx::kPageFilter:
 				st->pages[STATS_FILTER]++;
@@ -346,7 +352,7 @@ float8_array(const double *values, int n, bool *null_array)
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-#define STATS_COLUMNS 19
+#define STATS_COLUMNS 20
 
 Datum
 bloomidx_stats(PG_FUNCTION_ARGS)
@@ -401,7 +407,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	values[c++] = Int32GetDatum((int32) st->segments);
 	values[c++] = Int64GetDatum(st->pending_rows);
 	values[c++] = Int64GetDatum((int64) nblocks);
-	for (int k = 0; k < STATS_NKINDS; k++)
+	for (int k = 0; k <= STATS_FREE; k++)
 		values[c++] = Int64GetDatum(st->pages[k]);
 	values[c++] = Int32GetDatum(st->m);
 	values[c++] = PointerGetDatum(construct_array(column_bits, ncolumns, INT4OID, sizeof(int32),
@@ -416,6 +422,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	c++;
 	values[c] = float8_array(fill_rates, ncolumns, &nulls[c]);
 	c++;
+	values[c++] = Int64GetDatum(st->pages[STATS_KEYS]);
 	Assert(c == STATS_COLUMNS);
 
 	MemoryContextSwitchTo(old);

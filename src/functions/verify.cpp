@@ -402,6 +402,16 @@ check_tids_arg(const uint8 *page, const void *arg)
 }
 
 static PageProblem
+check_keys_arg(const uint8 *page, const void *arg)
+{
+	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
+
+	return bloomidx::check_key_page(page, a->entry->segment_id, a->entry->rows,
+									(uint16) RelationGetNumberOfAttributes(a->index_rel),
+									(uint16) a->index);
+}
+
+static PageProblem
 check_slice_arg(const uint8 *page, const void *arg)
 {
 	const SegmentCheckArg *a = (const SegmentCheckArg *) arg;
@@ -593,6 +603,7 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		MemoryContextAlloc(vs->cxt, e->rows * sizeof(ItemPointerData));
 	uint32	   *slot = (uint32 *) MemoryContextAlloc(vs->cxt, e->rows * sizeof(uint32));
 	uint32		nbytes = vs->geometry.signature_bytes;
+	uint8	   *row_keys = NULL;	/* a small segment's rows' filter keys */
 	bool		ok = false;
 
 	if (!copy_checked(vs, e->header_block, bas, generation, check_header_arg, &arg))
@@ -636,6 +647,36 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		}
 	}
 
+	/*
+	 * A small segment's rows' filter keys (format 16), which a merge makes
+	 * its filters from: checked against its rows' values below, as pending
+	 * rows' are (a wrong key would leave a merged filter without a value
+	 * its rows hold).
+	 */
+	if (h->key_pages > 0)
+	{
+		uint32		nkeys = (uint32) vs->state.ncolumns;
+		uint32		per_page = bloomidx::key_rows_per_page(nkeys);
+		BlockNumber first = h->live_block + 1 + h->ntid_pages;
+
+		if ((uint64) first + h->key_pages != e->header_block ||
+			bloomidx::key_page_count(e->rows, nkeys) != h->key_pages)
+			bloomidx_report_corrupted_page(vs->index, e->header_block,
+						psprintf("Segment %u's %u key pages are not where its header lies, or not as many as its rows need.",
+								 e->segment_id, (uint32) h->key_pages));
+		row_keys = (uint8 *) MemoryContextAlloc(vs->cxt, (Size) e->rows * nkeys * sizeof(uint32));
+		for (uint32 p = 0; p < h->key_pages; p++)
+		{
+			arg.index = p;
+			if (!copy_checked(vs, first + p, bas, generation, check_keys_arg, &arg))
+				goto done;
+			memcpy(row_keys + (Size) p * per_page * nkeys * sizeof(uint32),
+				   bloomidx::key_page_keys((const uint8 *) vs->page.data),
+				   (Size) bloomidx::page_opaque((const uint8 *) vs->page.data)->count *
+				   nkeys * sizeof(uint32));
+		}
+	}
+
 	/* The live rows' signatures, in the arena, from the slices. */
 	reserve_entries_for(vs, nlive);
 	{
@@ -665,10 +706,15 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		for (uint32 r = 0; r < e->rows; r++)
 			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
 				add_entry(vs, e->header_block, r, vs->signatures + vs->nentries * nbytes,
-						  &tids[r], 0);
+						  &tids[r],
+						  row_keys == NULL ? 0 :
+						  key_digest(row_keys + (Size) r * vs->state.ncolumns * sizeof(uint32),
+									 (uint32) vs->state.ncolumns));
 	}
 	ok = true;
 done:
+	if (row_keys != NULL)
+		pfree(row_keys);
 	pfree(h);
 	pfree(live);
 	pfree(tids);

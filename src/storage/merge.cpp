@@ -38,6 +38,7 @@ typedef struct MergeSource
 	uint64		live[bloomidx::kSliceWords];
 	uint32		slot[bloomidx::kSegmentRows];	/* live row -> place in rows */
 	bloomidx::HeapTid group[bloomidx::kTidGroupRows];
+	bool		keyed;			/* its rows' filter keys read (key pages) */
 } MergeSource;
 
 /* Reads block blkno share-locked and checks it; false (warned) if damaged. */
@@ -65,7 +66,8 @@ typedef struct MergeCheckArg
 	const bloomidx::SegmentHeader *header;
 	uint32		nslices;
 	BlockNumber nblocks;
-	uint32		index;			/* TID page, or the slice page's first slice */
+	uint32		index;			/* TID or key page, or the slice page's first slice */
+	uint32		nkeys;			/* filter keys a row */
 } MergeCheckArg;
 
 static bloomidx::PageProblem
@@ -95,6 +97,63 @@ check_tids(const uint8 *page, const void *arg)
 }
 
 static bloomidx::PageProblem
+check_keys(const uint8 *page, const void *arg)
+{
+	const MergeCheckArg *a = (const MergeCheckArg *) arg;
+
+	return bloomidx::check_key_page(page, a->entry->segment_id, a->entry->rows,
+									(uint16) a->nkeys, (uint16) a->index);
+}
+
+/*
+ * Copies the filter keys of segment e's live rows (its key pages) to
+ * theirs in rows (rows->keys, nkeys a row, from row `base`); false if a
+ * page of them is damaged (warned).
+ */
+static bool
+read_live_keys(Relation index, const bloomidx::SegmentEntry *e, MergeCheckArg *arg,
+			   BufferAccessStrategy strategy, const MergeSource *src, SegmentRows *rows,
+			   uint32 base)
+{
+	const bloomidx::SegmentHeader *h = &src->header;
+	const uint32 nkeys = arg->nkeys;
+	const uint32 per_page = bloomidx::key_rows_per_page(nkeys);
+	BlockNumber first = h->live_block + 1 + h->ntid_pages;
+
+	/* One extent: the key pages right before the header. */
+	if ((uint64) first + h->key_pages != e->header_block)
+	{
+		bloomidx_warn_corrupted_page(index, e->header_block,
+									 psprintf("Segment %u's %u key pages do not end at its header.  VACUUM did not merge it.",
+											  e->segment_id, (uint32) h->key_pages));
+		return false;
+	}
+	for (uint32 p = 0; p < h->key_pages; p++)
+	{
+		Buffer		buffer;
+
+		arg->index = p;
+		if (!read_checked(index, first + p, strategy, check_keys, arg, &buffer, e->segment_id))
+			return false;
+
+		const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+		const uint8 *keys = bloomidx::key_page_keys(page);
+		uint32		n = bloomidx::page_opaque(page)->count;
+
+		for (uint32 i = 0; i < n; i++)
+		{
+			uint32		r = p * per_page + i;
+
+			if (src->live[r / 64] & (UINT64CONST(1) << (r % 64)))
+				memcpy(rows->keys + (Size) (base + src->slot[r]) * nkeys,
+					   keys + (Size) i * nkeys * sizeof(uint32), nkeys * sizeof(uint32));
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+	return true;
+}
+
+static bloomidx::PageProblem
 check_slice(const uint8 *page, const void *arg)
 {
 	const MergeCheckArg *a = (const MergeCheckArg *) arg;
@@ -109,11 +168,11 @@ check_slice(const uint8 *page, const void *arg)
  * if a page of it is damaged (warned: the segment stays as it is).
  */
 static bool
-read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
+read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, uint32 nkeys,
 			   BlockNumber nblocks, BufferAccessStrategy strategy, MergeSource *src,
 			   SegmentRows *rows)
 {
-	MergeCheckArg arg = {e, &src->header, nslices, nblocks, 0};
+	MergeCheckArg arg = {e, &src->header, nslices, nblocks, 0, nkeys};
 	const uint32 base = rows->nrows;
 	const uint32 nbytes = rows->signature_bytes;
 	Buffer		buffer;
@@ -125,6 +184,7 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
 	memcpy(&src->header, bloomidx::segment_header((const uint8 *) BufferGetPage(buffer)),
 		   sizeof(src->header));
 	UnlockReleaseBuffer(buffer);
+	src->keyed = false;
 
 	if (!read_checked(index, src->header.live_block, strategy, check_live, &arg, &buffer,
 					  e->segment_id))
@@ -173,6 +233,14 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices,
 			bloomidx_warn_corrupted_page(index, src->header.tid_blocks[p],
 										 psprintf("TID group of segment %u cannot be decoded.  VACUUM did not merge it.",
 												  e->segment_id));
+	}
+
+	/* Their filter keys, where it kept them and the merge makes filters of them. */
+	if (ok && rows->keys != NULL && nkeys > 0 && src->header.key_pages > 0)
+	{
+		if (!read_live_keys(index, e, &arg, strategy, src, rows, base))
+			return false;
+		src->keyed = true;
 	}
 
 	/* Their signatures, bit j from slice j, page by page (packed slices share one). */
@@ -239,6 +307,7 @@ typedef struct MergeWork
 	bloomidx::SegmentEntry *removed_entries;
 	bloomidx::SegmentEntry *sources;
 	uint32	   *own_blocks;
+	bool	   *keyed;			/* each source's rows came with their filter keys */
 	bloomidx::FreeExtent *to_free;
 	bool		published;		/* a group was written: the free space map changed */
 } MergeWork;
@@ -260,9 +329,10 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		const bloomidx::SegmentEntry *e = &group[c];
 
 		CHECK_FOR_INTERRUPTS();
-		if (read_live_rows(index, e, w->state->meta.signature_bits, w->nblocks, w->strategy,
-						   w->src, &w->rows))
+		if (read_live_rows(index, e, w->state->meta.signature_bits, w->state->geometry.keys,
+						   w->nblocks, w->strategy, w->src, &w->rows))
 		{
+			w->keyed[ngroup] = w->src->keyed;
 			w->headers[ngroup] = w->src->header;
 			w->removed[ngroup] = e->segment_id;
 			w->removed_entries[ngroup] = *e;
@@ -284,18 +354,34 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 	memset(&change, 0, sizeof(change));
 	if (w->rows.nrows > 0)
 	{
-		/* Its filters from those of the sources it has rows of. */
+		/*
+		 * Its filters made from its rows' keys where every source it has
+		 * rows of kept them (and it keeps them too, if small enough); else
+		 * from those sources' filters, as many slots as theirs.
+		 */
 		SegmentFilters filters;
 		uint32		nsources = 0;
+		bool		all_keyed = w->rows.keys != NULL;
+		bool		has_filters;
+		uint32	   *keys = w->rows.keys;
 
 		for (uint32 i = 0; i < ngroup; i++)
 			if (w->removed_entries[i].live_rows > 0)
+			{
 				w->sources[nsources++] = w->removed_entries[i];
-		bool		has_filters = bloomidx_merge_filters(index, w->state, w->sources, nsources,
-														 w->nblocks, w->strategy, &filters);
-
+				all_keyed &= w->keyed[i];
+			}
+		if (all_keyed)
+			has_filters = bloomidx_segment_filters(w->state, &w->rows, &filters);
+		else
+		{
+			has_filters = bloomidx_merge_filters(index, w->state, w->sources, nsources,
+												 w->nblocks, w->strategy, &filters);
+			w->rows.keys = NULL;	/* not every row's: no key pages */
+		}
 		bloomidx_write_next_segment(index, w->state, &w->rows, w->dir, w->nblocks,
 									has_filters ? &filters : NULL, &entry, &change);
+		w->rows.keys = keys;
 		if (has_filters)
 			pfree(filters.image);
 	}
@@ -326,14 +412,40 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 }
 
 /*
+ * Whether segment e keeps its rows' filter keys (key pages, format 16): a
+ * merge of such segments alone makes its filters from them.  False for a
+ * damaged header, which the merge then warns of.
+ */
+static bool
+segment_keeps_keys(MergeWork *w, const bloomidx::SegmentEntry *e)
+{
+	if (w->rows.keys == NULL || e->rows > bloomidx::kKeyedRowsMax || e->live_rows == 0)
+		return false;
+
+	Buffer		buffer = ReadBufferExtended(w->index, MAIN_FORKNUM, e->header_block, RBM_NORMAL,
+											w->strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		keyed = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
+													 w->state->meta.signature_bits,
+													 e->slices_per_page, w->nblocks) ==
+		bloomidx::PageProblem::None && bloomidx::segment_header(page)->key_pages > 0;
+
+	UnlockReleaseBuffer(buffer);
+	return keyed;
+}
+
+/*
  * The segments below half live, or below half a segment's rows, as many at
  * a time as one segment holds (fewest live rows first).  Those mostly
  * dead merge as they come, their space wanted back; a segment merged
  * for being small (most of its rows live) joins a group only where the
  * merge keeps the group's filters: sources with filters together while
  * their slots are MERGED_SLOTS_MAX or fewer (a merged segment keeps one
- * slot per source slot, and none past that: filter_merge.cpp), those
- * without apart.  Else small segments, which VACUUM seals often
+ * slot per source slot, and none past that: filter_merge.cpp), or any
+ * number of sources that all kept their rows' keys (the merge makes its
+ * filters from those), those without apart.  Else small segments, which VACUUM seals often
  * (bloomidx_vacuum_seal_threshold), would merge again and again until
  * their filters were gone for good.  Empty segments, removed whole, join
  * any group.  A candidate left out waits for the next group; each pass
@@ -357,9 +469,14 @@ merge_mostly_dead(MergeWork *w)
 			cand[ncand++] = w->dir->entries[i];
 	qsort(cand, ncand, sizeof(bloomidx::SegmentEntry), compare_candidates);
 	slots = (uint32 *) palloc(sizeof(uint32) * Max(ncand, 1));
+	bool	   *keyed = (bool *) palloc(sizeof(bool) * Max(ncand, 1));
+
 	for (uint32 i = 0; i < ncand; i++)
+	{
 		slots[i] = w->state->filter_bits_per_key > 0 && cand[i].live_rows > 0
 			? bloomidx_filter_slots(w->index, &cand[i], w->nblocks, w->strategy) : 0;
+		keyed[i] = slots[i] > 0 && segment_keeps_keys(w, &cand[i]);
+	}
 
 	bloomidx::SegmentEntry *group = (bloomidx::SegmentEntry *)
 		palloc(sizeof(bloomidx::SegmentEntry) * Max(ncand, 1));
@@ -374,6 +491,7 @@ merge_mostly_dead(MergeWork *w)
 		uint64		sum = 0;
 		int			filtered = -1;	/* the group's class: -1 not set yet */
 		bool		keeps_filters = true;	/* the merge keeps its sources' filters */
+		bool		all_keyed = true;	/* every source with rows kept its keys */
 		bool		all_dead = true;	/* every source mostly dead */
 
 		for (uint32 c = 0; c < ncand; c++)
@@ -382,7 +500,7 @@ merge_mostly_dead(MergeWork *w)
 			bool		dead = (uint32) cand[c].live_rows * MERGE_BELOW < cand[c].rows;
 			bool		safe = keeps_filters &&
 				(cand[c].live_rows == 0 || filtered < 0 || (filtered == 1) == has) &&
-				(!has || group_slots + slots[c] <= slots_max);
+				(!has || (all_keyed && keyed[c]) || group_slots + slots[c] <= slots_max);
 			bool		fits = n < MERGE_GROUP && sum + cand[c].live_rows <= w->rows.capacity &&
 				(safe || (dead && all_dead));
 
@@ -395,6 +513,7 @@ merge_mostly_dead(MergeWork *w)
 				if (cand[c].live_rows > 0)
 				{
 					nlive++;
+					all_keyed &= keyed[c];
 					group_slots += slots[c];
 					if (filtered < 0)
 						filtered = has ? 1 : 0;
@@ -403,6 +522,7 @@ merge_mostly_dead(MergeWork *w)
 			else
 			{
 				cand[kept] = cand[c];
+				keyed[kept] = keyed[c];
 				slots[kept++] = slots[c];
 			}
 		}
@@ -415,6 +535,7 @@ merge_mostly_dead(MergeWork *w)
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(group);
+	pfree(keyed);
 	pfree(slots);
 	pfree(cand);
 }
@@ -494,10 +615,13 @@ merge_work_init(MergeWork *w, Relation index, BufferAccessStrategy strategy)
 		palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
 	w->sources = (bloomidx::SegmentEntry *) palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
 	w->own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
+	w->keyed = (bool *) palloc(sizeof(bool) * MERGE_GROUP);
 	w->to_free = (bloomidx::FreeExtent *)
 		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
 	bloomidx_segment_rows_init(&w->rows, w->state->meta.signature_bytes,
 							   bloomidx_segment_capacity(w->state->geometry.capacity));
+	if (w->state->geometry.keys > 0 && w->state->filter_bits_per_key > 0)
+		bloomidx_segment_rows_keep_keys(&w->rows, w->state->geometry.keys);
 }
 
 /*

@@ -359,11 +359,24 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 		elog(ERROR, "bloomidx: a heap TID out of range reached index \"%s\"",
 			 RelationGetRelationName(index));
 
-	/* Where: slices, live page, TID pages, header. */
+	/*
+	 * Where: slices, live page, TID pages, key pages, header.  A segment of
+	 * a quarter of this session's segment size or less whose rows came with
+	 * their filter keys keeps them (format 16), for the merge that makes its
+	 * filters again (merge.cpp): VACUUM's seals and merges of small segments
+	 * write such segments.  Not a build (no free list), whose segments are
+	 * full but its last ones, which would make a small table's index a
+	 * third larger.
+	 */
 	const uint32 slice_pages = bloomidx::slice_page_count(nslices, nrows, h->slices_per_page);
 	const uint32 slice_words = h->slices_per_page <= 1 ? bloomidx::kSliceWords :
 		bloomidx::slice_lines(nrows) * bloomidx::kSliceLineWords;
-	uint32		need = slice_pages + 2 + h->ntid_pages;
+	const uint32 nkeys = state->geometry.keys;
+
+	h->key_pages = rows->keys != NULL && list != NULL && state->meta.version >= 16 &&
+		nrows <= bloomidx_segment_capacity(state->geometry.capacity) / 4
+		? (uint16) bloomidx::key_page_count(nrows, nkeys) : 0;
+	uint32		need = slice_pages + 2 + h->ntid_pages + h->key_pages;
 	uint32		group_blocks = filters != NULL ? 1 + filters->header.region_pages : 0;
 	BlockNumber first = list != NULL ? bloomidx::free_list_take(list, need + group_blocks) : 0;
 	bool		group_after = true; /* the group in the blocks after the header */
@@ -430,6 +443,17 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 		bloomidx::tid_page_fill((uint8 *) s->page.data, s->tid_bytes + s->page_start[p],
 								s->page_used[p], groups, (uint16) p, segment_id);
 		write_block(index, h->tid_blocks[p], s->page.data, writer, listed);
+	}
+
+	for (uint32 p = 0; p < h->key_pages; p++)
+	{
+		const uint32 per_page = bloomidx::key_rows_per_page(nkeys);
+		const uint32 n = Min(per_page, nrows - p * per_page);
+
+		PageInit((Page) s->page.data, BLCKSZ, sizeof(bloomidx::PageOpaque));
+		bloomidx::key_page_fill((uint8 *) s->page.data, rows->keys + (Size) p * per_page * nkeys,
+								(uint16) n, (uint16) nkeys, (uint16) p, segment_id);
+		write_block(index, h->live_block + 1 + h->ntid_pages + p, s->page.data, writer, listed);
 	}
 
 	/* The header, which names the others, last. */

@@ -103,6 +103,9 @@ mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, Us
 		mark_used(used, h->live_block, 1);
 		for (uint32 p = 0; p < h->ntid_pages; p++)
 			mark_used(used, h->tid_blocks[p], 1);
+		/* Key pages (format 16) lie between the TID pages and the header. */
+		if (h->key_pages > 0 && (uint64) h->live_block + 1 + h->ntid_pages + h->key_pages <= used->nblocks)
+			mark_used(used, h->live_block + 1 + h->ntid_pages, h->key_pages);
 	}
 	UnlockReleaseBuffer(buffer);
 	return sound && mark_filter_group(index, e, used, strategy);
@@ -411,7 +414,8 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 			bloomidx::page_opaque(page)->page_id == bloomidx::kPageId &&
 			(kind == bloomidx::kPageSealing || kind == bloomidx::kPageSegment ||
 			 kind == bloomidx::kPageSlice || kind == bloomidx::kPageTids ||
-			 kind == bloomidx::kPageLive || kind == bloomidx::kPageListed ||
+			 kind == bloomidx::kPageLive || kind == bloomidx::kPageKeys ||
+			 kind == bloomidx::kPageListed ||
 			 kind == bloomidx::kPageDirectory || kind == bloomidx::kPageFilterGroup ||
 			 kind == bloomidx::kPageFilter);
 

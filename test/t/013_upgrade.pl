@@ -194,7 +194,7 @@ is($node->safe_psql('upd', "SELECT extversion FROM pg_extension WHERE extname = 
 $locker->query_safe('ROLLBACK');
 $locker->quit;
 $temp_owner->quit;
-is($node->safe_psql('upd', "SELECT format_version FROM bloomidx_index_info('lk_bl')"), '15',
+is($node->safe_psql('upd', "SELECT format_version FROM bloomidx_index_info('lk_bl')"), '16',
 	'the index, unlocked, is of the current format');
 
 # And back: an update to a version that does not exist says so.

@@ -187,7 +187,11 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 15) << "15: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices, listed groups of many segments";
+    EXPECT_EQ(kMetaVersion, 16) << "16: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices, listed groups of many segments, key pages of small segments";
+    EXPECT_EQ(kPageKeys, 13);
+    EXPECT_EQ(kMaxKeyPages, 128u);
+    EXPECT_EQ(kKeyedRowsMax, 16256u);
+    EXPECT_EQ(key_rows_per_page(6), 339u);
     EXPECT_EQ(kMetaVersionOldest, 15) << "13 and 14 were never released";
     EXPECT_EQ(kPageFilterGroup, 11);
     EXPECT_EQ(kPageFilter, 12);
@@ -399,7 +403,7 @@ TEST(MetaPage, OnlyTheFormatsReadPass)
 {
     Page p;
     const uint16_t cols[] = {2, 9, 80};
-    for (uint16_t version : {12, 13, 14, 15}) {
+    for (uint16_t version : {12, 13, 14, 15, 16, 17}) {
         init_meta_page(p.b, 80, 3, cols);
         meta_data(p.b)->version = version;
         meta_data(p.b)->options_check = meta_options_check(meta_data(p.b));
@@ -1722,6 +1726,77 @@ TEST(FreeList, SegmentExtents)
     EXPECT_EQ(segment_extents(h, 99, 2, out), 0u); // a group over the slices
     h.ntid_pages = kMaxTidPages + 1;
     EXPECT_EQ(segment_extents(h, 116, 0, out), 0u);
+
+    // Key pages, after the TID pages and before the header: one extent.
+    SegmentHeader k{};
+    k.first_slice = 100;
+    k.nslices = 16;
+    k.live_block = 116;
+    k.ntid_pages = 1;
+    k.tid_blocks[0] = 117;
+    k.key_pages = 3;
+    ASSERT_EQ(segment_extents(k, 121, 0, out), 1u);
+    EXPECT_EQ(out[0].first, 100u);
+    EXPECT_EQ(out[0].nblocks, 22u);
+    // A header among them is damage.
+    EXPECT_EQ(segment_extents(k, 119, 0, out), 0u);
+}
+
+// Key pages: how many a segment takes, their fill and check (any changed
+// byte, a wrong segment, page or row count is caught), every row's keys
+// where key_rows_per_page puts them.
+TEST(SegmentPages, KeyPagesFillCheckAndPlace)
+{
+    EXPECT_EQ(key_page_count(1, 6), 1u);
+    EXPECT_EQ(key_page_count(339, 6), 1u);
+    EXPECT_EQ(key_page_count(340, 6), 2u);
+    EXPECT_EQ(key_page_count(kKeyedRowsMax, 6), 48u);
+    EXPECT_EQ(key_page_count(kKeyedRowsMax + 1, 6), 0u) << "too many rows keep no keys";
+    EXPECT_EQ(key_page_count(kKeyedRowsMax, 32), 0u) << "past kMaxKeyPages: none";
+    EXPECT_EQ(key_page_count(100, 0), 0u);
+    for (uint32_t ncols : {1u, 6u, 32u})
+        EXPECT_LE(key_page_count(std::min(kKeyedRowsMax, kMaxKeyPages * key_rows_per_page(ncols)),
+                                 ncols),
+                  kMaxKeyPages);
+
+    const uint16_t ncols = 6, rows = 700;
+    std::vector<uint32_t> keys(size_t{rows} * ncols);
+    std::mt19937 rng(7);
+    for (auto &k : keys)
+        k = rng();
+    const uint32_t per = key_rows_per_page(ncols);
+    const uint32_t npages = key_page_count(rows, ncols);
+    ASSERT_EQ(npages, 3u);
+    for (uint32_t p = 0; p < npages; p++) {
+        Page page;
+        page_init(page.b);
+        const uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(per, rows - p * per));
+        key_page_fill(page.b, keys.data() + size_t{p} * per * ncols, n, ncols,
+                      static_cast<uint16_t>(p), 9);
+        ASSERT_TRUE(problem_is(check_key_page(page.b, 9, rows, ncols, static_cast<uint16_t>(p)),
+                               PageProblem::None));
+        EXPECT_EQ(segment_page_owner(page.b), 9u);
+        EXPECT_EQ(std::memcmp(key_page_keys(page.b), keys.data() + size_t{p} * per * ncols,
+                              size_t{n} * ncols * 4),
+                  0);
+        EXPECT_TRUE(problem_is(check_key_page(page.b, 10, rows, ncols, static_cast<uint16_t>(p)),
+                               PageProblem::BadKeyPage));
+        EXPECT_TRUE(problem_is(check_key_page(page.b, 9, rows + 400, ncols, static_cast<uint16_t>(p)),
+                               PageProblem::BadKeyPage) ||
+                    p + 1 < npages);
+        EXPECT_TRUE(problem_is(check_key_page(page.b, 9, rows, ncols, static_cast<uint16_t>(p + 1)),
+                               PageProblem::BadKeyPage));
+        for (uint32_t at = 0; at < uint32_t{n} * ncols * 4; at += 97) {
+            Page bad = page;
+            bad.b[24 + at] ^= 0x10;
+            EXPECT_TRUE(problem_is(check_key_page(bad.b, 9, rows, ncols, static_cast<uint16_t>(p)),
+                                   PageProblem::BadKeyBytes))
+                << p << " " << at;
+            EXPECT_TRUE(problem_is(check_key_page(bad.b, 9, rows, ncols, static_cast<uint16_t>(p),
+                                                  Sums::Trust),
+                                   PageProblem::None));
+        }
+    }
 }
 
 // Segments take the lowest extent that holds them, from its start, so that

@@ -1,0 +1,67 @@
+--
+-- Key pages (format 16, src/core/page_layout.hpp): a small segment that a
+-- seal or a merge writes (a quarter of a segment's rows or fewer) keeps
+-- its rows' filter keys, and a merge of such segments makes the merged
+-- segment's filters from them, however many it merges, where ORing its
+-- sources' filters kept none past four (storage/README.md, *Steady
+-- state*).  Queries are checked against a sequential scan; bloomidx_verify
+-- checks every kept key against its tuple's values, so a key that a merge
+-- carried to the wrong row is caught.
+--
+SET bloomidx.segment_rows = 20000;
+SET max_parallel_maintenance_workers = 0;
+SELECT setseed(0.41);
+CREATE TABLE kp (id int, a int, b text, c int) WITH (autovacuum_enabled = off);
+INSERT INTO kp SELECT i, floor(random() * 300), 'v' || floor(random() * 200),
+                      floor(random() * 5000)
+FROM generate_series(1, 40000) i;
+CREATE INDEX kp_bl ON kp USING bloomidx (a, b, c);
+SELECT key_pages AS built_with_no_key_pages FROM bloomidx_stats('kp_bl');
+CREATE FUNCTION kp_round(n int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    FOR r IN 1 .. n LOOP
+        INSERT INTO kp SELECT i, floor(random() * 300), 'v' || floor(random() * 200),
+                              floor(random() * 5000)
+        FROM generate_series((SELECT max(id) + 1 FROM kp), (SELECT max(id) + 2000 FROM kp)) i;
+        PERFORM bloomidx_seal('kp_bl');
+    END LOOP;
+END $$;
+-- The index's state: its segments, whether each has filters, its key
+-- pages (bloomidx_stats', and as bloomidx_page_items shows them), every
+-- row checked (bloomidx_verify) and 40 queries against a sequential scan.
+CREATE FUNCTION kp_state()
+RETURNS TABLE (segments int, every_one_filtered bool, key_pages bigint,
+               items_agree bool, verified bool, differences bigint)
+LANGUAGE sql AS $$
+    SELECT i.segments, i.filtered_segments = i.segments, s.key_pages,
+           s.key_pages = (SELECT count(*)
+                          FROM generate_series(1, (pg_relation_size('kp_bl') / 8192 - 1)::int) b
+                          WHERE EXISTS (SELECT FROM bloomidx_page_items('kp_bl', b)
+                                        WHERE page_kind = 'keys')),
+           (SELECT bloomidx_verify('kp_bl')::text = ''), (SELECT differences FROM abc_check('kp', 40))
+    FROM bloomidx_index_info('kp_bl') i, bloomidx_stats('kp_bl') s $$;
+
+-- Eight seals of 2,000 rows: eight segments with key pages (three each).
+SELECT kp_round(8);
+SELECT * FROM kp_state();
+
+-- VACUUM merges the eight into one segment of 16,000 rows, its filters
+-- made from their keys (one slot; merging filters, it made two segments
+-- of four slots each, which never merged again), too large to keep keys.
+SELECT wait_for_older_xacts();
+VACUUM kp;
+SELECT * FROM kp_state();
+
+-- Most of eight more small segments' rows deleted: merged, their live
+-- rows (a few hundred) keep their keys, each carried to its own row
+-- (bloomidx_verify compares each with its tuple's values).
+SELECT kp_round(8);
+DELETE FROM kp WHERE id > 56000 AND random() < 0.95;
+SELECT wait_for_older_xacts();
+VACUUM kp;
+SELECT * FROM kp_state();
+SELECT index_vs_seqscan('SELECT id FROM kp WHERE a = ' || a || ' AND b = ' || quote_literal(b))
+FROM kp WHERE id > 56000 ORDER BY id LIMIT 5;
+
+DROP TABLE kp;
+DROP FUNCTION kp_round(int), kp_state();
