@@ -1,8 +1,12 @@
--- bloomidx 1.1 -> 1.2: no new SQL objects; the library that ships with it
--- writes on-disk format 15 (filter groups of up to 127 segments, so that
--- a query reads one filter page a key for 127 segments, where format 12
--- read one for 15; the slices of small segments packed several a page; the filters of
--- sealed segments gathered into groups of many by VACUUM).  An index built in an older format is never read as
+-- bloomidx 1.1 -> 1.2: bloomidx_stats gains a last column, key_pages
+-- (dropped and recreated below: a view that depends on it must be dropped
+-- first, and EXECUTE granted beyond pg_stat_scan_tables granted again);
+-- the library that ships with it writes on-disk format 16 (filter groups
+-- of up to 127 segments, so that a query reads one filter page a key for
+-- 127 segments, where format 12 read one for 15; the slices of small
+-- segments packed several a page; the filters of sealed segments gathered
+-- into groups of many by VACUUM; small segments' filter keys kept for
+-- their merges).  An index built in an older format is never read as
 -- if it were current: every query, insert or VACUUM on it fails with
 -- XX002 until REINDEX rebuilds it.  So that no one learns that from a
 -- failed query, the update names each such index of this database in a

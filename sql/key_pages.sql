@@ -63,5 +63,38 @@ SELECT * FROM kp_state();
 SELECT index_vs_seqscan('SELECT id FROM kp WHERE a = ' || a || ' AND b = ' || quote_literal(b))
 FROM kp WHERE id > 56000 ORDER BY id LIMIT 5;
 
+-- A merge of keyed segments with one that kept no keys (a seal of 6,000
+-- rows, over a quarter of a segment, most of them then deleted): its
+-- filters come from their filters, and it keeps no keys, which only
+-- some of its rows came with (so no key page goes with the wrong row:
+-- bloomidx_verify).
+INSERT INTO kp SELECT i, floor(random() * 300), 'v' || floor(random() * 200),
+                      floor(random() * 5000)
+FROM generate_series(100001, 106000) i;
+SELECT bloomidx_seal('kp_bl') AS sealed_without_keys;
+SELECT kp_round(2);
+SELECT * FROM kp_state();
+DELETE FROM kp WHERE id BETWEEN 100001 AND 106000 AND random() < 0.95;
+SELECT wait_for_older_xacts();
+VACUUM kp;
+SELECT * FROM kp_state();
+
+-- A keyed segment moved alone: every row but a last small seal's deleted,
+-- VACUUM frees the rest and moves that segment, the last in the file,
+-- into the free pages before it (merge.cpp, move_last_segments); it
+-- keeps its keys, and the file shrinks.
+SELECT kp_round(1);
+DELETE FROM kp WHERE id < (SELECT max(id) - 1999 FROM kp);
+CREATE FUNCTION kp_last_key_page() RETURNS int LANGUAGE sql AS $$
+    SELECT max(b) FROM generate_series(1, (pg_relation_size('kp_bl') / 8192 - 1)::int) b
+    WHERE EXISTS (SELECT FROM bloomidx_page_items('kp_bl', b) WHERE page_kind = 'keys') $$;
+SELECT pg_relation_size('kp_bl') / 8192 AS pages_before, kp_last_key_page() AS keys_before \gset
+SELECT :keys_before * 2 > :pages_before AS in_the_second_half;
+SELECT wait_for_older_xacts();
+VACUUM kp;
+SELECT * FROM kp_state();
+SELECT kp_last_key_page() < :keys_before / 4 AS moved,
+       pg_relation_size('kp_bl') / 8192 < :pages_before / 4 AS shrank;
+
 DROP TABLE kp;
-DROP FUNCTION kp_round(int), kp_state();
+DROP FUNCTION kp_round(int), kp_state(), kp_last_key_page();

@@ -191,7 +191,7 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 	uint32		taken;
 
 	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, NULL,
-						   &taken, &part->entries[id - 1]);
+						   false, &taken, &part->entries[id - 1]);
 	FilterSpool spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows,
 													id - 1);
 

@@ -138,7 +138,9 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	problem = bloomidx::check_segment_page((const uint8 *) BufferGetPage(buffer),
 										   entry->segment_id, entry->rows, entry->first_slice,
-										   nslices, entry->slices_per_page, nblocks);
+										   nslices, entry->slices_per_page,
+										   RelationGetNumberOfAttributes(index),
+										   entry->header_block, nblocks);
 	if (problem == bloomidx::PageProblem::None)
 		memcpy(h, bloomidx::segment_header((const uint8 *) BufferGetPage(buffer)), sizeof(*h));
 	UnlockReleaseBuffer(buffer);

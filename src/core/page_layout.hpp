@@ -121,9 +121,8 @@ constexpr uint16_t kMetaVersion = 16;       // bump on any change to this file t
                                             // slots, group ids from a counter; 14:
                                             // packed slices; 15: listed groups of
                                             // many segments, gathered by VACUUM;
-                                            // 16: key pages of small segments.
-                                            // 15 reads as 16 without key pages)
-constexpr uint16_t kMetaVersionOldest = 15; // the oldest format read (13 and 14 were
+                                            // 16: key pages of small segments)
+constexpr uint16_t kMetaVersionOldest = 16; // the oldest format read (13 to 15 were
                                             // never released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
@@ -689,7 +688,11 @@ inline void set_page_stamp(uint8_t *page, uint32_t generation) noexcept
 // Segment header page (format 2): right after the page header,
 //
 //   SegmentHeader: id, rows, first slice block, live page block, the TID
-//   pages' blocks, and where each group of 64 rows' TIDs starts
+//   pages' blocks, its key pages (format 16, below), and where each group
+//   of 64 rows' TIDs starts
+//
+// One extent: the slices, the live page, the TID pages, the key pages,
+// then the header.
 //
 // In the special space: count = rows, flags = kPageSegment, signature_sum
 // = the entry sum of the SegmentHeader, reserved = the segment's id.
@@ -760,13 +763,15 @@ static_assert(sizeof(SegmentHeader) == 24 + 4 * kMaxTidPages + 4 * kTidGroups,
 static_assert(kPageHeaderSize + sizeof(SegmentHeader) <= kSpecialOffset,
               "a segment header fits on a page");
 
-// The blocks of a segment (its slices, live page, TID pages, the header
-// at header_block, and the `group_blocks` blocks of its own filter group
-// right after it, 0 if it has none there) as extents of consecutive
-// blocks in block order, in out[0..n), n returned (at most
-// kMaxSegmentExtents): one extent for a segment written in one piece.  0
-// if the header is out of range.
-constexpr uint32_t kMaxSegmentExtents = 4 + kMaxTidPages;
+// The blocks of a segment (its slices, live page, TID pages, key pages,
+// the header at header_block, and the `group_blocks` blocks of its own
+// filter group right after it, 0 if it has none there) as extents of
+// consecutive blocks in block order, in out[0..n), n returned (at most
+// kMaxSegmentExtents: the slices, live page, each TID page, the key
+// pages, the header and the group, before touching extents join): one
+// extent for a segment written in one piece.  0 if the header is out of
+// range.
+constexpr uint32_t kMaxSegmentExtents = 5 + kMaxTidPages;
 uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t group_blocks,
                          FreeExtent *out) noexcept;
 
@@ -1125,14 +1130,18 @@ enum class Sums { Verify, Trust };
 PageProblem check_slice_page(const uint8_t *page, uint16_t rows, uint16_t slice,
                              uint32_t segment_id, Sums sums = Sums::Verify) noexcept;
 
-// Checks a segment header page: segment `segment_id` of `rows` rows, its
-// slices from first_slice (slices_per_page as its entry says), for an index of `nslices` bits and `nblocks`
-// blocks: every block it names within the index, every group in place.
-// Sums::Trust (a page this backend checked whole at its LSN) skips what
-// depends on its bytes alone: the sum and the groups' order.
+// Checks a segment header page, read from block header_block: segment
+// `segment_id` of `rows` rows, its slices from first_slice
+// (slices_per_page as its entry says), for an index of `nslices` bits,
+// `ncolumns` columns and `nblocks` blocks: every block it names within
+// the index, key pages (if any) as many as its rows' keys take and ending
+// right before the header, every group in place.  Sums::Trust (a page
+// this backend checked whole at its LSN) skips what depends on its bytes
+// alone: the sum and the groups' order.
 PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
                                uint32_t first_slice, uint32_t nslices, uint16_t slices_per_page,
-                               uint32_t nblocks, Sums sums = Sums::Verify) noexcept;
+                               uint32_t ncolumns, uint32_t header_block, uint32_t nblocks,
+                               Sums sums = Sums::Verify) noexcept;
 // Checks page `page_index` of a segment's TIDs, and that the groups the
 // header places on it lie within its bytes.
 PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,

@@ -432,7 +432,8 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 
 PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,
                                uint32_t first_slice, uint32_t nslices, uint16_t slices_per_page,
-                               uint32_t nblocks, Sums sums) noexcept
+                               uint32_t ncolumns, uint32_t header_block, uint32_t nblocks,
+                               Sums sums) noexcept
 {
     PageProblem p = check_fixed(page, kPageSegment, kFormatSliced);
     if (p != PageProblem::None)
@@ -447,8 +448,8 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
         return PageProblem::BadSegmentSum;
     if (h.segment_id != segment_id || h.rows != rows || h.first_slice != first_slice ||
         h.nslices != nslices || h.slices_per_page != slices_per_page ||
-        !slices_per_page_ok(rows, slices_per_page) || h.key_pages > kMaxKeyPages ||
-        (h.key_pages > 0 && rows > kKeyedRowsMax) ||
+        !slices_per_page_ok(rows, slices_per_page) ||
+        (h.key_pages != 0 && h.key_pages != key_page_count(rows, ncolumns)) ||
         h.ngroups != (rows + kTidGroupRows - 1) / kTidGroupRows || h.ntid_pages < 1 ||
         h.ntid_pages > kMaxTidPages || h.live_block == kMetaBlock || h.live_block >= nblocks)
         return PageProblem::BadSegment;
@@ -459,6 +460,10 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
     for (uint32_t i = 0; i < h.ntid_pages; i++)
         if (h.tid_blocks[i] != h.live_block + 1 + i || h.tid_blocks[i] >= nblocks)
             return PageProblem::BadSegment;
+    // Key pages: right after the TID pages, the header right after them.
+    if (h.key_pages > 0 &&
+        uint64_t{h.live_block} + 1 + h.ntid_pages + h.key_pages != header_block)
+        return PageProblem::BadSegment;
     if (sums == Sums::Trust)
         return PageProblem::None;
     // Groups in order: page by page, offsets rising on each page.
@@ -545,11 +550,15 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
 uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t group_blocks,
                          FreeExtent *out) noexcept
 {
-    if (h.ntid_pages > kMaxTidPages || h.nslices == 0 || !slices_per_page_ok(h.rows, h.slices_per_page))
+    if (h.ntid_pages > kMaxTidPages || h.key_pages > kMaxKeyPages || h.nslices == 0 ||
+        !slices_per_page_ok(h.rows, h.slices_per_page) ||
+        uint64_t{h.live_block} + 1 + h.ntid_pages + h.key_pages > UINT32_MAX)
         return 0;
     // The slices as one extent, the other blocks one each, in block order.
     uint32_t n = 0;
     auto insert = [&](uint32_t first, uint32_t nblocks) {
+        if (n == kMaxSegmentExtents) // cannot happen (counted above); never past out[]
+            return;
         uint32_t at = n++;
         for (; at > 0 && out[at - 1].first > first; at--)
             out[at] = out[at - 1];

@@ -332,7 +332,8 @@ describe_segment_header(ItemsOut *out, Relation index, BlockNumber blkno, const 
 	PageProblem problem = bloomidx::check_segment_page(page, segment_id,
 													   bloomidx::page_opaque(page)->count,
 													   h->first_slice, nslices, h->slices_per_page,
-													   nblocks);
+													   RelationGetNumberOfAttributes(index),
+													   blkno, nblocks);
 
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);

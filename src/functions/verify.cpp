@@ -382,7 +382,9 @@ check_header_arg(const uint8 *page, const void *arg)
 
 	return bloomidx::check_segment_page(page, a->entry->segment_id, a->entry->rows,
 										a->entry->first_slice, a->nslices,
-										a->entry->slices_per_page, a->nblocks);
+										a->entry->slices_per_page,
+										RelationGetNumberOfAttributes(a->index_rel),
+										a->entry->header_block, a->nblocks);
 }
 
 static PageProblem

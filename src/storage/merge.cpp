@@ -68,6 +68,7 @@ typedef struct MergeCheckArg
 	BlockNumber nblocks;
 	uint32		index;			/* TID or key page, or the slice page's first slice */
 	uint32		nkeys;			/* filter keys a row */
+	uint32		ncolumns;		/* the index's */
 } MergeCheckArg;
 
 static bloomidx::PageProblem
@@ -77,7 +78,8 @@ check_header(const uint8 *page, const void *arg)
 
 	return bloomidx::check_segment_page(page, a->entry->segment_id, a->entry->rows,
 										a->entry->first_slice, a->nslices,
-										a->entry->slices_per_page, a->nblocks);
+										a->entry->slices_per_page, a->ncolumns,
+										a->entry->header_block, a->nblocks);
 }
 
 static bloomidx::PageProblem
@@ -172,7 +174,8 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, 
 			   BlockNumber nblocks, BufferAccessStrategy strategy, MergeSource *src,
 			   SegmentRows *rows)
 {
-	MergeCheckArg arg = {e, &src->header, nslices, nblocks, 0, nkeys};
+	MergeCheckArg arg = {e, &src->header, nslices, nblocks, 0, nkeys,
+						 (uint32) RelationGetNumberOfAttributes(index)};
 	const uint32 base = rows->nrows;
 	const uint32 nbytes = rows->signature_bytes;
 	Buffer		buffer;
@@ -363,7 +366,6 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		uint32		nsources = 0;
 		bool		all_keyed = w->rows.keys != NULL;
 		bool		has_filters;
-		uint32	   *keys = w->rows.keys;
 
 		for (uint32 i = 0; i < ngroup; i++)
 			if (w->removed_entries[i].live_rows > 0)
@@ -374,14 +376,11 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		if (all_keyed)
 			has_filters = bloomidx_segment_filters(w->state, &w->rows, &filters);
 		else
-		{
 			has_filters = bloomidx_merge_filters(index, w->state, w->sources, nsources,
 												 w->nblocks, w->strategy, &filters);
-			w->rows.keys = NULL;	/* not every row's: no key pages */
-		}
+		/* Only every row's keys make key pages. */
 		bloomidx_write_next_segment(index, w->state, &w->rows, w->dir, w->nblocks,
-									has_filters ? &filters : NULL, &entry, &change);
-		w->rows.keys = keys;
+									has_filters ? &filters : NULL, all_keyed, &entry, &change);
 		if (has_filters)
 			pfree(filters.image);
 	}
@@ -429,7 +428,9 @@ segment_keeps_keys(MergeWork *w, const bloomidx::SegmentEntry *e)
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	bool		keyed = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
 													 w->state->meta.signature_bits,
-													 e->slices_per_page, w->nblocks) ==
+													 e->slices_per_page,
+													 RelationGetNumberOfAttributes(w->index),
+													 e->header_block, w->nblocks) ==
 		bloomidx::PageProblem::None && bloomidx::segment_header(page)->key_pages > 0;
 
 	UnlockReleaseBuffer(buffer);

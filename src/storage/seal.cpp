@@ -194,7 +194,7 @@ seal_rows(Relation index, uint32 min_rows)
 	bool		has_filters = bloomidx_segment_filters(state, &rows, &filters);
 
 	bloomidx_write_next_segment(index, state, &rows, dir, nblocks,
-								has_filters ? &filters : NULL, &entry, &change);
+								has_filters ? &filters : NULL, true, &entry, &change);
 	bloomidx_seal_step(SEAL_STEP_WRITTEN);
 	change.move_head = true;
 	change.new_head = walk.blkno;

@@ -349,7 +349,9 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 
 	if (kind == bloomidx::kPageSegment)
 		problem = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
-											   nslices, e->slices_per_page, nblocks, sums);
+											   nslices, e->slices_per_page,
+											   RelationGetNumberOfAttributes(index), blkno,
+											   nblocks, sums);
 	else if (kind == bloomidx::kPageLive)
 		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	else

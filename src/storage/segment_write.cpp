@@ -2,8 +2,8 @@
  * segment_write.cpp: turning a block of rows (signatures and heap TIDs,
  * gathered in memory) into a sealed segment's pages, one extent of
  * consecutive blocks: its slice pages (m, or fewer with several slices a
- * page: packed slices), the live page, the TID pages, the header
- * (storage/README.md has the protocol, core/page_layout.hpp the formats).
+ * page: packed slices), the live page, the TID pages, its rows' filter
+ * keys' pages if it keeps them, the header (storage/README.md has the protocol, core/page_layout.hpp the formats).
  * Each page is written whole and WAL-logged whole; nothing points at the
  * segment until its directory entry is published.
  */
@@ -77,7 +77,7 @@ void
 bloomidx_segment_rows_keep_keys(SegmentRows *rows, uint32 ncolumns)
 {
 	rows->keys = (uint32 *) palloc_extended((Size) rows->capacity * ncolumns * sizeof(uint32),
-											MCXT_ALLOC_HUGE);
+											MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 
 /* Row r's pending-page tail (g.tail_bytes: its TID, then its filter keys). */
@@ -319,9 +319,10 @@ write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, Bloc
  * Writes rows->nrows rows (1..kSegmentRows) as segment `segment_id` and
  * fills *entry, its directory entry (not published: the caller does).  The
  * segment takes one extent of consecutive blocks: its slices, its live
- * page, its TID pages and its header, in that order; with `filters` (a
- * seal's or merge's: a group of the segment's own), the group's pages
- * after them where the blocks allow (write_own_group).  With a free list
+ * page, its TID pages, its key pages (keep_keys: below) and its header, in
+ * that order; with `filters` (a seal's or merge's: a group of the
+ * segment's own), the group's pages after them where the blocks allow
+ * (write_own_group).  With a free list
  * (`list`, the caller's copy of the directory's, and `dir`, that
  * directory), the blocks come off it if an extent has enough (*taken: how
  * many, 0 if none), else from the end of the index.
@@ -329,8 +330,8 @@ write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, Bloc
 void
 bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 					   uint32 segment_id, const BlockWriter *writer, bloomidx::FreeList *list,
-					   const DirectoryCopy *dir, SegmentFilters *filters, uint32 *taken,
-					   bloomidx::SegmentEntry *entry)
+					   const DirectoryCopy *dir, SegmentFilters *filters, bool keep_keys,
+					   uint32 *taken, bloomidx::SegmentEntry *entry)
 {
 	const uint32 nrows = rows->nrows;
 	const uint32 nslices = state->meta.signature_bits;
@@ -360,20 +361,21 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 			 RelationGetRelationName(index));
 
 	/*
-	 * Where: slices, live page, TID pages, key pages, header.  A segment of
-	 * a quarter of this session's segment size or less whose rows came with
-	 * their filter keys keeps them (format 16), for the merge that makes its
-	 * filters again (merge.cpp): VACUUM's seals and merges of small segments
-	 * write such segments.  Not a build (no free list), whose segments are
-	 * full but its last ones, which would make a small table's index a
-	 * third larger.
+	 * Where: slices, live page, TID pages, key pages, header.  With
+	 * keep_keys, a segment of a quarter of this session's segment size or
+	 * less whose rows came with their filter keys keeps them (format 16),
+	 * for the merge that makes its filters again (merge.cpp): VACUUM's seals
+	 * and merges of small segments write such segments.  Not a build's,
+	 * whose segments are full but its last ones, which would make a small
+	 * table's index a third larger; not a merge's of sources that did not
+	 * all keep theirs (rows->keys then holds only some rows' keys).
 	 */
 	const uint32 slice_pages = bloomidx::slice_page_count(nslices, nrows, h->slices_per_page);
 	const uint32 slice_words = h->slices_per_page <= 1 ? bloomidx::kSliceWords :
 		bloomidx::slice_lines(nrows) * bloomidx::kSliceLineWords;
 	const uint32 nkeys = state->geometry.keys;
 
-	h->key_pages = rows->keys != NULL && list != NULL && state->meta.version >= 16 &&
+	h->key_pages = keep_keys && rows->keys != NULL &&
 		nrows <= bloomidx_segment_capacity(state->geometry.capacity) / 4
 		? (uint16) bloomidx::key_page_count(nrows, nkeys) : 0;
 	uint32		need = slice_pages + 2 + h->ntid_pages + h->key_pages;
@@ -483,7 +485,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 void
 bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 							const DirectoryCopy *dir, BlockNumber nblocks, SegmentFilters *filters,
-							bloomidx::SegmentEntry *entry, DirectoryChange *change)
+							bool keep_keys, bloomidx::SegmentEntry *entry, DirectoryChange *change)
 {
 	bloomidx::FreeList list = dir->free;
 
@@ -493,6 +495,6 @@ bloomidx_write_next_segment(Relation index, const BloomidxState *state, SegmentR
 
 	bloomidx_block_writer_init(&writer, index, !RELATION_IS_LOCAL(index), false);
 	bloomidx_write_segment(index, state, rows, dir->header.next_segment_id, &writer, &list, dir,
-						   filters, &change->taken_blocks, entry);
+						   filters, keep_keys, &change->taken_blocks, entry);
 	change->added = entry;
 }

@@ -80,7 +80,7 @@ void		bloomidx_segment_rows_tail(const SegmentRows *rows, uint32 r,
 void		bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *rows,
 								   uint32 segment_id, const BlockWriter *writer,
 								   bloomidx::FreeList *list, const DirectoryCopy *dir,
-								   SegmentFilters *filters, uint32 *taken,
+								   SegmentFilters *filters, bool keep_keys, uint32 *taken,
 								   bloomidx::SegmentEntry *entry);
 BlockNumber bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h,
 										const uint8 *image, BlockNumber first,
@@ -89,7 +89,7 @@ BlockNumber bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHea
 void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
 										SegmentRows *rows, const DirectoryCopy *dir,
 										BlockNumber nblocks, SegmentFilters *filters,
-										bloomidx::SegmentEntry *entry,
+										bool keep_keys, bloomidx::SegmentEntry *entry,
 										DirectoryChange *change);
 
 /*

@@ -93,7 +93,8 @@ mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, Us
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
 	bool		sound = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
 													 nslices, e->slices_per_page,
-													 used->nblocks) ==
+													 RelationGetNumberOfAttributes(index),
+													 e->header_block, used->nblocks) ==
 		bloomidx::PageProblem::None;
 
 	if (sound)

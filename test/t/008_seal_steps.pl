@@ -161,6 +161,35 @@ for my $step (1 .. 4)
 		't', "$label: a seal runs again");
 }
 
+# A seal that keeps its rows' filter keys (format 16: 500 rows, a quarter
+# of a 4,000-row segment or fewer) stopped after step 2, its segment
+# written and not published: its key pages are orphans too, and the
+# sweep frees every one of them (none is a key page after VACUUM, unless
+# VACUUM's own seals and merges wrote keys there again, which leaves
+# them named by a segment: bloomidx_verify, in after_crash, checks every
+# key page a segment names).
+{
+	my $label = 'seal keeping keys, crash after step 2';
+	load_rows($node, 't', $next, $next + 499);
+	$next += 500;
+	crash_at(2, "SET bloomidx.segment_rows = 4000; SELECT bloomidx_seal('t_bloomidx')", $label);
+	my @before = page_kinds();
+	my @orphan_keys = grep { $before[$_] eq '13' } 0 .. $#before;
+	cmp_ok(scalar(@orphan_keys), '>', 0,
+		"$label: the unpublished segment left key pages (" . scalar(@orphan_keys) . ')');
+	my $named_keys = $node->safe_psql('postgres',
+		"SELECT key_pages FROM bloomidx_stats('t_bloomidx')");
+	is($named_keys, '0', "$label: no segment names them");
+	after_crash(1, $label);
+	my @after = page_kinds();
+	my $named_after = $node->safe_psql('postgres',
+		"SELECT key_pages FROM bloomidx_stats('t_bloomidx')");
+	my $left = grep { ($after[$_] // '') eq '13' } @orphan_keys;
+	cmp_ok($left, '<=', $named_after,
+		"$label: VACUUM freed the orphan key pages ($left of them key pages still, "
+		  . "$named_after named by a segment)");
+}
+
 # A merge (VACUUM's, of segments mostly deleted) stopped after each step.
 for my $step (2 .. 4)
 {

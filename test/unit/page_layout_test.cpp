@@ -192,7 +192,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kMaxKeyPages, 128u);
     EXPECT_EQ(kKeyedRowsMax, 16256u);
     EXPECT_EQ(key_rows_per_page(6), 339u);
-    EXPECT_EQ(kMetaVersionOldest, 15) << "13 and 14 were never released";
+    EXPECT_EQ(kMetaVersionOldest, 16) << "13 to 15 were never released";
     EXPECT_EQ(kPageFilterGroup, 11);
     EXPECT_EQ(kPageFilter, 12);
     EXPECT_EQ(kGroupSlots, 127u);
@@ -1191,7 +1191,7 @@ TEST(SegmentPages, TidsRoundTripAtEveryLength)
         Page header;
         page_init(header.b);
         segment_header_fill(header.b, s.header);
-        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104, 0,
+        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104, 0, 4, 500,
                                                   1000),
                                PageProblem::None))
             << n;
@@ -1227,7 +1227,7 @@ TEST(SegmentPages, DamageIsCaught)
     page_init(header.b);
     segment_header_fill(header.b, s.header);
     auto header_ok = [&](const uint8_t *p) {
-        return check_segment_page(p, 0x12345, 5000, 10, 104, 0, 1000);
+        return check_segment_page(p, 0x12345, 5000, 10, 104, 0, 4, 500, 1000);
     };
     // Any single flipped bit of the header's payload or special space.
     for (uint32_t off = 24; off < kBlockSize; off += (off < 24 + sizeof(SegmentHeader) ? 1 : 8)) {
@@ -1238,13 +1238,13 @@ TEST(SegmentPages, DamageIsCaught)
         ASSERT_FALSE(problem_is(header_ok(bad.b), PageProblem::None)) << "byte " << off;
     }
     // Another segment's header, a wrong row count or slice start, blocks past the end.
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 0, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 0, 4, 500, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 0, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 0, 4, 500, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 0, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 0, 4, 500, 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 0, 115),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 0, 4, 500, 115),
                            PageProblem::BadSegment));
     // Packed slices: 5,000 rows, 12 a page, 104 slices on 9 pages; the live
     // page after them; the header must say as its entry says.
@@ -1258,9 +1258,9 @@ TEST(SegmentPages, DamageIsCaught)
         Page ph;
         page_init(ph.b);
         segment_header_fill(ph.b, packed);
-        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 12, 1000),
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 12, 4, 500, 1000),
                                PageProblem::None));
-        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 0, 1000),
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 0, 4, 500, 1000),
                                PageProblem::BadSegment));
         FreeExtent ext[kMaxSegmentExtents];
         ASSERT_EQ(segment_extents(packed, 10 + 9 + 1 + packed.ntid_pages, 0, ext), 1u);
@@ -1269,7 +1269,7 @@ TEST(SegmentPages, DamageIsCaught)
         packed.slices_per_page = 11; // not as many as fit
         page_init(ph.b);
         segment_header_fill(ph.b, packed);
-        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 11, 1000),
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 11, 4, 500, 1000),
                                PageProblem::BadSegment));
     }
     // Not one extent: the live page or a TID page elsewhere (sum recomputed).
@@ -1291,6 +1291,30 @@ TEST(SegmentPages, DamageIsCaught)
     page_init(swapped.b);
     segment_header_fill(swapped.b, h);
     EXPECT_TRUE(problem_is(header_ok(swapped.b), PageProblem::BadSegment));
+
+    // Key pages: as many as 5,000 rows of 4 keys take, ending right before
+    // the header; another count, another column count or a header
+    // elsewhere is damage (a merge would read keys past its pages).
+    {
+        SegmentHeader k = s.header;
+        k.key_pages = static_cast<uint16_t>(key_page_count(5000, 4));
+        ASSERT_GT(k.key_pages, 1u);
+        const uint32_t at = k.live_block + 1 + k.ntid_pages + k.key_pages;
+        Page kp;
+        page_init(kp.b);
+        segment_header_fill(kp.b, k);
+        EXPECT_TRUE(problem_is(check_segment_page(kp.b, 0x12345, 5000, 10, 104, 0, 4, at, 1000),
+                               PageProblem::None));
+        EXPECT_TRUE(problem_is(check_segment_page(kp.b, 0x12345, 5000, 10, 104, 0, 4, at + 1, 1000),
+                               PageProblem::BadSegment));
+        EXPECT_TRUE(problem_is(check_segment_page(kp.b, 0x12345, 5000, 10, 104, 0, 3, at, 1000),
+                               PageProblem::BadSegment));
+        k.key_pages--;
+        page_init(kp.b);
+        segment_header_fill(kp.b, k);
+        EXPECT_TRUE(problem_is(check_segment_page(kp.b, 0x12345, 5000, 10, 104, 0, 4, at - 1, 1000),
+                               PageProblem::BadSegment));
+    }
 
     // A flipped bit in a TID page's bytes, its id or its index.
     const Page &tp = s.tid_pages[0];
@@ -1740,6 +1764,30 @@ TEST(FreeList, SegmentExtents)
     EXPECT_EQ(out[0].nblocks, 22u);
     // A header among them is damage.
     EXPECT_EQ(segment_extents(k, 119, 0, out), 0u);
+    k.key_pages = kMaxKeyPages + 1;
+    EXPECT_EQ(segment_extents(k, 1000, 0, out), 0u);
+
+    // The most extents a header can name: every TID page apart, key
+    // pages, header and its group (kMaxSegmentExtents before the header
+    // and group join; the sentinels after out[] catch a write past it).
+    SegmentHeader w{};
+    w.first_slice = 10;
+    w.nslices = 16;
+    w.live_block = 1000;
+    w.ntid_pages = kMaxTidPages;
+    for (uint32_t p = 0; p < kMaxTidPages; p++)
+        w.tid_blocks[p] = 2000 + 2 * p;
+    w.key_pages = 2;
+    struct {
+        FreeExtent out[kMaxSegmentExtents];
+        FreeExtent guard[2];
+    } wide{};
+    wide.guard[0] = wide.guard[1] = FreeExtent{0xdeadbeef, 0xdeadbeef};
+    ASSERT_EQ(segment_extents(w, 5000, 3, wide.out), kMaxSegmentExtents - 1);
+    EXPECT_EQ(wide.guard[0].first, 0xdeadbeefu);
+    EXPECT_EQ(wide.guard[0].nblocks, 0xdeadbeefu);
+    EXPECT_EQ(wide.out[kMaxSegmentExtents - 2].first, 5000u);
+    EXPECT_EQ(wide.out[kMaxSegmentExtents - 2].nblocks, 4u);
 }
 
 // Key pages: how many a segment takes, their fill and check (any changed
