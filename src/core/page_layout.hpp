@@ -722,7 +722,6 @@ inline void set_page_stamp(uint8_t *page, uint32_t generation) noexcept
 constexpr uint32_t kTidGroups = kSegmentRows / 64;        // 1,016
 constexpr uint32_t kMaxTidPages = 64;                     // 56 hold the worst case
 constexpr uint32_t kTidPagePayload = kPayloadBytes;       // 8,152 bytes of groups
-constexpr uint32_t kMaxKeyPages = 128;
 constexpr uint32_t kKeyedRowsMax = kSegmentRows / 4;      // 16,256
 
 // Rows a key page holds, of ncolumns (1..32) keys each.
@@ -730,6 +729,9 @@ constexpr uint32_t key_rows_per_page(uint32_t ncolumns)
 {
     return kPayloadBytes / (4 * ncolumns);
 }
+// Enough for kKeyedRowsMax rows of 32 columns' keys (63 rows a page).
+constexpr uint32_t kMaxKeyPages = (kKeyedRowsMax + key_rows_per_page(32) - 1) / key_rows_per_page(32);
+static_assert(kMaxKeyPages == 259, "key pages of a quarter segment of 32 columns");
 // Key pages a segment of `rows` rows takes, 0 if it may not keep keys.
 constexpr uint32_t key_page_count(uint32_t rows, uint32_t ncolumns)
 {

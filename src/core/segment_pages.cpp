@@ -460,9 +460,9 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
     for (uint32_t i = 0; i < h.ntid_pages; i++)
         if (h.tid_blocks[i] != h.live_block + 1 + i || h.tid_blocks[i] >= nblocks)
             return PageProblem::BadSegment;
-    // Key pages: right after the TID pages, the header right after them.
-    if (h.key_pages > 0 &&
-        uint64_t{h.live_block} + 1 + h.ntid_pages + h.key_pages != header_block)
+    // The header right after the TID pages and the key pages (if any): a
+    // gap would be blocks the sweep leaves unmarked inside the segment.
+    if (uint64_t{h.live_block} + 1 + h.ntid_pages + h.key_pages != header_block)
         return PageProblem::BadSegment;
     if (sums == Sums::Trust)
         return PageProblem::None;

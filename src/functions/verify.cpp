@@ -661,11 +661,9 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		uint32		per_page = bloomidx::key_rows_per_page(nkeys);
 		BlockNumber first = h->live_block + 1 + h->ntid_pages;
 
-		if ((uint64) first + h->key_pages != e->header_block ||
-			bloomidx::key_page_count(e->rows, nkeys) != h->key_pages)
-			bloomidx_report_corrupted_page(vs->index, e->header_block,
-						psprintf("Segment %u's %u key pages are not where its header lies, or not as many as its rows need.",
-								 e->segment_id, (uint32) h->key_pages));
+		/* Where and how many: check_segment_page checked the header. */
+		Assert((uint64) first + h->key_pages == e->header_block &&
+			   bloomidx::key_page_count(e->rows, nkeys) == h->key_pages);
 		row_keys = (uint8 *) MemoryContextAlloc(vs->cxt, (Size) e->rows * nkeys * sizeof(uint32));
 		for (uint32 p = 0; p < h->key_pages; p++)
 		{

@@ -3,10 +3,12 @@
  * (merge.cpp), made from the sources' filters (storage/README.md, *Segment
  * filters*).
  *
- * Segments keep no filter keys, and reading the rows' values back from
- * the table would evaluate index expressions inside VACUUM and meet
- * tuples that are dead or HOT-updated since.  A source's filter is
- * enough: the merged segment gets a group of its own whose slots each
+ * Only small segments keep their rows' filter keys (key pages, format
+ * 16): a merge whose sources all kept them makes its filters from them
+ * (bloomidx_segment_filters); this file serves the others.  Reading the
+ * rows' values back from the table would evaluate index expressions
+ * inside VACUUM and meet tuples that are dead or HOT-updated since.  A
+ * source's filter is enough: the merged segment gets a group of its own whose slots each
  * hold one source slot's filter, every column widened to the most blocks
  * any source has (core: filter_widened_blocks), and a scan lets the
  * segment through if any of its slots passes.  Keys of rows VACUUM

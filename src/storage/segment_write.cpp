@@ -3,7 +3,8 @@
  * gathered in memory) into a sealed segment's pages, one extent of
  * consecutive blocks: its slice pages (m, or fewer with several slices a
  * page: packed slices), the live page, the TID pages, its rows' filter
- * keys' pages if it keeps them, the header (storage/README.md has the protocol, core/page_layout.hpp the formats).
+ * keys' pages if it keeps them, the header (storage/README.md has the
+ * protocol, core/page_layout.hpp the formats).
  * Each page is written whole and WAL-logged whole; nothing points at the
  * segment until its directory entry is published.
  */

@@ -207,7 +207,8 @@ free_page_before(Relation index, BlockNumber limit, bool *from_map)
  * the free tail then starts just past the highest copy.  Their predecessors are found in one
  * walk before any free page is locked (the walk's share locks then wait
  * for no lock of ours).  *from_map: how many of the pages it wrote came
- * from the free space map (VACUUM's sweep counted those as free).
+ * from the free space map (VACUUM's sweep counted those as free); the
+ * pages moved from are pending->blocks[0 .. returned).
  */
 static uint32
 move_tail_pending(Relation index, const TailPending *pending, uint32 *from_map)
@@ -233,7 +234,11 @@ move_tail_pending(Relation index, const TailPending *pending, uint32 *from_map)
 		BlockNumber blkno_to = BufferGetBlockNumber(to);
 
 		if (!bloomidx_move_pending_page(index, pending->blocks[i], preds[i], to))
+		{
+			/* Unwritten, but taken off the map or the list: free again. */
+			RecordFreeIndexPage(index, blkno_to);
 			break;
+		}
 		moved++;
 		*from_map += mapped ? 1 : 0;
 		/* A page still to move that the moved one linked to has a new predecessor. */
@@ -319,6 +324,13 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		moved = move_tail_pending(index, &pending, &from_map);
 		start = free_tail_start(index, nblocks, strategy, true, &off_list, NULL);
 	}
+	/*
+	 * VACUUM's sweep counted as free the pages moved to that the free space
+	 * map gave (in use now), and not the pages moved from (pending then,
+	 * free now); and, of the pages cut, those off the list.
+	 */
+	int64		free_change = (int64) moved - from_map;
+
 	if (start < nblocks)
 	{
 		unlist_tail(index, start);
@@ -326,18 +338,12 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		ereport(info->message_level,
 				(errmsg("index \"%s\": truncated %u to %u pages",
 						RelationGetRelationName(index), nblocks, start)));
-		/*
-		 * VACUUM's sweep counted as free the pages cut that were off the
-		 * list, but for those moved from (pending then), and the pages
-		 * moved to that the free space map gave.
-		 */
-		off_list -= Min(off_list, moved);
-		off_list += from_map;
-		if (stats != NULL)
-		{
-			stats->pages_free -= Min(stats->pages_free, off_list);
-			stats->pages_deleted -= Min(stats->pages_deleted, off_list);
-		}
+		free_change -= off_list;
+	}
+	if (stats != NULL)
+	{
+		stats->pages_free = (BlockNumber) Max((int64) stats->pages_free + free_change, 0);
+		stats->pages_deleted = (BlockNumber) Max((int64) stats->pages_deleted + free_change, 0);
 	}
 	if (pending.blocks != NULL)
 		pfree(pending.blocks);

@@ -42,11 +42,31 @@ static ScratchBuffer scratch[SCRATCH_COUNT];
 static MemoryContext scratch_cxt = NULL;
 static bool scratch_busy = false;
 
+/*
+ * Let go at abort (a scan that failed); at commit a scan still holding it
+ * is a leak (a path out of amgetbitmap that missed _end): warned, as
+ * core warns of leaked buffer pins, and let go, so that it cannot refuse
+ * every later scan of this backend.
+ */
 static void
-scratch_abort_xact(XactEvent event, void *arg)
+scratch_xact_end(XactEvent event, void *arg)
 {
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		scratch_busy = false;
+	switch (event)
+	{
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			scratch_busy = false;
+			break;
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			if (scratch_busy)
+				elog(WARNING, "bloomidx: a scan's memory was not let go before commit");
+			scratch_busy = false;
+			break;
+		default:
+			break;
+	}
 }
 
 static void
@@ -65,7 +85,7 @@ bloomidx_scan_scratch_begin(void)
 	{
 		scratch_cxt = AllocSetContextCreate(TopMemoryContext, "bloomidx scan scratch",
 											ALLOCSET_SMALL_SIZES);
-		RegisterXactCallback(scratch_abort_xact, NULL);
+		RegisterXactCallback(scratch_xact_end, NULL);
 		RegisterSubXactCallback(scratch_abort_subxact, NULL);
 	}
 	if (scratch_busy)

@@ -189,7 +189,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kFormatRowWise, 1);
     EXPECT_EQ(kMetaVersion, 16) << "16: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices, listed groups of many segments, key pages of small segments";
     EXPECT_EQ(kPageKeys, 13);
-    EXPECT_EQ(kMaxKeyPages, 128u);
+    EXPECT_EQ(kMaxKeyPages, 259u);
     EXPECT_EQ(kKeyedRowsMax, 16256u);
     EXPECT_EQ(key_rows_per_page(6), 339u);
     EXPECT_EQ(kMetaVersionOldest, 16) << "13 to 15 were never released";
@@ -1183,6 +1183,12 @@ void expect_all_tids_read_back(const BuiltSegment &s)
 
 } // namespace
 
+// Where a segment's header follows its other pages (check_segment_page).
+static uint32_t header_at(const SegmentHeader &h)
+{
+    return h.live_block + 1 + h.ntid_pages + h.key_pages;
+}
+
 TEST(SegmentPages, TidsRoundTripAtEveryLength)
 {
     std::mt19937_64 rng(11);
@@ -1191,7 +1197,7 @@ TEST(SegmentPages, TidsRoundTripAtEveryLength)
         Page header;
         page_init(header.b);
         segment_header_fill(header.b, s.header);
-        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104, 0, 4, 500,
+        ASSERT_TRUE(problem_is(check_segment_page(header.b, 77, static_cast<uint16_t>(n), 10, 104, 0, 4, header_at(s.header),
                                                   1000),
                                PageProblem::None))
             << n;
@@ -1227,7 +1233,7 @@ TEST(SegmentPages, DamageIsCaught)
     page_init(header.b);
     segment_header_fill(header.b, s.header);
     auto header_ok = [&](const uint8_t *p) {
-        return check_segment_page(p, 0x12345, 5000, 10, 104, 0, 4, 500, 1000);
+        return check_segment_page(p, 0x12345, 5000, 10, 104, 0, 4, header_at(s.header), 1000);
     };
     // Any single flipped bit of the header's payload or special space.
     for (uint32_t off = 24; off < kBlockSize; off += (off < 24 + sizeof(SegmentHeader) ? 1 : 8)) {
@@ -1238,13 +1244,13 @@ TEST(SegmentPages, DamageIsCaught)
         ASSERT_FALSE(problem_is(header_ok(bad.b), PageProblem::None)) << "byte " << off;
     }
     // Another segment's header, a wrong row count or slice start, blocks past the end.
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 0, 4, 500, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12346, 5000, 10, 104, 0, 4, header_at(s.header), 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 0, 4, 500, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 4999, 10, 104, 0, 4, header_at(s.header), 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 0, 4, 500, 1000),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 11, 104, 0, 4, header_at(s.header), 1000),
                            PageProblem::BadSegment));
-    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 0, 4, 500, 115),
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 0, 4, header_at(s.header), 115),
                            PageProblem::BadSegment));
     // Packed slices: 5,000 rows, 12 a page, 104 slices on 9 pages; the live
     // page after them; the header must say as its entry says.
@@ -1258,9 +1264,9 @@ TEST(SegmentPages, DamageIsCaught)
         Page ph;
         page_init(ph.b);
         segment_header_fill(ph.b, packed);
-        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 12, 4, 500, 1000),
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 12, 4, header_at(packed), 1000),
                                PageProblem::None));
-        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 0, 4, 500, 1000),
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 0, 4, header_at(packed), 1000),
                                PageProblem::BadSegment));
         FreeExtent ext[kMaxSegmentExtents];
         ASSERT_EQ(segment_extents(packed, 10 + 9 + 1 + packed.ntid_pages, 0, ext), 1u);
@@ -1269,7 +1275,7 @@ TEST(SegmentPages, DamageIsCaught)
         packed.slices_per_page = 11; // not as many as fit
         page_init(ph.b);
         segment_header_fill(ph.b, packed);
-        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 11, 4, 500, 1000),
+        EXPECT_TRUE(problem_is(check_segment_page(ph.b, 0x12345, 5000, 10, 104, 11, 4, header_at(packed), 1000),
                                PageProblem::BadSegment));
     }
     // Not one extent: the live page or a TID page elsewhere (sum recomputed).
@@ -1291,6 +1297,10 @@ TEST(SegmentPages, DamageIsCaught)
     page_init(swapped.b);
     segment_header_fill(swapped.b, h);
     EXPECT_TRUE(problem_is(header_ok(swapped.b), PageProblem::BadSegment));
+    // A header a block past its other pages (a gap inside the segment).
+    EXPECT_TRUE(problem_is(check_segment_page(header.b, 0x12345, 5000, 10, 104, 0, 4,
+                                              header_at(s.header) + 1, 1000),
+                           PageProblem::BadSegment));
 
     // Key pages: as many as 5,000 rows of 4 keys take, ending right before
     // the header; another count, another column count or a header
@@ -1800,7 +1810,8 @@ TEST(SegmentPages, KeyPagesFillCheckAndPlace)
     EXPECT_EQ(key_page_count(340, 6), 2u);
     EXPECT_EQ(key_page_count(kKeyedRowsMax, 6), 48u);
     EXPECT_EQ(key_page_count(kKeyedRowsMax + 1, 6), 0u) << "too many rows keep no keys";
-    EXPECT_EQ(key_page_count(kKeyedRowsMax, 32), 0u) << "past kMaxKeyPages: none";
+    EXPECT_EQ(key_page_count(kKeyedRowsMax, 32), kMaxKeyPages) << "any width keeps its keys";
+    EXPECT_EQ(key_page_count(kKeyedRowsMax, 17), 137u) << "over 128: kept";
     EXPECT_EQ(key_page_count(100, 0), 0u);
     for (uint32_t ncols : {1u, 6u, 32u})
         EXPECT_LE(key_page_count(std::min(kKeyedRowsMax, kMaxKeyPages * key_rows_per_page(ncols)),
