@@ -98,3 +98,32 @@ SELECT kp_last_key_page() < :keys_before / 4 AS moved,
 
 DROP TABLE kp;
 DROP FUNCTION kp_round(int), kp_state(), kp_last_key_page();
+
+-- A wide index (20 columns: 101 rows' keys a page) keeps the keys of a
+-- seal of about 16,000 rows on over 128 key pages (kMaxKeyPages was 128,
+-- and such an index kept none), and they check against the rows.
+RESET bloomidx.segment_rows;
+CREATE TABLE kw AS
+SELECT i AS id, (i * 7) % 1000 AS c1, (i * 11) % 997 AS c2, (i * 13) % 991 AS c3, (i * 17) % 983 AS c4,
+       (i * 19) % 977 AS c5, (i * 23) % 971 AS c6, (i * 29) % 967 AS c7, (i * 31) % 953 AS c8,
+       (i * 37) % 947 AS c9, (i * 41) % 941 AS c10, (i * 43) % 937 AS c11, (i * 47) % 929 AS c12,
+       (i * 53) % 919 AS c13, (i * 59) % 911 AS c14, (i * 61) % 907 AS c15, (i * 67) % 887 AS c16,
+       (i * 71) % 883 AS c17, (i * 73) % 881 AS c18, (i * 79) % 877 AS c19, (i * 83) % 863 AS c20
+FROM generate_series(1, 1000) i;
+ALTER TABLE kw SET (autovacuum_enabled = off);
+CREATE INDEX kw_bl ON kw USING bloomidx (c1, c2, c3, c4, c5, c6, c7, c8, c9, c10,
+                                         c11, c12, c13, c14, c15, c16, c17, c18, c19, c20);
+INSERT INTO kw SELECT i, (i * 7) % 1000, (i * 11) % 997, (i * 13) % 991, (i * 17) % 983,
+       (i * 19) % 977, (i * 23) % 971, (i * 29) % 967, (i * 31) % 953, (i * 37) % 947,
+       (i * 41) % 941, (i * 43) % 937, (i * 47) % 929, (i * 53) % 919, (i * 59) % 911,
+       (i * 61) % 907, (i * 67) % 887, (i * 71) % 883, (i * 73) % 881, (i * 79) % 877, (i * 83) % 863
+FROM generate_series(1001, 17000) i;
+SELECT bloomidx_seal('kw_bl') BETWEEN 15000 AND 16256 AS sealed_a_quarter_segment;
+SELECT key_pages > 128 AS over_128_key_pages FROM bloomidx_stats('kw_bl');
+SELECT bloomidx_verify('kw_bl')::text = '' AS verified;
+SET enable_seqscan = off;
+SELECT count(*) AS found FROM kw WHERE c5 = (16001 * 19) % 977 AND c20 = (16001 * 83) % 863 AND id = 16001;
+RESET enable_seqscan;
+SELECT index_vs_seqscan('SELECT id FROM kw WHERE c3 = ' || c3 || ' AND c18 = ' || c18)
+FROM kw WHERE id IN (5, 12000, 16999);
+DROP TABLE kw;

@@ -235,8 +235,23 @@ move_tail_pending(Relation index, const TailPending *pending, uint32 *from_map)
 
 		if (!bloomidx_move_pending_page(index, pending->blocks[i], preds[i], to))
 		{
-			/* Unwritten, but taken off the map or the list: free again. */
-			RecordFreeIndexPage(index, blkno_to);
+			/*
+			 * Unwritten, but taken: back to the map if it came from there
+			 * (new or free); off the list, it is still a listed page,
+			 * which the map's takers refuse, so it is freed as a page
+			 * nothing points at.
+			 */
+			if (mapped)
+				RecordFreeIndexPage(index, blkno_to);
+			else
+			{
+				DirectoryCopy *dir = bloomidx_directory_copy_new();
+				BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+				bloomidx_read_directory(index, &nblocks, dir);
+				bloomidx_free_page(index, blkno_to, dir->header.generation);
+				bloomidx_directory_copy_free(dir);
+			}
 			break;
 		}
 		moved++;
@@ -327,7 +342,9 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	/*
 	 * VACUUM's sweep counted as free the pages moved to that the free space
 	 * map gave (in use now), and not the pages moved from (pending then,
-	 * free now); and, of the pages cut, those off the list.
+	 * free now); and, of the pages cut, those off the list.  (Approximate,
+	 * as the sweep's count is: its gathering and the moves of the last
+	 * segments list and free pages after it counted.)
 	 */
 	int64		free_change = (int64) moved - from_map;
 
