@@ -1721,15 +1721,24 @@ TEST(FreeList, TouchingBlocksJoinIntoOneExtent)
 
 // A segment's blocks as extents: one for a segment written in one piece,
 // more where its pages lie apart, none for a header naming a block twice.
-TEST(FreeList, SegmentExtents)
+// A header of 16 slices from first_slice, its live page at live_block,
+// ntid_pages TID pages `tid_step` blocks apart from tid_first.
+static SegmentHeader extents_header(uint32_t first_slice, uint32_t live_block,
+                                    uint16_t ntid_pages, uint32_t tid_first, uint32_t tid_step)
 {
     SegmentHeader h{};
-    h.first_slice = 100;
+    h.first_slice = first_slice;
     h.nslices = 16;
-    h.live_block = 116;
-    h.ntid_pages = 2;
-    h.tid_blocks[0] = 117;
-    h.tid_blocks[1] = 118;
+    h.live_block = live_block;
+    h.ntid_pages = ntid_pages;
+    for (uint32_t p = 0; p < ntid_pages; p++)
+        h.tid_blocks[p] = tid_first + tid_step * p;
+    return h;
+}
+
+TEST(FreeList, SegmentExtents)
+{
+    SegmentHeader h = extents_header(100, 116, 2, 117, 1);
     FreeExtent out[kMaxSegmentExtents];
     ASSERT_EQ(segment_extents(h, 119, 0, out), 1u);
     EXPECT_EQ(out[0].first, 100u);
@@ -1762,12 +1771,7 @@ TEST(FreeList, SegmentExtents)
     EXPECT_EQ(segment_extents(h, 116, 0, out), 0u);
 
     // Key pages, after the TID pages and before the header: one extent.
-    SegmentHeader k{};
-    k.first_slice = 100;
-    k.nslices = 16;
-    k.live_block = 116;
-    k.ntid_pages = 1;
-    k.tid_blocks[0] = 117;
+    SegmentHeader k = extents_header(100, 116, 1, 117, 1);
     k.key_pages = 3;
     ASSERT_EQ(segment_extents(k, 121, 0, out), 1u);
     EXPECT_EQ(out[0].first, 100u);
@@ -1780,13 +1784,7 @@ TEST(FreeList, SegmentExtents)
     // The most extents a header can name: every TID page apart, key
     // pages, header and its group (kMaxSegmentExtents before the header
     // and group join; the sentinels after out[] catch a write past it).
-    SegmentHeader w{};
-    w.first_slice = 10;
-    w.nslices = 16;
-    w.live_block = 1000;
-    w.ntid_pages = kMaxTidPages;
-    for (uint32_t p = 0; p < kMaxTidPages; p++)
-        w.tid_blocks[p] = 2000 + 2 * p;
+    SegmentHeader w = extents_header(10, 1000, kMaxTidPages, 2000, 2);
     w.key_pages = 2;
     struct {
         FreeExtent out[kMaxSegmentExtents];
