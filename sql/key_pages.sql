@@ -51,6 +51,12 @@ SELECT * FROM kp_state();
 SELECT wait_for_older_xacts();
 VACUUM kp;
 SELECT * FROM kp_state();
+-- Its filters, made from the keys, still reject: values no row holds
+-- return almost no rows (the false-positive rate, measured) and a miss
+-- reads few index pages.
+SELECT miss_rate('kp', ARRAY['a = 1000', 'b = ''w7''', 'c = 77777', 'a = 301 AND c = 5001']) < 0.01
+           AS few_false_positives,
+       index_buffers('SELECT * FROM kp WHERE a = 1000') <= 8 AS miss_reads_few_pages;
 
 -- Most of eight more small segments' rows deleted: merged, their live
 -- rows (a few hundred) keep their keys, each carried to its own row
