@@ -139,8 +139,34 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	TOTAL_START=$SECONDS
 	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
 	SUITES_GIVEN="${BLOOMIDX_SUITES:-}"
+	# The chroots the later versions need are made in the background while
+	# the first version's suites run (about 100 s each, mostly waiting on
+	# the mirror and dpkg); chroot_run waits for each one's lock.
+	PREPARE_PID="" PREPARE_LOG=""
+	declare -a TO_PREPARE=()
+	for major in "${MAJORS[@]:1}"; do runs_here "$major" || TO_PREPARE+=("$major"); done
+	if ((${#TO_PREPARE[@]} > 0)); then
+		chroot_need_debootstrap	# here, before the first version's apt-get
+		PREPARE_LOG="$(mktemp "$BLOOMIDX_TMPDIR/bloomidx-chroots.XXXXXX")"
+		log "chroot: making those of PostgreSQL ${TO_PREPARE[*]} in the background (log: $PREPARE_LOG)"
+		(chroot_prepare "${TO_PREPARE[@]}") >"$PREPARE_LOG" 2>&1 </dev/null &
+		PREPARE_PID=$!
+		# shellcheck disable=SC2064
+		trap "kill $PREPARE_PID 2>/dev/null || true" EXIT
+	fi
 	for major in "${MAJORS[@]}"; do
 		start=$SECONDS rc=0
+		if [[ -n "$PREPARE_PID" && "$major" != "${MAJORS[0]}" ]]; then
+			if wait "$PREPARE_PID"; then
+				grep -a '^\[' "$PREPARE_LOG" || true	# its log lines, not apt's
+			else
+				print_file "$PREPARE_LOG" 100
+				log "chroot: making them in the background failed; each is tried again below"
+			fi
+			rm -f "$PREPARE_LOG"
+			PREPARE_PID=""
+			trap - EXIT
+		fi
 		# The TAP tests at full length on the first version, shortened on
 		# the others (the same code paths), and the unit tests only on the
 		# first, unless the caller chose.

@@ -112,18 +112,23 @@ chroot_exec() {
 		HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 }
 
+# Installs debootstrap if missing (apt-get on this machine: a caller that
+# runs apt-get at the same time calls this first).
+chroot_need_debootstrap() {
+	command -v debootstrap >/dev/null 2>&1 && return 0
+	[[ "${BLOOMIDX_SKIP_APT:-}" == 1 ]] && die "debootstrap missing (BLOOMIDX_SKIP_APT=1)"
+	local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap)
+	as_root "${install[@]}" </dev/null ||
+		{ as_root apt-get update -q </dev/null && as_root "${install[@]}" </dev/null; } ||
+		die "apt-get install debootstrap failed"
+}
+
 _chroot_create() {
 	local major="$1" release="$2" dir="$3" tmp="$3.partial" start=$SECONDS
 	local extra
 	extra="$(debian_extra_suite_for "$major")"
 	log "chroot: creating $dir (Debian $release, PostgreSQL $major)"
-	command -v debootstrap >/dev/null 2>&1 || {
-		[[ "${BLOOMIDX_SKIP_APT:-}" == 1 ]] && die "debootstrap missing (BLOOMIDX_SKIP_APT=1)"
-		local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap)
-		as_root "${install[@]}" </dev/null ||
-			{ as_root apt-get update -q </dev/null && as_root "${install[@]}" </dev/null; } ||
-			die "apt-get install debootstrap failed"
-	}
+	chroot_need_debootstrap
 	# (A creation that was killed may have left its mounts.)
 	chroot_remove "$tmp"
 	as_root mkdir -p "$tmp" || die "chroot: cannot make $tmp"
@@ -169,22 +174,43 @@ _chroot_create() {
 	log "chroot: $dir ready in $((SECONDS - start))s"
 }
 
-chroot_run() {
-	local major="$1" release dir
-	shift
+# The chroot of PostgreSQL $1, locked (fd 9, held until the calling
+# subshell ends) and created if missing; sets chroot_dir.  One run per
+# chroot at a time: another would delete this one's tree and unmount its
+# /proc.
+_chroot_lock_ready() {
+	local major="$1" release
 	release="$(debian_release_for "$major")"
 	[[ -n "$release" ]] || die "no Debian release ships PostgreSQL $major (supported: 15, 17, 18, 19)"
-	dir="$BLOOMIDX_CHROOT_ROOT/$release-pg$major"
+	chroot_dir="$BLOOMIDX_CHROOT_ROOT/$release-pg$major"
 	as_root mkdir -p "$BLOOMIDX_CHROOT_ROOT" || die "chroot: cannot make $BLOOMIDX_CHROOT_ROOT"
-	# One run per chroot at a time: another would delete this one's tree
-	# and unmount its /proc.  (The lock goes with this subshell.)
-	exec 9>>"$dir.lock" || die "chroot: cannot open $dir.lock"
+	exec 9>>"$chroot_dir.lock" || die "chroot: cannot open $chroot_dir.lock"
 	if ! flock -n 9; then
-		log "chroot: waiting for another run in $dir"
-		flock 9 || die "chroot: cannot lock $dir.lock"
+		log "chroot: waiting for another run in $chroot_dir"
+		flock 9 || die "chroot: cannot lock $chroot_dir.lock"
 	fi
-	[[ -x "$dir/usr/lib/postgresql/$major/bin/postgres" && -x "$dir/usr/lib/postgresql/$major/bin/pg_config" ]] ||
-		_chroot_create "$major" "$release" "$dir"
+	[[ -x "$chroot_dir/usr/lib/postgresql/$major/bin/postgres" &&
+		-x "$chroot_dir/usr/lib/postgresql/$major/bin/pg_config" ]] ||
+		_chroot_create "$major" "$release" "$chroot_dir"
+}
+
+# chroot_prepare <major>...: creates the chroots that are missing, one
+# after the other (a run of every version starts this in the background,
+# so that they are made while the first version's suites run; chroot_run
+# waits on each one's lock).
+chroot_prepare() {
+	local major
+	for major in "$@"; do
+		(_chroot_lock_ready "$major") || return 1
+	done
+}
+
+chroot_run() {
+	local major="$1" release dir chroot_dir
+	shift
+	release="$(debian_release_for "$major")"
+	_chroot_lock_ready "$major"
+	dir="$chroot_dir"
 
 	# The working tree (tracked and untracked files, not ignored ones, so
 	# no build output of another version; a tracked file deleted in the
