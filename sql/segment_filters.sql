@@ -134,7 +134,9 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- VACUUM then gathers the merged segments' groups, of one shape, into one
 -- (filter_gather.cpp); the build's groups are freed once none of their
 -- segments is left (counted on the pages: the special space's kind, 11
--- for a group's header).
+-- for a group's header).  The 1,000 rows inserted are sealed by VACUUM
+-- (all that is pending beyond the tail), into a segment with a group of
+-- its own: two groups, 12 segments, all but the merged one filtered.
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b

@@ -60,7 +60,8 @@ DROP TABLE sh, sh_size;
 -- page linked at the end of the file; a parallel build's last pending page
 -- can end it too) are moved to free pages before the free ones that end
 -- it, so VACUUM still gives those back.  Too few rows for VACUUM to seal
--- (an eighth of a segment's), they held the index at its length before.
+-- (an eighth of a segment's, in an index this small), they held the index
+-- at its length before.
 SELECT setseed(0.32);
 CREATE TABLE sp (id int, a int, b text, c int) WITH (autovacuum_enabled = off);
 INSERT INTO sp SELECT i, floor(random() * 300), 'v' || floor(random() * 200),

@@ -319,7 +319,7 @@ int64		bloomidx_seal_once(Relation index, uint32 min_rows);
 int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 uint32		bloomidx_seal_threshold(uint32 capacity);
-uint32		bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta);
+uint32		bloomidx_vacuum_seal_threshold(Relation index, const bloomidx::MetaPageData *meta);
 
 /*
  * ---------------------------------------------------------------------
