@@ -19,7 +19,7 @@ AM_OBJS = src/handler.o src/options.o src/build.o src/parallel_build.o src/inser
 STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/directory.o \
 	src/storage/directory_pages.o src/storage/pending_list.o src/storage/filter_write.o \
 	src/storage/filter_merge.o src/storage/filter_gather.o src/storage/seal.o \
-	src/storage/merge.o src/storage/sweep.o src/storage/truncate.o \
+	src/storage/merge.o src/storage/heap_keys.o src/storage/sweep.o src/storage/truncate.o \
 	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
 SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o \
 	src/support/scratch.o
@@ -33,7 +33,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn shrink segment_filters key_pages partitions advise inspect progress properties package
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn shrink segment_filters key_pages heap_keys partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate \
 	filter_gather

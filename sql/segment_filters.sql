@@ -127,16 +127,18 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 
 -- Inserts, deletes, seals and VACUUM's merges, and every answer stays
 -- right.  Two thirds of the first 40 segments' rows deleted: VACUUM merges
--- them, mostly dead, into one, which, made of more than 4 segments, gets
--- no filters (filter_merge.cpp says why); the other 40, all live but small
--- enough to merge at the default segment size, merge four at a time, so
--- that each merged segment keeps its sources' filters (merge.cpp), and
--- VACUUM then gathers the merged segments' groups, of one shape, into one
--- (filter_gather.cpp); the build's groups are freed once none of their
--- segments is left (counted on the pages: the special space's kind, 11
--- for a group's header).  The 1,000 rows inserted are sealed by VACUUM
--- (all that is pending beyond the tail), into a segment with a group of
--- its own: two groups, 12 segments, all but the merged one filtered.
+-- them, mostly dead, as many as one segment holds; the other 40, all live
+-- but small enough to merge at the default segment size, merge so too.
+-- Each merged segment gets filters made from its rows' keys, read from
+-- the table where its sources kept none (heap_keys.cpp; before, a merge
+-- of more than 4 sources got no filters, and small live segments merged
+-- only four at a time to keep theirs: 11 segments were left, one without
+-- filters).  VACUUM gathers the merged segments' groups of one shape into
+-- one (filter_gather.cpp), and the build's groups are freed once none of
+-- their segments is left (counted on the pages: the special space's kind,
+-- 11 for a group's header).  The 1,000 rows inserted are sealed by VACUUM
+-- (all that is pending beyond the tail) after the merges.  Two segments,
+-- both filtered, in two groups.
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b

@@ -31,6 +31,9 @@
  */
 #define MERGE_GROUP 224
 
+/* A merged segment of this many slice pages or fewer gets no filters (merge_group). */
+#define MERGE_UNFILTERED_PAGES 2
+
 /* A segment's pages as read for a merge: its header, and its live bits. */
 typedef struct MergeSource
 {
@@ -306,6 +309,9 @@ typedef struct MergeWork
 	bloomidx::SegmentEntry *sources;
 	uint32	   *own_blocks;
 	bool	   *keyed;			/* each source's rows came with their filter keys */
+	uint32	   *first_row;		/* each source's first row in rows */
+	HeapKeys   *heap_keys;		/* the table, opened for the first source
+								 * that kept no keys (heap_keys.cpp) */
 	bloomidx::FreeExtent *to_free;
 	bool		published;		/* a group was written: the free space map changed */
 } MergeWork;
@@ -327,6 +333,7 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		const bloomidx::SegmentEntry *e = &group[c];
 
 		CHECK_FOR_INTERRUPTS();
+		w->first_row[ngroup] = w->rows.nrows;
 		if (read_live_rows(index, e, w->state->meta.signature_bits, w->state->geometry.keys,
 						   w->nblocks, w->strategy, w->src, &w->rows))
 		{
@@ -353,29 +360,57 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 	if (w->rows.nrows > 0)
 	{
 		/*
-		 * Its filters made from its rows' keys where every source it has
-		 * rows of kept them (and it keeps them too, if small enough); else
-		 * from those sources' filters, as many slots as theirs.
+		 * Its filters made from its rows' keys where it has every row's:
+		 * from the sources' key pages, or, for sources that kept none,
+		 * from the table (not for a move, which copies its one source's
+		 * filters as they are).  It keeps them on key pages if small
+		 * enough and every source did (a merge of those reads no tuple;
+		 * keys read from the table would make the segment larger than its
+		 * sources, which the next merge can read again).  Where a row's
+		 * tuple cannot give them, its filters are its sources', as many
+		 * slots as theirs.
 		 */
 		SegmentFilters filters;
 		uint32		nsources = 0;
-		bool		all_keyed = w->rows.keys != NULL;
+		bool		all_keyed = w->rows.keys != NULL;	/* every row's keys */
+		bool		all_kept = all_keyed;	/* from key pages, all of them */
 		bool		has_filters;
 
 		for (uint32 i = 0; i < ngroup; i++)
 			if (w->removed_entries[i].live_rows > 0)
 			{
 				w->sources[nsources++] = w->removed_entries[i];
+				all_kept &= w->keyed[i];
+				if (!w->keyed[i] && all_keyed && !alone)
+				{
+					if (w->heap_keys == NULL)
+						w->heap_keys = bloomidx_heap_keys_begin(index, w->rows.signature_bytes);
+					w->keyed[i] = bloomidx_heap_keys_read(w->heap_keys, w->state, &w->rows,
+														  w->first_row[i],
+														  w->removed_entries[i].live_rows);
+				}
 				all_keyed &= w->keyed[i];
 			}
-		if (all_keyed)
+		/*
+		 * None for a segment whose slices fit MERGE_UNFILTERED_PAGES pages:
+		 * a query reads those for what its filters (a group's header and a
+		 * region page at least) would cost it, and they would take as many
+		 * pages more; such small merged segments are what a mass DELETE
+		 * leaves, where the index should shrink.
+		 */
+		if (!alone &&
+			bloomidx::slice_page_count(w->state->meta.signature_bits, w->rows.nrows,
+									   bloomidx_slices_per_page(w->rows.nrows)) <=
+			MERGE_UNFILTERED_PAGES)
+			has_filters = false;
+		else if (all_keyed)
 			has_filters = bloomidx_segment_filters(w->state, &w->rows, &filters);
 		else
 			has_filters = bloomidx_merge_filters(index, w->state, w->sources, nsources,
 												 w->nblocks, w->strategy, &filters);
-		/* Only every row's keys make key pages. */
 		bloomidx_write_next_segment(index, w->state, &w->rows, w->dir, w->nblocks,
-									has_filters ? &filters : NULL, all_keyed, &entry, &change);
+									has_filters ? &filters : NULL, all_kept && all_keyed, &entry,
+									&change);
 		if (has_filters)
 			pfree(filters.image);
 	}
@@ -406,46 +441,21 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 }
 
 /*
- * Whether segment e keeps its rows' filter keys (key pages, format 16): a
- * merge of such segments alone makes its filters from them.  False for a
- * damaged header, which the merge then warns of.
- */
-static bool
-segment_keeps_keys(MergeWork *w, const bloomidx::SegmentEntry *e)
-{
-	if (w->rows.keys == NULL || e->rows > bloomidx::kKeyedRowsMax || e->live_rows == 0)
-		return false;
-
-	Buffer		buffer = ReadBufferExtended(w->index, MAIN_FORKNUM, e->header_block, RBM_NORMAL,
-											w->strategy);
-
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-	bool		keyed = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
-													 w->state->meta.signature_bits,
-													 e->slices_per_page,
-													 RelationGetNumberOfAttributes(w->index),
-													 e->header_block, w->nblocks) ==
-		bloomidx::PageProblem::None && bloomidx::segment_header(page)->key_pages > 0;
-
-	UnlockReleaseBuffer(buffer);
-	return keyed;
-}
-
-/*
  * The segments below half live, or below half a segment's rows, as many at
  * a time as one segment holds (fewest live rows first).  Those mostly
  * dead merge as they come, their space wanted back; a segment merged
- * for being small (most of its rows live) joins a group only where the
- * merge keeps the group's filters: sources with filters together while
- * their slots are MERGED_SLOTS_MAX or fewer (a merged segment keeps one
- * slot per source slot, and none past that: filter_merge.cpp), or any
- * number of sources that all kept their rows' keys (the merge makes its
- * filters from those), those without apart.  Else small segments, which VACUUM seals often
- * (bloomidx_vacuum_seal_threshold), would merge again and again until
- * their filters were gone for good.  Empty segments, removed whole, join
- * any group.  A candidate left out waits for the next group; each pass
- * takes at least one candidate.
+ * for being small (most of its rows live) joins any group where the
+ * index keeps filter keys: the merge makes its filters from its rows'
+ * keys (key pages, or the table: heap_keys.cpp), however many sources it
+ * has, with filters or without.  Else (an index without filter keys) only
+ * where the merge keeps the group's filters: sources with filters
+ * together while their slots are MERGED_SLOTS_MAX or fewer (a merged
+ * segment keeps one slot per source slot, and none past that:
+ * filter_merge.cpp), those without apart; else small segments, which
+ * VACUUM seals often, would merge again and again until their filters
+ * were gone for good.  Empty segments, removed whole, join any group.  A
+ * candidate left out waits for the next group; each pass takes at least
+ * one candidate.
  */
 static void
 merge_mostly_dead(MergeWork *w)
@@ -467,11 +477,14 @@ merge_mostly_dead(MergeWork *w)
 	slots = (uint32 *) palloc(sizeof(uint32) * Max(ncand, 1));
 	bool	   *keyed = (bool *) palloc(sizeof(bool) * Max(ncand, 1));
 
+	/* Every row's keys to be had (above): any sources group. */
+	const bool	exact = w->rows.keys != NULL;
+
 	for (uint32 i = 0; i < ncand; i++)
 	{
-		slots[i] = w->state->filter_bits_per_key > 0 && cand[i].live_rows > 0
+		slots[i] = !exact && w->state->filter_bits_per_key > 0 && cand[i].live_rows > 0
 			? bloomidx_filter_slots(w->index, &cand[i], w->nblocks, w->strategy) : 0;
-		keyed[i] = slots[i] > 0 && segment_keeps_keys(w, &cand[i]);
+		keyed[i] = exact;
 	}
 
 	bloomidx::SegmentEntry *group = (bloomidx::SegmentEntry *)
@@ -537,16 +550,30 @@ merge_mostly_dead(MergeWork *w)
 }
 
 /*
+ * The last block segment e takes: its header, or its filter group's header
+ * page where that lies past it (a group of its own right after the header
+ * moves with the segment; a gathered group's pages lie where free pages
+ * were, and one named by no other segment is freed when the segment
+ * moves, its filters then copied to a group of its own).
+ */
+static BlockNumber
+segment_end(const bloomidx::SegmentEntry *e)
+{
+	return Max(e->header_block, e->filter_block);
+}
+
+/*
  * Moves the segments that end the index to free blocks before them, so
  * that the free pages behind them end the index and VACUUM can give them
  * back (truncate.cpp).  After merges that left most of the index free (a
  * mass DELETE), the merged segment is the last thing in the file: it was
- * written before its sources were freed, so past them.  Moves only while
- * over a quarter of the index is free (free_pages, the sweep's count of
- * free pages off the list, and the list's), at most MOVES_MAX segments a VACUUM, each only if the
- * free list has an extent for all its blocks wholly before it
- * (free_list_take takes the lowest that fits); a segment that did not
- * move lower ends the moves.
+ * written before its sources were freed, so past them; or its filter
+ * group is, gathered into free pages there.  Moves only while over a
+ * quarter of the index is free (free_pages, the sweep's count of free
+ * pages off the list, and the list's), at most MOVES_MAX segments a
+ * VACUUM, each only if the free list has an extent for all its blocks
+ * wholly before its end (free_list_take takes the lowest that fits); a
+ * segment whose end did not move lower ends the moves.
  */
 #define MOVES_MAX 8
 
@@ -558,7 +585,7 @@ move_last_segments(MergeWork *w, BlockNumber free_pages)
 		const bloomidx::SegmentEntry *last = NULL;
 
 		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
-			if (last == NULL || w->dir->entries[i].header_block > last->header_block)
+			if (last == NULL || segment_end(&w->dir->entries[i]) > segment_end(last))
 				last = &w->dir->entries[i];
 		/* Its rows must fit one segment as this session sizes them (bloomidx.segment_rows). */
 		if (last->live_rows == 0 || last->live_rows > w->rows.capacity ||
@@ -570,8 +597,9 @@ move_last_segments(MergeWork *w, BlockNumber free_pages)
 		uint32		blocks = last->header_block - last->first_slice + 1 + own;
 		bloomidx::FreeList list = w->dir->free;
 		uint32		first = bloomidx::free_list_take(&list, blocks);
+		BlockNumber end = segment_end(last);
 
-		if (first == 0 || (uint64) first + blocks > last->first_slice)
+		if (first == 0 || (uint64) first + blocks > end)
 			return;
 
 		bloomidx::SegmentEntry moving = *last;
@@ -585,7 +613,7 @@ move_last_segments(MergeWork *w, BlockNumber free_pages)
 
 		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
 			if (w->dir->entries[i].segment_id + 1 == w->dir->header.next_segment_id)
-				lower = w->dir->entries[i].header_block < moving.header_block;
+				lower = segment_end(&w->dir->entries[i]) < end;
 		if (!lower)
 			return;
 	}
@@ -612,6 +640,7 @@ merge_work_init(MergeWork *w, Relation index, BufferAccessStrategy strategy)
 	w->sources = (bloomidx::SegmentEntry *) palloc(sizeof(bloomidx::SegmentEntry) * MERGE_GROUP);
 	w->own_blocks = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
 	w->keyed = (bool *) palloc(sizeof(bool) * MERGE_GROUP);
+	w->first_row = (uint32 *) palloc(sizeof(uint32) * MERGE_GROUP);
 	w->to_free = (bloomidx::FreeExtent *)
 		palloc(sizeof(bloomidx::FreeExtent) * MERGE_GROUP * bloomidx::kMaxSegmentExtents);
 	bloomidx_segment_rows_init(&w->rows, w->state->meta.signature_bytes,
@@ -641,6 +670,8 @@ merge_or_move(Relation index, BufferAccessStrategy strategy, bool move, BlockNum
 		merge_mostly_dead(&w);
 	if (w.published)
 		IndexFreeSpaceMapVacuum(index);
+	if (w.heap_keys != NULL)
+		bloomidx_heap_keys_end(w.heap_keys);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }

@@ -332,6 +332,18 @@ void		bloomidx_move_last_segments(Relation index, BufferAccessStrategy strategy,
 
 /*
  * ---------------------------------------------------------------------
+ * heap_keys.cpp: a merge's filter keys, from the table, for the sources
+ * that kept none.
+ * ---------------------------------------------------------------------
+ */
+typedef struct HeapKeys HeapKeys;
+HeapKeys   *bloomidx_heap_keys_begin(Relation index, uint32 signature_bytes);
+bool		bloomidx_heap_keys_read(HeapKeys *hk, const BloomidxState *state, SegmentRows *rows,
+									uint32 first, uint32 n);
+void		bloomidx_heap_keys_end(HeapKeys *hk);
+
+/*
+ * ---------------------------------------------------------------------
  * sweep.cpp: VACUUM's sweep of pages nothing points at onto the free list.
  * ---------------------------------------------------------------------
  */

@@ -269,4 +269,16 @@ bloomidx_beginscan_parallel(Relation heap, ParallelTableScanDesc pscan)
 #endif
 }
 
+/* A fetch of heap tuples by TID.  PostgreSQL 19 takes scan options (none here). */
+static inline IndexFetchTableData *
+bloomidx_index_fetch_begin(Relation heap)
+{
+#if PG_VERSION_NUM >= 190000
+	return table_index_fetch_begin(heap, SO_NONE);
+#else
+	return table_index_fetch_begin(heap);
+#endif
+}
+
 #endif							/* BLOOMIDX_COMPAT_H */
+

@@ -42,6 +42,7 @@ extern "C" {
 #include "commands/progress.h"
 #include "commands/tablespace.h"
 #include "commands/vacuum.h"
+#include "executor/executor.h"
 #include "executor/instrument.h"
 #include "fmgr.h"
 #include "miscadmin.h"
