@@ -36,7 +36,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages seal churn shrink segment_filters key_pages heap_keys partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate \
-	filter_gather
+	filter_gather broken_hot_chain
 ISOLATION_OPTS = --load-extension=bloomidx
 
 # (Before PGXS, whose clean rule takes it only if set by then.)

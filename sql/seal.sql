@@ -205,7 +205,7 @@ SET bloomidx.debug_seal_stop = 4;
 SET bloomidx.debug_seal_stop = 10;
 RESET bloomidx.debug_seal_stop;
 
--- VACUUM seals all that is pending beyond the tail, as GIN's VACUUM
+-- VACUUM seals what is pending beyond the tail (a page's rows or more), as GIN's VACUUM
 -- flushes its pending list, where the index keeps filter keys and has 128
 -- blocks or more: a query then reads no pending page but the tail.  (It
 -- sealed only an eighth of a segment's rows or more, 8,128 here: 3,000

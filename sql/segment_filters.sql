@@ -137,7 +137,7 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- one (filter_gather.cpp), and the build's groups are freed once none of
 -- their segments is left (counted on the pages: the special space's kind,
 -- 11 for a group's header).  The 1,000 rows inserted are sealed by VACUUM
--- (all that is pending beyond the tail) after the merges.  Two segments,
+-- (what is pending beyond the tail) after the merges.  Two segments,
 -- both filtered, in two groups.
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$

@@ -359,10 +359,10 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	/* Segments mostly dead are merged (their runs of slices freed first, for the seals). */
 	bloomidx_merge_segments(info->index, info->strategy);
-	/* Pending rows become segments (all beyond the tail, but in a small index). */
-	bloomidx_seal_all(info->index,
-					  bloomidx_vacuum_seal_threshold(info->index, bloomidx_cached_meta(info->index)),
-					  false);
+	/* Pending rows become segments (beyond the tail, an eighth of a segment's or more), */
+	bloomidx_seal_all(info->index, bloomidx_vacuum_seal_threshold(bloomidx_cached_meta(info->index)));
+	/* and the rest one more, but in a small index. */
+	bloomidx_vacuum_flush(info->index);
 	/* No bulkdelete ran (nothing to remove): count and record free space. */
 	if (stats == NULL)
 	{

@@ -310,6 +310,7 @@ typedef struct MergeWork
 	uint32	   *own_blocks;
 	bool	   *keyed;			/* each source's rows came with their filter keys */
 	uint32	   *first_row;		/* each source's first row in rows */
+	bool		heap_keys_usable;	/* rows' keys to be read from the table */
 	HeapKeys   *heap_keys;		/* the table, opened for the first source
 								 * that kept no keys (heap_keys.cpp) */
 	bloomidx::FreeExtent *to_free;
@@ -381,7 +382,7 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 			{
 				w->sources[nsources++] = w->removed_entries[i];
 				all_kept &= w->keyed[i];
-				if (!w->keyed[i] && all_keyed && !alone)
+				if (!w->keyed[i] && all_keyed && !alone && w->heap_keys_usable)
 				{
 					if (w->heap_keys == NULL)
 						w->heap_keys = bloomidx_heap_keys_begin(index, w->rows.signature_bytes);
@@ -441,21 +442,48 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 }
 
 /*
+ * Whether segment e keeps its rows' filter keys (key pages, format 16): a
+ * merge of such segments alone makes its filters from them.  False for a
+ * damaged header, which the merge then warns of.
+ */
+static bool
+segment_keeps_keys(MergeWork *w, const bloomidx::SegmentEntry *e)
+{
+	if (w->rows.keys == NULL || e->rows > bloomidx::kKeyedRowsMax || e->live_rows == 0)
+		return false;
+
+	Buffer		buffer = ReadBufferExtended(w->index, MAIN_FORKNUM, e->header_block, RBM_NORMAL,
+											w->strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		keyed = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
+													 w->state->meta.signature_bits,
+													 e->slices_per_page,
+													 RelationGetNumberOfAttributes(w->index),
+													 e->header_block, w->nblocks) ==
+		bloomidx::PageProblem::None && bloomidx::segment_header(page)->key_pages > 0;
+
+	UnlockReleaseBuffer(buffer);
+	return keyed;
+}
+
+/*
  * The segments below half live, or below half a segment's rows, as many at
  * a time as one segment holds (fewest live rows first).  Those mostly
  * dead merge as they come, their space wanted back; a segment merged
  * for being small (most of its rows live) joins any group where the
- * index keeps filter keys: the merge makes its filters from its rows'
- * keys (key pages, or the table: heap_keys.cpp), however many sources it
- * has, with filters or without.  Else (an index without filter keys) only
- * where the merge keeps the group's filters: sources with filters
- * together while their slots are MERGED_SLOTS_MAX or fewer (a merged
- * segment keeps one slot per source slot, and none past that:
- * filter_merge.cpp), those without apart; else small segments, which
- * VACUUM seals often, would merge again and again until their filters
- * were gone for good.  Empty segments, removed whole, join any group.  A
- * candidate left out waits for the next group; each pass takes at least
- * one candidate.
+ * merge can read every row's filter keys from the table (heap_keys.cpp)
+ * or its key pages: it makes its filters from them, however many sources
+ * it has, with filters or without.  Else only where the merge keeps the
+ * group's filters: sources with filters together while their slots are
+ * MERGED_SLOTS_MAX or fewer (a merged segment keeps one slot per source
+ * slot, and none past that: filter_merge.cpp), or any number of sources
+ * that all kept their keys, those without apart; else small segments,
+ * which VACUUM seals often, would merge again and again until their
+ * filters were gone for good.  Empty segments, removed whole, join any
+ * group.  A candidate left out waits for the next group; each pass takes
+ * at least one candidate.
  */
 static void
 merge_mostly_dead(MergeWork *w)
@@ -477,14 +505,14 @@ merge_mostly_dead(MergeWork *w)
 	slots = (uint32 *) palloc(sizeof(uint32) * Max(ncand, 1));
 	bool	   *keyed = (bool *) palloc(sizeof(bool) * Max(ncand, 1));
 
-	/* Every row's keys to be had (above): any sources group. */
-	const bool	exact = w->rows.keys != NULL;
+	/* Every row's keys to be had from the table (above): any sources group. */
+	const bool	exact = w->rows.keys != NULL && w->heap_keys_usable;
 
 	for (uint32 i = 0; i < ncand; i++)
 	{
 		slots[i] = !exact && w->state->filter_bits_per_key > 0 && cand[i].live_rows > 0
 			? bloomidx_filter_slots(w->index, &cand[i], w->nblocks, w->strategy) : 0;
-		keyed[i] = exact;
+		keyed[i] = exact || (slots[i] > 0 && segment_keeps_keys(w, &cand[i]));
 	}
 
 	bloomidx::SegmentEntry *group = (bloomidx::SegmentEntry *)
@@ -593,6 +621,15 @@ move_last_segments(MergeWork *w, BlockNumber free_pages)
 			(uint64) w->nblocks)
 			return;
 
+		/*
+		 * Not where its end is a group other segments share: moving it
+		 * would not free the group, which ends the index still.
+		 */
+		for (uint32 i = 0; i < w->dir->header.nsegments; i++)
+			if (&w->dir->entries[i] != last && last->filter_block > last->header_block &&
+				w->dir->entries[i].filter_block == last->filter_block)
+				return;
+
 		uint32		own = bloomidx_own_group_blocks(w->index, last, w->nblocks, w->strategy);
 		uint32		blocks = last->header_block - last->first_slice + 1 + own;
 		bloomidx::FreeList list = w->dir->free;
@@ -647,6 +684,7 @@ merge_work_init(MergeWork *w, Relation index, BufferAccessStrategy strategy)
 							   bloomidx_segment_capacity(w->state->geometry.capacity));
 	if (w->state->geometry.keys > 0 && w->state->filter_bits_per_key > 0)
 		bloomidx_segment_rows_keep_keys(&w->rows, w->state->geometry.keys);
+	w->heap_keys_usable = w->rows.keys != NULL && bloomidx_heap_keys_usable(index);
 }
 
 /*

@@ -263,34 +263,48 @@ bloomidx_seal_threshold(uint32 capacity)
 }
 
 /*
- * VACUUM seals more than a segment's worth: every query reads every
- * pending page, where a segment costs it its filter pages (its group
- * gathered with others: filter_gather.cpp), and packed slices (format 14)
- * give a small segment about the pages its rows took pending.  So, as
- * GIN's VACUUM flushes its pending list, it seals all that lies beyond the
- * tail where the index keeps filter keys (format 16): small segments keep
- * their rows' keys, and the next VACUUM merges them with exact filters
- * (merge.cpp), so a VACUUM's small segment lives until the next one.  An
- * index of fewer than VACUUM_FLUSH_MIN_BLOCKS blocks, where pending pages
- * are most of what a query reads either way and a small segment with its
- * filter group would double the file, or one without filter keys (merges
- * of many small segments would then keep no filters), seals once an
- * eighth of a segment's rows is pending; one whose segments take a slice
- * page per signature bit whatever their size (format 13's layout, which
- * the tests still write) a segment's worth.
+ * VACUUM seals more than a segment's worth: what lies beyond the tail once
+ * it is an eighth of a segment's rows.  Every query reads every pending
+ * page, where a segment costs it its filter pages, and packed slices
+ * (format 14) give a small segment about the pages its rows took pending;
+ * GIN's VACUUM likewise flushes its pending list.  Nor where segments take
+ * a slice page per signature bit whatever their size (format 13's layout,
+ * which the tests still write): there a segment's worth.  What is left
+ * below an eighth, bloomidx_vacuum_flush seals.
  */
-#define VACUUM_FLUSH_MIN_BLOCKS 128
-
 uint32
-bloomidx_vacuum_seal_threshold(Relation index, const bloomidx::MetaPageData *meta)
+bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta)
 {
 	uint32		threshold = bloomidx_seal_threshold(meta->capacity);
 
 	if (!bloomidx_packs_slices())
 		return threshold;
-	if (meta->filter_keys && RelationGetNumberOfBlocks(index) >= VACUUM_FLUSH_MIN_BLOCKS)
-		return 1;
 	return Min(threshold, Max(bloomidx_segment_capacity(meta->capacity) / 8, 1));
+}
+
+/*
+ * Then VACUUM seals the rest beyond the tail, a page's rows or more, as
+ * one segment (once: rows that inserts add meanwhile wait for the next
+ * seal, so that a VACUUM under inserts neither runs on nor writes a
+ * segment for every page they link), where the index keeps filter keys
+ * (format 16): the small segment keeps its rows' keys, and the next VACUUM
+ * merges it with filters made from them (merge.cpp), so it lives until
+ * then.  Not in an index of fewer than VACUUM_FLUSH_MIN_BLOCKS blocks,
+ * where pending pages are most of what a query reads either way and a
+ * small segment with its filter group would double the file, nor in one
+ * without filter keys (merges of many small segments would keep no
+ * filters).
+ */
+#define VACUUM_FLUSH_MIN_BLOCKS 128
+
+void
+bloomidx_vacuum_flush(Relation index)
+{
+	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
+
+	if (bloomidx_packs_slices() && meta->filter_keys &&
+		RelationGetNumberOfBlocks(index) >= VACUUM_FLUSH_MIN_BLOCKS)
+		bloomidx_seal_once(index, Max(meta->capacity, 1));
 }
 
 /*

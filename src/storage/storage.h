@@ -319,7 +319,8 @@ int64		bloomidx_seal_once(Relation index, uint32 min_rows);
 int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 uint32		bloomidx_seal_threshold(uint32 capacity);
-uint32		bloomidx_vacuum_seal_threshold(Relation index, const bloomidx::MetaPageData *meta);
+uint32		bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta);
+void		bloomidx_vacuum_flush(Relation index);
 
 /*
  * ---------------------------------------------------------------------
@@ -337,6 +338,7 @@ void		bloomidx_move_last_segments(Relation index, BufferAccessStrategy strategy,
  * ---------------------------------------------------------------------
  */
 typedef struct HeapKeys HeapKeys;
+bool		bloomidx_heap_keys_usable(Relation index);
 HeapKeys   *bloomidx_heap_keys_begin(Relation index, uint32 signature_bytes);
 bool		bloomidx_heap_keys_read(HeapKeys *hk, const BloomidxState *state, SegmentRows *rows,
 									uint32 first, uint32 n);

@@ -21,7 +21,7 @@
  * linked at the end of the file) are moved to free blocks before them
  * first, under the same locks: else a few pending rows would hold a
  * shrunk index at its old length until a seal took them, which VACUUM
- * does not do in a small index (seal.cpp, bloomidx_vacuum_seal_threshold).
+ * does not do in a small index (seal.cpp, bloomidx_vacuum_flush).
  * RelationTruncate logs the truncation; the lock is logged for
  * standbys, whose queries on the index conflict with its replay as with
  * a table's truncation; a standby holds the lock until VACUUM's
