@@ -25,11 +25,13 @@
  * Their signature must be the one the row's slices held.  A value stored
  * out of line is not fetched.  A row failing any of these makes the merge
  * OR its sources' filters instead, so no row is ever filed under keys
- * that are not its own.  A row none of whose tuples any snapshot may see
- * (pruned since VACUUM's pass over the table, or dead to all) keeps zero
- * keys: no query can return it, and the next VACUUM clears it.  (A line
- * pointer this index names is made unused only by a VACUUM that removed
- * the row here first.)
+ * that are not its own.  A row whose tuples are gone, pruned since
+ * VACUUM's pass over the table, keeps zero keys: no query can return it
+ * (a standby's that could met the pruning as a recovery conflict), and
+ * the next VACUUM clears it.  (A line pointer this index names is made
+ * unused only by a VACUUM that removed the row here first.)  One whose
+ * tuples are dead to all here but not pruned may still be seen on a
+ * standby: the sources' filters then.
  */
 #include "storage/storage.h"
 
@@ -162,10 +164,27 @@ bloomidx_heap_keys_read(HeapKeys *hk, const BloomidxState *state, SegmentRows *r
 			if (!call_again)
 				break;
 		}
-		table_index_fetch_reset(hk->fetch);
-		/* None a snapshot may see: dead to all (above). */
+		/*
+		 * None a snapshot here may see: zero keys only if the tuples are
+		 * gone, pruned, which a standby's queries that could still see
+		 * them met as a recovery conflict before this merge's record
+		 * (dead to all here is not dead to a standby without
+		 * hot_standby_feedback); else the sources' filters.
+		 */
 		if (ok && !found)
-			memset(keys, 0, ncolumns * sizeof(uint32));
+		{
+			tid = rows->tids[r];
+			call_again = false;
+			if (table_index_fetch_tuple(hk->fetch, &tid, SnapshotAny, hk->slot, &call_again,
+										&all_dead))
+			{
+				ExecClearTuple(hk->slot);
+				ok = false;
+			}
+			else
+				memset(keys, 0, ncolumns * sizeof(uint32));
+		}
+		table_index_fetch_reset(hk->fetch);
 	}
 	return ok;
 }

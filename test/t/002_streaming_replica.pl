@@ -177,6 +177,54 @@ is($standby->safe_psql('postgres', $size_sql),
 	$u_after, 'the standby replayed the truncation');
 check_standby('after a mass DELETE', 100);
 
+# A merge that reads its rows' filter keys from the table
+# (src/storage/heap_keys.cpp) gives zero keys only to a row whose tuples
+# are gone (pruned: a standby query that could still see them met that as
+# a recovery conflict first), not to one merely dead to all on the
+# primary.  Here VACUUM cannot prune row 0's page (a cursor holds it
+# pinned), and a standby snapshot older than its DELETE (no
+# hot_standby_feedback) still sees the row after the merge is replayed:
+# through the index too.
+# (Segments of 30,000 rows, so that the merged one has filters; heap page
+# 0 holds row 0 and a live row only.)
+$primary->safe_psql('postgres', q{
+SET bloomidx.segment_rows = 30000;
+CREATE TABLE hz (id int, b text) WITH (autovacuum_enabled = off);
+INSERT INTO hz SELECT i, CASE WHEN i = 0 THEN 'rrr' ELSE 'v' || i END
+FROM generate_series(0, 90000) i;
+UPDATE hz SET id = -1 WHERE id = 1;
+DELETE FROM hz WHERE ctid < '(1,0)' AND id NOT IN (0, -1);
+VACUUM hz;
+CREATE INDEX hz_bl ON hz USING bloomidx (b);
+DELETE FROM hz WHERE id > 0 AND id % 5 <> 0;
+});
+my $hz_segments = $primary->safe_psql('postgres',
+	q{SELECT segments FROM bloomidx_index_info('hz_bl')});
+$primary->wait_for_catchup($standby);
+my $old = $standby->background_psql('postgres', on_error_stop => 0);
+$old->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$old->query_safe('SET LOCAL enable_seqscan = off');
+is($old->query_safe(q{SELECT count(*) FROM hz WHERE b = 'rrr'}),
+	'1', 'standby snapshot: row 0 found through the index');
+$primary->safe_psql('postgres', 'DELETE FROM hz WHERE id = 0');
+my $pin = $primary->background_psql('postgres', on_error_stop => 0);
+$pin->query_safe('BEGIN');
+$pin->query_safe('DECLARE c CURSOR FOR SELECT id FROM hz');
+$pin->query_safe('FETCH 1 FROM c');
+$primary->safe_psql('postgres', 'SET bloomidx.segment_rows = 30000; VACUUM hz');
+cmp_ok($primary->safe_psql('postgres',
+		q{SELECT segments FROM bloomidx_index_info('hz_bl')}),
+	'<', $hz_segments, 'VACUUM merged the mostly dead segments');
+$primary->wait_for_catchup($standby);
+like($old->query_safe(q{EXPLAIN (COSTS OFF) SELECT count(*) FROM hz WHERE b = 'rrr'}),
+	qr/Bitmap Index Scan on hz_bl/, 'the standby query uses the index');
+is($old->query_safe(q{SELECT count(*) FROM hz WHERE b = 'rrr'}),
+	'1', 'standby snapshot: row 0, deleted and unpruned on the primary, still found after the merge');
+$old->query_safe('COMMIT');
+$old->quit;
+$pin->query_safe('COMMIT');
+$pin->quit;
+
 my $log = slurp_file($standby->logfile);
 unlike($log, qr/inconsistent page found/,
 	'no WAL consistency failure on the standby');
