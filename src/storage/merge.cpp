@@ -376,13 +376,17 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		bool		all_keyed = w->rows.keys != NULL;	/* every row's keys */
 		bool		all_kept = all_keyed;	/* from key pages, all of them */
 		bool		has_filters;
+		const bool	unfiltered = !alone &&
+			bloomidx::slice_page_count(w->state->meta.signature_bits, w->rows.nrows,
+									   bloomidx_slices_per_page(w->rows.nrows)) <=
+			MERGE_UNFILTERED_PAGES;
 
 		for (uint32 i = 0; i < ngroup; i++)
 			if (w->removed_entries[i].live_rows > 0)
 			{
 				w->sources[nsources++] = w->removed_entries[i];
 				all_kept &= w->keyed[i];
-				if (!w->keyed[i] && all_keyed && !alone && w->heap_keys_usable)
+				if (!w->keyed[i] && all_keyed && !alone && !unfiltered && w->heap_keys_usable)
 				{
 					if (w->heap_keys == NULL)
 						w->heap_keys = bloomidx_heap_keys_begin(index, w->rows.signature_bytes);
@@ -399,10 +403,7 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		 * pages more; such small merged segments are what a mass DELETE
 		 * leaves, where the index should shrink.
 		 */
-		if (!alone &&
-			bloomidx::slice_page_count(w->state->meta.signature_bits, w->rows.nrows,
-									   bloomidx_slices_per_page(w->rows.nrows)) <=
-			MERGE_UNFILTERED_PAGES)
+		if (unfiltered)
 			has_filters = false;
 		else if (all_keyed)
 			has_filters = bloomidx_segment_filters(w->state, &w->rows, &filters);
@@ -410,8 +411,7 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 			has_filters = bloomidx_merge_filters(index, w->state, w->sources, nsources,
 												 w->nblocks, w->strategy, &filters);
 		bloomidx_write_next_segment(index, w->state, &w->rows, w->dir, w->nblocks,
-									has_filters ? &filters : NULL, all_kept && all_keyed, &entry,
-									&change);
+									has_filters ? &filters : NULL, all_kept, &entry, &change);
 		if (has_filters)
 			pfree(filters.image);
 	}
