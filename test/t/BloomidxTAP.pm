@@ -55,9 +55,9 @@ my $seed;
 # Seed Perl's RNG from BLOOMIDX_TAP_SEED, or from the clock.  The seed is
 # printed at the end of a failing test so that the run can be repeated.
 # $full, or $quick when BLOOMIDX_TAP_QUICK=1: test/run-tests.sh runs the
-# TAP tests at full length on the first PostgreSQL version of a run and
-# shorter (fewer rounds, a shorter soak) on the others, whose code paths
-# are the same, to keep the whole suite short.
+# TAP tests shorter (fewer rounds, a shorter soak) on every PostgreSQL
+# version of a run, to keep the whole suite short; BLOOMIDX_TAP_QUICK=0
+# runs them at full length.
 sub full_or_quick
 {
 	my ($full, $quick) = @_;
