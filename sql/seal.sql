@@ -239,3 +239,26 @@ SELECT q, index_vs_seqscan('SELECT * FROM vf WHERE ' || q)
 FROM (VALUES ('a = 70501'), ('a = 74001 AND b = 1'), ('b = 501 AND c = 3'), ('a = 72001'),
              ('a IN (13, 71097, 75556) AND d = 0'), ('b = 999 AND d = 5')) AS t(q);
 DROP TABLE vf;
+
+-- One-row INSERTs append to the pending list's tail while it has room,
+-- even when the free space map offers wholly free pages (the pages seals,
+-- merges and VACUUM free): each such INSERT statement linked a free page
+-- of its own as the new tail, so after a VACUUM, 2,000 one-row INSERTs
+-- left 353 pending pages of 6 rows (every query read them all, and no
+-- seal took them: too few rows).  Here 600 one-row statements after a
+-- VACUUM that freed pages: they fill about 3 pages, not 600.
+SET bloomidx.segment_rows = 2000;
+CREATE TABLE sr (a int, b int, c int) WITH (autovacuum_enabled = off);
+INSERT INTO sr SELECT i, i % 100, i % 7 FROM generate_series(1, 20000) i;
+CREATE INDEX sr_bl ON sr USING bloomidx (a, b, c);
+INSERT INTO sr SELECT i, i % 100, i % 7 FROM generate_series(20001, 40000) i;
+VACUUM sr;
+SELECT i.pending_pages <= 2 AS flushed, s.free_pages > 10 AS pages_freed
+FROM bloomidx_index_info('sr_bl') i, bloomidx_stats('sr_bl') s;
+DO $$ BEGIN FOR i IN 40001 .. 40600 LOOP INSERT INTO sr VALUES (i, i % 100, i % 7); END LOOP; END $$;
+SELECT pending_pages <= 6 AS tail_filled FROM bloomidx_index_info('sr_bl');
+SELECT q, index_vs_seqscan('SELECT * FROM sr WHERE ' || q)
+FROM (VALUES ('a = 40300'), ('b = 7 AND c = 0'), ('a = 40599 AND b = 99')) AS t(q);
+SELECT bloomidx_verify('sr_bl');
+DROP TABLE sr;
+RESET bloomidx.segment_rows;

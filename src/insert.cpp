@@ -207,6 +207,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	/* Space VACUUM freed in pending pages, or a free page to link. */
 	Size		need = state->geometry.signature_bytes + state->geometry.tail_bytes;
 	uint32		pending_pages = 0;
+	bool		tail_tried = false;
 
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
 	{
@@ -222,6 +223,29 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		}
 		AppendResult result = try_append(index, blkno, state, &entry, &fresh);
 
+		/*
+		 * A free page: the tail first, while it has room.  Else every
+		 * statement of one row would link a page of its own (seals and
+		 * merges free many), and the pending list would hold a row a page,
+		 * which every query reads and no seal counts as enough rows.  The
+		 * free page stays free (unlocked first: one page locked at a time).
+		 */
+		if (result == APPEND_FREE && !tail_tried)
+		{
+			BlockNumber tail;
+
+			UnlockReleaseBuffer(fresh);
+			tail_tried = true;
+			tail = metapage_tail(index);
+			if (tail != bloomidx::kMetaBlock &&
+				try_append(index, tail, state, &entry, NULL) == APPEND_ADDED)
+			{
+				cache->last_block = tail;
+				return false;
+			}
+			tries--;			/* the same page again, linked this time */
+			continue;
+		}
 		if (result == APPEND_FREE)
 		{
 			/* In the list from now on, so no longer free: inserts fill it. */
