@@ -157,6 +157,19 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 	return blkno;
 }
 
+/* Adds the entry to the pending list's tail if it has room (the statement's page from then on). */
+static bool
+append_to_tail(Relation index, const BloomidxState *state, const NewEntry *entry,
+			   InsertCache *cache)
+{
+	BlockNumber tail = metapage_tail(index);
+
+	if (tail == bloomidx::kMetaBlock || try_append(index, tail, state, entry, NULL) != APPEND_ADDED)
+		return false;
+	cache->last_block = tail;
+	return true;
+}
+
 bool
 bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 				Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -232,18 +245,11 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		 */
 		if (result == APPEND_FREE && !tail_tried)
 		{
-			BlockNumber tail;
-
 			UnlockReleaseBuffer(fresh);
 			tail_tried = true;
-			tail = metapage_tail(index);
-			if (tail != bloomidx::kMetaBlock &&
-				try_append(index, tail, state, &entry, NULL) == APPEND_ADDED)
-			{
-				cache->last_block = tail;
+			if (append_to_tail(index, state, &entry, cache))
 				return false;
-			}
-			tries--;			/* the same page again, linked this time */
+			tries--;			/* the map's next free page, linked this time */
 			continue;
 		}
 		if (result == APPEND_FREE)
@@ -264,13 +270,8 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	}
 
 	/* The tail, else a new page linked behind it. */
-	blkno = metapage_tail(index);
-	if (blkno != bloomidx::kMetaBlock &&
-		try_append(index, blkno, state, &entry, NULL) == APPEND_ADDED)
-	{
-		cache->last_block = blkno;
+	if (append_to_tail(index, state, &entry, cache))
 		return false;
-	}
 	blkno = link_new_tail(index, bloomidx_extend_buffer(index), state, &entry, &pending_pages);
 	cache->last_block = blkno;
 	/* A segment's worth gathered: sealed now, unless a seal or VACUUM runs. */

@@ -146,6 +146,8 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
 	SUITES_GIVEN="${BLOOMIDX_SUITES:-}"
 	SKIP_GIVEN="${BLOOMIDX_TAP_SKIP+set}"
+	TAP_DAMAGE="003_verify 007_random_corruption"
+	TAP_OWN_LOGIC="004_dump_restore 005_promote 006_crash_cycles 008_seal_steps 009_free_list 011_shards"
 	# The chroots the later versions need are made in the background while
 	# the first version's suites run (about 100 s each, mostly waiting on
 	# the mirror and dpkg); chroot_run waits for each one's lock.
@@ -190,9 +192,9 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 			if [[ "$major" == "${MAJORS[0]}" ]]; then
 				unset BLOOMIDX_TAP_SKIP
 			elif [[ "$major" == "${MAJORS[-1]}" ]]; then
-				export BLOOMIDX_TAP_SKIP="003_verify 007_random_corruption"
+				export BLOOMIDX_TAP_SKIP="$TAP_DAMAGE"
 			else
-				export BLOOMIDX_TAP_SKIP="003_verify 007_random_corruption 004_dump_restore 005_promote 006_crash_cycles 008_seal_steps 009_free_list 011_shards"
+				export BLOOMIDX_TAP_SKIP="$TAP_DAMAGE $TAP_OWN_LOGIC"
 			fi
 		fi
 		if [[ -z "$SUITES_GIVEN" ]]; then
