@@ -137,10 +137,23 @@ pass_on_env() {
 	return 0
 }
 
+# failure_digest MAJOR LOG: the lines of a failed version's output that say
+# what failed (test results, errors, the start of a regression diff),
+# repeated at the very end, where CI's excerpt of the output shows them.
+failure_digest() {
+	local major="$1" f="$2"
+	echo
+	echo "======================================================================"
+	echo "PostgreSQL $major failed; from its output ($f):"
+	grep -a -n -E 'not ok|FAIL|[Ff]ailed|Dubious|ERROR|PANIC|TRAP|timed out|Terminated|[Kk]illed|# +(got|expected)|Bailout' "$f" |
+		grep -a -v -E '^[0-9]+:(ok |.*\.\.\. ok)|PASS' | tail -n 50 || true
+	awk '/^----- .*regression\.diffs/ {on = 1; n = 0} on && n++ < 40 {print} /^----- end of/ {on = 0}' "$f" | head -n 60
+}
+
 if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	# Each version on its own: here (a new process, for its own PG_CONFIG)
 	# or in its chroot.
-	declare -a VERSION_SUMMARY=()
+	declare -a VERSION_SUMMARY=() VERSION_LOGS=()
 	VERSIONS_FAILED=0
 	TOTAL_START=$SECONDS
 	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
@@ -200,8 +213,14 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 		if [[ -z "$SUITES_GIVEN" ]]; then
 			if [[ "$major" == "${MAJORS[0]}" ]]; then unset BLOOMIDX_SUITES; else export BLOOMIDX_SUITES="build regress tap"; fi
 		fi
+		# Each version's output is kept too, so that what failed can be
+		# repeated after the summary: CI shows only the end of the output.
+		vlog="$BLOOMIDX_TMPDIR/bloomidx-pg$major.log"
 		if runs_here "$major"; then
-			PG_MAJOR="$major" bash "$BLOOMIDX_REPO/test/run-tests.sh" --pg "$major" || rc=$?
+			set +e
+			PG_MAJOR="$major" bash "$BLOOMIDX_REPO/test/run-tests.sh" --pg "$major" 2>&1 | tee "$vlog"
+			rc=${PIPESTATUS[0]}
+			set -e
 		else
 			mapfile -t chroot_env < <(pass_on_env)
 			# Not in an ||-list, where bash would ignore set -e inside.
@@ -209,11 +228,17 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 			(
 				set -euo pipefail
 				chroot_run "$major" "${chroot_env[@]}"
-			)
-			rc=$?
+			) 2>&1 | tee "$vlog"
+			rc=${PIPESTATUS[0]}
 			set -e
 		fi
-		if ((rc == 0)); then status=PASS; else status=FAIL VERSIONS_FAILED=$((VERSIONS_FAILED + 1)); fi
+		if ((rc == 0)); then
+			status=PASS
+			rm -f "$vlog"
+		else
+			status=FAIL VERSIONS_FAILED=$((VERSIONS_FAILED + 1))
+			VERSION_LOGS+=("$major:$vlog")
+		fi
 		VERSION_SUMMARY+=("$(printf '  PostgreSQL %-3s %s  %5ds' "$major" "$status" "$((SECONDS - start))")")
 	done
 	echo
@@ -221,6 +246,9 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	echo "versions (total $((SECONDS - TOTAL_START))s):"
 	printf '%s\n' "${VERSION_SUMMARY[@]}"
 	echo "$((${#MAJORS[@]} - VERSIONS_FAILED)) passed, $VERSIONS_FAILED failed"
+	for entry in "${VERSION_LOGS[@]}"; do
+		failure_digest "${entry%%:*}" "${entry#*:}"
+	done
 	exit $((VERSIONS_FAILED > 0))
 fi
 
