@@ -202,7 +202,7 @@ LOAD 'bloomidx';
 ALTER ROLE CURRENT_USER SET bloomidx.debug_seal_stop = 2;
 ALTER ROLE CURRENT_USER SET bloomidx.debug_pause_at = 'seal_marked';
 SET bloomidx.debug_seal_stop = 4;
-SET bloomidx.debug_seal_stop = 10;
+SET bloomidx.debug_seal_stop = 11;
 RESET bloomidx.debug_seal_stop;
 
 -- VACUUM seals what is pending beyond the tail (a page's rows or more), as GIN's VACUUM

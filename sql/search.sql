@@ -39,5 +39,5 @@ FROM (VALUES ('a IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 11)'),
 SELECT index_buffers('SELECT * FROM ts WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 11)')
      = index_buffers('SELECT * FROM ts WHERE a = 1') AS one_pass,
        index_buffers('SELECT * FROM ts WHERE a = 1')
-     = pg_relation_size('ts_bl') / current_setting('block_size')::int
+     > (SELECT pending_pages FROM bloomidx_index_info('ts_bl'))
        AS reads_metapage_and_every_pending_page;

@@ -346,6 +346,7 @@ fill_metapage(Relation index, Page page, int options_elevel)
 	bloomidx::directory_init(bloomidx::directory_header((uint8 *) page));
 	bloomidx::directory_page_list_init(bloomidx::directory_page_list((uint8 *) page));
 	bloomidx::free_list_init(bloomidx::free_list((uint8 *) page));
+	bloomidx::pending_filters_set(bloomidx::pending_filters((uint8 *) page), bloomidx::kMetaBlock, 0);
 	/* pd_lower past the directory, so Generic WAL does not skip it as a hole */
 	((PageHeader) page)->pd_lower = bloomidx::kMetaPageLower;
 }

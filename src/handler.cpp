@@ -40,8 +40,9 @@ _PG_init(void)
 							"Debugging only: a seal or merge stops the server (PANIC) after this step: "
 							"1 pending pages marked, 2 segment written, 3 published, 4 old pages freed, "
 							"5 directory pages written (in the publish), 6 directory pages switched (in the publish); "
-							"VACUUM's gathering of filter groups: 7 group written, 8 published, 9 old groups freed; 0 never.",
-							NULL, &bloomidx_debug_seal_stop, 0, 0, 9, PGC_SUSET,
+							"VACUUM's gathering of filter groups: 7 group written, 8 published, 9 old groups freed; "
+							"an insert's pending filters: 10 a page's filters written, not its slot; 0 never.",
+							NULL, &bloomidx_debug_seal_stop, 0, 0, 10, PGC_SUSET,
 							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							bloomidx_debug_check, NULL, NULL);
 	DefineCustomIntVariable("bloomidx.debug_filter_batch_pages",

@@ -103,12 +103,13 @@ metapage_tail(Relation index)
 
 /*
  * Makes `fresh` (a free or new page, locked) a pending page holding the
- * entry and links it behind the tail; returns its block, and the pages the
- * list has now in *pending_pages.
+ * entry and links it behind the tail; returns its block, the pages the
+ * list has now in *pending_pages, and the old tail in *filled (kMetaBlock:
+ * the list was empty).
  */
 static BlockNumber
 link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const NewEntry *entry,
-			  uint32 *pending_pages)
+			  uint32 *pending_pages, BlockNumber *filled)
 {
 	BlockNumber blkno = BufferGetBlockNumber(fresh);
 	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
@@ -147,6 +148,7 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 	d->pending_tail = blkno;
 	d->pending_pages++;
 	*pending_pages = d->pending_pages;
+	*filled = tail;
 	d->check = bloomidx::directory_check(*d);
 	GenericXLogFinish(xlog);
 
@@ -155,6 +157,19 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 	UnlockReleaseBuffer(meta);
 	UnlockReleaseBuffer(fresh);
 	return blkno;
+}
+
+/*
+ * After a new tail was linked behind page `filled`: a segment's worth
+ * gathered is sealed now, unless a seal or VACUUM runs; else the pages
+ * that filled get their pending filters (storage/pending_filters.cpp).
+ */
+static void
+tail_linked(Relation index, const BloomidxState *state, uint32 pending_pages, BlockNumber filled)
+{
+	bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
+	if (filled != bloomidx::kMetaBlock)
+		bloomidx_pending_filters_add(index, state, filled);
 }
 
 /* Adds the entry to the pending list's tail if it has room (the statement's page from then on). */
@@ -220,6 +235,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	/* Space VACUUM freed in pending pages, or a free page to link. */
 	Size		need = state->geometry.signature_bytes + state->geometry.tail_bytes;
 	uint32		pending_pages = 0;
+	BlockNumber filled = bloomidx::kMetaBlock;
 	bool		tail_tried = false;
 
 	for (int tries = 0; tries < MAX_FSM_TRIES; tries++)
@@ -255,7 +271,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		if (result == APPEND_FREE)
 		{
 			/* In the list from now on, so no longer free: inserts fill it. */
-			blkno = link_new_tail(index, fresh, state, &entry, &pending_pages);
+			blkno = link_new_tail(index, fresh, state, &entry, &pending_pages, &filled);
 			RecordPageWithFreeSpace(index, blkno,
 									bloomidx::row_page_free_bytes(state->geometry, 1));
 		}
@@ -263,7 +279,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		{
 			cache->last_block = blkno;
 			if (result == APPEND_FREE)
-				bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
+				tail_linked(index, state, pending_pages, filled);
 			return false;
 		}
 		RecordPageWithFreeSpace(index, blkno, 0);
@@ -272,9 +288,9 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 	/* The tail, else a new page linked behind it. */
 	if (append_to_tail(index, state, &entry, cache))
 		return false;
-	blkno = link_new_tail(index, bloomidx_extend_buffer(index), state, &entry, &pending_pages);
+	blkno = link_new_tail(index, bloomidx_extend_buffer(index), state, &entry, &pending_pages,
+						  &filled);
 	cache->last_block = blkno;
-	/* A segment's worth gathered: sealed now, unless a seal or VACUUM runs. */
-	bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
+	tail_linked(index, state, pending_pages, filled);
 	return false;
 }

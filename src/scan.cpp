@@ -314,22 +314,23 @@ scan_pending_page(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *
 }
 
 /*
- * The pending pages of the directory copy, in list order: each row
- * tested.  The next page is pinned before this one is tested, and its
- * signatures prefetched, so that memory loads them meanwhile.  False when
- * a page turned out recycled since the copy.
+ * Walks the pending list from block `blkno` to block `stop` (not read) or
+ * its end, testing each page's rows, and counts the pages in *walked.  The
+ * next page is pinned before this one is tested, and its signatures
+ * prefetched, so that memory loads them meanwhile.  *met_stop: the walk
+ * reached `stop`.  False when a page turned out recycled since the copy.
  */
 static bool
-scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
-			 BufferAccessStrategy bas, BufferHints *hints, BlockNumber nblocks)
+walk_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
+			 BufferAccessStrategy bas, BufferHints *hints, BlockNumber *nblocks,
+			 BlockNumber blkno, BlockNumber stop, uint32 *walked, BlockNumber *visited,
+			 bool *met_stop)
 {
 	uint32		generation = so->dir.header.generation;
-	BlockNumber blkno = so->dir.header.pending_head;
-	BlockNumber visited = 0;
-	uint32		walked = 0;
-	Buffer		buffer = blkno != bloomidx::kMetaBlock
+	Buffer		buffer = blkno != bloomidx::kMetaBlock && blkno != stop
 		? bloomidx_read_page(index, blkno, bas, hints) : InvalidBuffer;
 
+	*met_stop = blkno == stop;
 	while (BufferIsValid(buffer))
 	{
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -337,15 +338,18 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 
 		if (bloomidx_pending_page_recycled(index, blkno, &buffer, generation, &so->state.geometry))
 			return false;
-		walked++;
+		(*walked)++;
 
 		BlockNumber next_blkno = bloomidx::pending_next((const uint8 *) page);
 		Buffer		next = InvalidBuffer;
 
 		if (next_blkno != bloomidx::kMetaBlock)
 		{
-			bloomidx_check_pending_link(index, blkno, next_blkno, &nblocks, &visited);
-			next = bloomidx_read_page(index, next_blkno, bas, hints);
+			bloomidx_check_pending_link(index, blkno, next_blkno, nblocks, visited);
+			if (next_blkno != stop)
+				next = bloomidx_read_page(index, next_blkno, bas, hints);
+			else
+				*met_stop = true;
 		}
 
 		scan_pending_page(index, so, matcher, blkno, &buffer, page, next);
@@ -355,6 +359,127 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 		blkno = next_blkno;
 		CHECK_FOR_INTERRUPTS();
 	}
+	return true;
+}
+
+/* Tests pending page blkno, one a group's slot names (read whatever it is). */
+static bool
+scan_slot_page(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
+			   BufferAccessStrategy bas, BufferHints *hints, BlockNumber blkno)
+{
+	Buffer		buffer = bloomidx_read_page(index, blkno, bas, hints);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (bloomidx_pending_page_recycled(index, blkno, &buffer, so->dir.header.generation,
+									   &so->state.geometry))
+		return false;
+	scan_pending_page(index, so, matcher, blkno, &buffer, BufferGetPage(buffer), InvalidBuffer);
+	if (BufferIsValid(buffer))
+		UnlockReleaseBuffer(buffer);
+	return true;
+}
+
+/*
+ * A pending group's header copied into hcopy and checked: false when it
+ * was recycled since the copy (else damage is an ERROR).
+ */
+static bool
+read_pending_group(Relation index, ScanOpaque *so, BlockNumber blkno, uint32 id,
+				   BlockNumber nblocks, BufferAccessStrategy bas, char *hcopy)
+{
+	bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks, bas,
+																hcopy);
+
+	if (problem == bloomidx::PageProblem::None)
+		return true;
+	(void) bloomidx_page_was_recycled(index, blkno, so->dir.header.generation, problem);
+	return false;
+}
+
+/*
+ * The pending pages of the directory copy, in list order: each row tested.
+ * Where pending groups cover a run of the list (storage/pending_filters.cpp),
+ * the pages before the run are walked, then each group's slots the query's
+ * keys pass are read, then the pages after the run are walked.  False when
+ * a page turned out recycled since the copy.
+ */
+static bool
+scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *matcher,
+			 BufferAccessStrategy bas, BufferHints *hints, BlockNumber nblocks)
+{
+	const bloomidx::PendingFilters *pf = &so->dir.pending_filters;
+	BlockNumber visited = 0;
+	uint32		walked = 0;
+	bool		met;
+	char	   *hcopy = NULL;
+	BlockNumber run = bloomidx::kMetaBlock;	/* the run's first page: none */
+
+	if (pf->first_group != bloomidx::kMetaBlock && so->query.filter.nkeys > 0)
+	{
+		hcopy = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, 3 * (Size) BLCKSZ);
+		if (!read_pending_group(index, so, pf->first_group, pf->first_group_id, nblocks, bas,
+								hcopy))
+			return false;
+		if (bloomidx::filter_group_header((const uint8 *) hcopy)->slots_taken > 0)
+			run = bloomidx::filter_group_header((const uint8 *) hcopy)->slot_segment[0];
+	}
+	if (!walk_pending(index, so, matcher, bas, hints, &nblocks, so->dir.header.pending_head, run,
+					  &walked, &visited, &met))
+		return false;
+	if (run == bloomidx::kMetaBlock)
+		return bloomidx_check_pending_count(index, &so->dir, walked);
+
+	/* The list must lead to the run: else it was sealed since the copy, or is damaged. */
+	if (!met)
+	{
+		if (bloomidx_directory_generation(index) != so->dir.header.generation)
+			return false;
+		bloomidx_report_corrupted_page(index, pf->first_group,
+									   "The pending list does not lead to the first page of its first pending group.");
+	}
+
+	BlockNumber group = pf->first_group;
+	BlockNumber after = run;
+
+	for (BlockNumber groups = 0;; groups++)
+	{
+		const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) hcopy);
+		bloomidx::PendingGroupLinks links = bloomidx::pending_group_links((const uint8 *) hcopy);
+		bloomidx::SlotMask passed;
+
+		if (h->slots_taken == 0)
+			break;				/* a group linked, no slot written yet */
+		if (h->slot_segment[0] != after || groups >= nblocks)
+		{
+			if (bloomidx_directory_generation(index) != so->dir.header.generation)
+				return false;
+			bloomidx_report_corrupted_page(index, group,
+										   "A pending group does not start where the one before it ended.");
+		}
+		if (!bloomidx_pending_group_probe(index, &so->query.filter, hcopy, group,
+										  so->dir.header.generation, bas, hints,
+										  hcopy + 2 * BLCKSZ, &passed))
+			return false;
+		for (uint32 s = 0; s < h->slots_taken; s++)
+		{
+			walked++;
+			if (passed.has(s) &&
+				!scan_slot_page(index, so, matcher, bas, hints, h->slot_segment[s]))
+				return false;
+			CHECK_FOR_INTERRUPTS();
+		}
+		after = links.after;
+		if (links.next_group == bloomidx::kMetaBlock)
+			break;
+		group = links.next_group;
+		if (!read_pending_group(index, so, group, links.next_group_id, nblocks, bas, hcopy))
+			return false;
+	}
+
+	/* The pages after the run. */
+	if (!walk_pending(index, so, matcher, bas, hints, &nblocks, after, bloomidx::kMetaBlock,
+					  &walked, &visited, &met))
+		return false;
 	return bloomidx_check_pending_count(index, &so->dir, walked);
 }
 

@@ -346,6 +346,8 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 	/* The seal lock: no seal frees pending pages under the walk (storage/seal.cpp). */
 	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
+	/* Pending pages given room must leave the pending groups first (pending_filters.cpp). */
+	bloomidx_pending_filters_drop(info->index);
 	visit_pages(info, stats, callback, callback_state);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;
@@ -357,6 +359,8 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (info->analyze_only)
 		return stats;
 	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
+	/* VACUUM seals what is pending and moves pending pages: the pending groups go first. */
+	bloomidx_pending_filters_drop(info->index);
 	/* Segments mostly dead are merged (their runs of slices freed first, for the seals). */
 	bloomidx_merge_segments(info->index, info->strategy);
 	/* Pending rows become segments (beyond the tail, an eighth of a segment's or more), */

@@ -414,8 +414,87 @@ int64_t filter_page_place(const uint8_t *page, uint32_t *group_id) noexcept
     return -1;
 }
 
+namespace {
+
+// Where a pending group's links lie on its header page: after the list.
+size_t links_offset(const FilterGroupHeader &h) noexcept
+{
+    return kGroupHeaderLower + size_t{h.region_pages} * 4;
+}
+
+PageProblem check_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
+                             uint32_t header_block, uint32_t nblocks, bool pending) noexcept;
+
+} // namespace
+
+uint32_t pending_links_check(const PendingGroupLinks &l) noexcept
+{
+    return check_of(l, kMetaMagic ^ 0xE7);
+}
+
+PendingGroupLinks pending_group_links(const uint8_t *header_page) noexcept
+{
+    PendingGroupLinks l;
+    std::memcpy(&l, header_page + links_offset(*filter_group_header(header_page)), sizeof l);
+    return l;
+}
+
+void pending_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
+                             const uint32_t *region_blocks, const PendingGroupLinks &links) noexcept
+{
+    filter_group_page_fill(page, h, region_blocks);
+    PendingGroupLinks l = links;
+    l.check = pending_links_check(l);
+    std::memcpy(page + links_offset(h), &l, sizeof l);
+    write_u16(page + kPdLowerOffset, static_cast<uint16_t>(links_offset(h) + sizeof l));
+}
+
+void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
+                        uint32_t rows, double bits_per_key) noexcept
+{
+    uint32_t distinct[kMaxColumns];
+    for (uint32_t c = 0; c < kMaxColumns; c++)
+        distinct[c] = rows;
+    filter_group_init(h, group_id, ncolumns, distinct, bits_per_key, kGroupSlots);
+    h->flags = kGroupListed | kGroupPending;
+    h->check = filter_group_check(*h);
+}
+
+void pending_slot_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
+                        uint32_t slot, const uint8_t *const *column_blocks) noexcept
+{
+    const uint32_t per_page = group_rows_per_page(h);
+    const uint32_t row_bytes = group_row_bytes(h);
+    const uint32_t rows = group_region_rows(h);
+    for (uint32_t r = i * per_page; r < (i + 1) * per_page && r < rows; r++) {
+        uint32_t start = 0;
+        uint32_t c = column_of_row(h, r, &start);
+        if (c >= h.ncolumns || column_blocks[c] == nullptr)
+            continue;
+        std::memcpy(region_page + kPageHeaderSize + size_t{r - i * per_page} * row_bytes +
+                        size_t{slot} * kFilterBlockBytes,
+                    column_blocks[c] + size_t{r - start} * kFilterBlockBytes, kFilterBlockBytes);
+    }
+    page_opaque(region_page)->signature_sum =
+        page_sum(region_page + kPageHeaderSize, page_row_bytes(h));
+}
+
+PageProblem check_pending_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
+                                     uint32_t header_block, uint32_t nblocks) noexcept
+{
+    return check_group_page(page, group_id, ncolumns, header_block, nblocks, true);
+}
+
 PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
                                     uint32_t header_block, uint32_t nblocks) noexcept
+{
+    return check_group_page(page, group_id, ncolumns, header_block, nblocks, false);
+}
+
+namespace {
+
+PageProblem check_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
+                             uint32_t header_block, uint32_t nblocks, bool pending) noexcept
 {
     PageProblem p = check_fixed(page, kPageFilterGroup, kFormatSliced);
     if (p != PageProblem::None)
@@ -428,12 +507,16 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
         return PageProblem::BadFilter;
     if (h.ncolumns != ncolumns || h.slot_capacity < 1 || h.slot_capacity > kGroupSlots ||
         h.slots_taken > h.slot_capacity || page_opaque(page)->count != h.slots_taken ||
-        (h.flags & ~kGroupListed) != 0)
+        (pending ? h.flags != (kGroupListed | kGroupPending) || h.slot_capacity != kGroupSlots
+                 : (h.flags & ~kGroupListed) != 0))
         return PageProblem::BadFilter;
     const bool listed = (h.flags & kGroupListed) != 0;
-    if (listed && h.region_pages > kMaxListedRegionPages)
+    // A pending group's links follow the list (and must fit before the special space).
+    const uint32_t links = pending ? sizeof(PendingGroupLinks) : 0;
+    if (listed && h.region_pages > kMaxListedRegionPages - links / 4)
         return PageProblem::BadFilter;
-    if (read_u16(page + kPdLowerOffset) != kGroupHeaderLower + (listed ? h.region_pages * 4 : 0))
+    if (read_u16(page + kPdLowerOffset) !=
+        kGroupHeaderLower + (listed ? h.region_pages * 4 : 0) + links)
         return PageProblem::BadFilter;
     for (uint32_t c = 0; c < kMaxColumns; c++) {
         const FilterColumn &fc = h.columns[c];
@@ -449,11 +532,21 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
     // many takes an id above every segment's, at a run of blocks (a
     // build's) or listed (one VACUUM gathered, format 15).
     const bool own = group_id < kFirstGroupId;
-    if (own && !listed)
+    if (own && (!listed || pending))
         return PageProblem::BadFilter;
     for (uint32_t slot = 0; slot < h.slots_taken; slot++)
-        if (own ? h.slot_segment[slot] != group_id : h.slot_segment[slot] >= kFirstGroupId)
+        if (pending ? h.slot_segment[slot] >= nblocks || h.slot_segment[slot] == header_block
+                    : own ? h.slot_segment[slot] != group_id : h.slot_segment[slot] >= kFirstGroupId)
             return PageProblem::BadFilter;
+    if (pending) {
+        PendingGroupLinks l = pending_group_links(page);
+        if (l.check != pending_links_check(l) || (l.next_group == 0) != (l.next_group_id == 0) ||
+            (l.next_group != 0 && (l.next_group_id < kFirstGroupId || l.next_group >= nblocks ||
+                                   l.next_group == header_block ||
+                                   h.slots_taken != h.slot_capacity)) ||
+            l.after >= nblocks || (l.after == 0) != (h.slots_taken == 0))
+            return PageProblem::BadFilter;
+    }
     if (h.region_pages != group_region_pages(h))
         return PageProblem::BadFilter;
     if (!listed)
@@ -467,6 +560,8 @@ PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint
     }
     return PageProblem::None;
 }
+
+} // namespace
 
 PageProblem check_filter_page(const uint8_t *page, const FilterGroupHeader &h,
                               uint32_t region_page, Sums sums) noexcept

@@ -360,6 +360,12 @@ PageProblem check_meta_page(const uint8_t *page) noexcept
     const FreeList *list = free_list(page);
     if (list->count > kMaxFreeExtents || list->reserved != 0 || list->check != free_list_check(*list))
         return PageProblem::BadDirectory;
+    const PendingFilters *pf = pending_filters(page);
+    if (pf->reserved != 0 || pf->check != pending_filters_check(*pf) ||
+        (pf->first_group == kMetaBlock) != (pf->first_group_id == 0) ||
+        (pf->first_group != kMetaBlock &&
+         (pf->first_group_id < kFirstGroupId || pf->first_group_id >= d->next_group_id)))
+        return PageProblem::BadDirectory;
     return PageProblem::None;
 }
 

@@ -109,7 +109,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 16;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 17;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -121,8 +121,9 @@ constexpr uint16_t kMetaVersion = 16;       // bump on any change to this file t
                                             // slots, group ids from a counter; 14:
                                             // packed slices; 15: listed groups of
                                             // many segments, gathered by VACUUM;
-                                            // 16: key pages of small segments)
-constexpr uint16_t kMetaVersionOldest = 16; // the oldest format read (13 to 15 were
+                                            // 16: key pages of small segments;
+                                            // 17: pending groups)
+constexpr uint16_t kMetaVersionOldest = 17; // the oldest format read (13 to 16 were
                                             // never released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
@@ -566,7 +567,26 @@ struct FreeList {
 };
 static_assert(sizeof(FreeList) == 248, "free list is 248 bytes");
 constexpr uint32_t kFreeListOffset = kDirectoryPageListOffset + sizeof(DirectoryPageList); // 7,864
-constexpr uint32_t kMetaPageLower = kFreeListOffset + sizeof(FreeList);  // 8,112
+
+// The metapage's fourth part (format 17), after the free list: where the
+// pending pages' filters start (storage/README.md, *Pending filters*).
+// The pages of the pending list that filled, in list order from some page
+// on, each have a slot in a chain of pending groups: filter groups whose
+// slots are pending pages (FilterGroupHeader::slot_segment holds the
+// page's block, flags kGroupListed | kGroupPending), so that a scan reads
+// a group's header and a region page a key for 127 pending pages, and
+// only the pages whose filters may hold its keys.  Only the seal lock's
+// holder changes the groups; a publish that moves the pending list's head,
+// and VACUUM before it removes pending rows, drops them all.
+struct PendingFilters {
+    uint32_t first_group;    // header block of the chain's first group (0: none)
+    uint32_t first_group_id; // its group id (0: none)
+    uint32_t reserved;       // 0
+    uint32_t check;          // pending_filters_check of the fields above
+};
+static_assert(sizeof(PendingFilters) == 16, "pending filters are 16 bytes");
+constexpr uint32_t kPendingFiltersOffset = kFreeListOffset + sizeof(FreeList); // 8,112
+constexpr uint32_t kMetaPageLower = kPendingFiltersOffset + sizeof(PendingFilters); // 8,128
 static_assert(kMetaPageLower <= kSpecialOffset, "the metapage's parts fit");
 
 uint32_t segment_entry_check(const SegmentEntry &e) noexcept;
@@ -626,6 +646,17 @@ inline const FreeList *free_list(const uint8_t *page) noexcept
     return reinterpret_cast<const FreeList *>(page + kFreeListOffset);
 }
 uint32_t free_list_check(const FreeList &l) noexcept;
+inline PendingFilters *pending_filters(uint8_t *page) noexcept
+{
+    return reinterpret_cast<PendingFilters *>(page + kPendingFiltersOffset);
+}
+inline const PendingFilters *pending_filters(const uint8_t *page) noexcept
+{
+    return reinterpret_cast<const PendingFilters *>(page + kPendingFiltersOffset);
+}
+uint32_t pending_filters_check(const PendingFilters &f) noexcept;
+// No pending groups, with its check; or the chain from group_id's header at block.
+void pending_filters_set(PendingFilters *f, uint32_t block, uint32_t group_id) noexcept;
 // An empty list with its check.
 void free_list_init(FreeList *l) noexcept;
 // Adds blocks [first, first + n), joining the extents they touch; false
@@ -937,6 +968,7 @@ struct FilterGroupHeader {
 static_assert(sizeof(FilterGroupHeader) == 16 + 4 * kMaxColumns + 4 * kGroupSlots + 4,
               "filter group header layout is fixed");
 constexpr uint16_t kGroupListed = 1; // region pages listed on the header page
+constexpr uint16_t kGroupPending = 2; // slots are pending pages (format 17, with kGroupListed)
 // Region pages a listed group has at most: its list fills the header page.
 constexpr uint32_t kMaxListedRegionPages =
     (kSpecialOffset - kPageHeaderSize - sizeof(FilterGroupHeader)) / 4; // 1,986
@@ -947,6 +979,38 @@ uint32_t group_region_block(const uint8_t *header_page, uint32_t header_block,
                             uint32_t i) noexcept;
 
 uint32_t filter_group_check(const FilterGroupHeader &h) noexcept;
+
+// A pending group's header page (format 17) has, after its region pages'
+// list, where the chain goes on: the next group, and the pending page that
+// followed its last slot's page when that slot was written (the first page
+// a scan walks past the group, or the next group's first slot).  Slot s
+// holds the filters of the page at slot_segment[s], made from its rows'
+// filter keys once the page had filled and had a successor: a full page
+// takes no insert until VACUUM removes rows from it, and VACUUM drops the
+// groups first.  Every slot's column has the same blocks (a pending page's
+// rows at the index's bits a key).
+struct PendingGroupLinks {
+    uint32_t next_group;    // header block of the next group (0: the last)
+    uint32_t next_group_id; // its id (0: none)
+    uint32_t after;         // the page after the last slot's (0: no slot yet)
+    uint32_t check;         // pending_links_check of the fields above
+};
+static_assert(sizeof(PendingGroupLinks) == 16, "pending group links are 16 bytes");
+uint32_t pending_links_check(const PendingGroupLinks &l) noexcept;
+// The links of a pending group's header page (checked).
+PendingGroupLinks pending_group_links(const uint8_t *header_page) noexcept;
+// Writes a pending group's header page: the header, its region pages'
+// blocks and the links (their checks set), onto an initialised page.
+void pending_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
+                             const uint32_t *region_blocks, const PendingGroupLinks &links) noexcept;
+// A pending group's header for pending pages of `rows` rows at bits_per_key.
+void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
+                        uint32_t rows, double bits_per_key) noexcept;
+// Writes slot `slot`'s blocks into region page i (a page of the group's)
+// and sets its sum: column c's filter is h.columns[c].blocks blocks back
+// to back at column_blocks[c] (nullptr: the column has none).
+void pending_slot_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
+                        uint32_t slot, const uint8_t *const *column_blocks) noexcept;
 
 // A group's block rows: their bytes, how many a region page holds, how
 // many in all, and its region pages.
@@ -1166,6 +1230,10 @@ PageProblem check_live_page(const uint8_t *page, uint16_t rows, uint32_t segment
 // when the header is at `header_block`.
 PageProblem check_filter_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
                                     uint32_t header_block, uint32_t nblocks) noexcept;
+// Checks a pending group's header page likewise: its slots' pages and links
+// within the index, none the header.
+PageProblem check_pending_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
+                                     uint32_t header_block, uint32_t nblocks) noexcept;
 // Checks region page `region_page` of the group whose header (checked) is h.
 PageProblem check_filter_page(const uint8_t *page, const FilterGroupHeader &h,
                               uint32_t region_page, Sums sums = Sums::Verify) noexcept;

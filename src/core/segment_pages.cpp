@@ -45,6 +45,19 @@ void free_list_init(FreeList *l) noexcept
     l->check = free_list_check(*l);
 }
 
+uint32_t pending_filters_check(const PendingFilters &f) noexcept
+{
+    return check_of(f, kMetaMagic ^ 0xE5);
+}
+
+void pending_filters_set(PendingFilters *f, uint32_t block, uint32_t group_id) noexcept
+{
+    std::memset(f, 0, sizeof *f);
+    f->first_group = block;
+    f->first_group_id = group_id;
+    f->check = pending_filters_check(*f);
+}
+
 uint32_t directory_page_list_check(const DirectoryPageList &l) noexcept
 {
     return check_of(l, kMetaMagic ^ 0xD7);

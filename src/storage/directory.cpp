@@ -52,6 +52,7 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 			   sizeof(bloomidx::SegmentEntry));
 		copy->pages = *bloomidx::directory_page_list(page);
 		copy->free = *bloomidx::free_list(page);
+		copy->pending_filters = *bloomidx::pending_filters(page);
 		nslices = bloomidx::meta_data(page)->signature_bits;
 		UnlockReleaseBuffer(buffer);
 		if (copy->pages.count > 0)
@@ -282,6 +283,15 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		}
 	}
 
+	/*
+	 * The pending groups, dropped where the pending list's head moves (a
+	 * seal: their run must stay a run of the list) or the caller asks
+	 * (VACUUM): their pages, freed after the record.
+	 */
+	bool		drop = change->move_head || change->drop_pending_filters;
+	uint32		ndropped = 0;
+	BlockNumber *dropped = drop ? bloomidx_pending_filters_pages(index, &ndropped) : NULL;
+
 	/* Everything checked: the directory pages that change, to other blocks. */
 	bloomidx::DirectoryPageList pages;
 
@@ -323,6 +333,8 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	d->check = bloomidx::directory_check(*d);
 	*bloomidx::directory_page_list(page) = pages;
 	*bloomidx::free_list(page) = list;
+	if (drop)
+		bloomidx::pending_filters_set(bloomidx::pending_filters(page), bloomidx::kMetaBlock, 0);
 
 	uint32		generation = d->generation;
 
@@ -331,6 +343,7 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	if (cur->pages.count > 0)
 		bloomidx_seal_step(SEAL_STEP_DIRECTORY_SWITCHED);
 	bloomidx_free_directory_pages(index, &cur->pages, &pages, generation);
+	bloomidx_pending_filters_free(index, dropped, ndropped, generation);
 	pfree(after);
 	bloomidx_directory_copy_free(cur);
 	return generation;

@@ -111,6 +111,7 @@ struct DirectoryCopy
 	bool		scratch;		/* or a scan's scratch (support.h): not freed */
 	bloomidx::DirectoryPageList pages;	/* the directory pages */
 	bloomidx::FreeList free;
+	bloomidx::PendingFilters pending_filters;	/* the pending groups (format 17) */
 };
 
 void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
@@ -172,6 +173,8 @@ struct DirectoryChange
 	uint32		nrefiled;
 	uint32		new_groups;		/* group ids taken from next_group_id, for
 								 * the groups refiled names */
+	bool		drop_pending_filters;	/* the pending groups dropped (so
+										 * does move_head): pending_filters.cpp */
 };
 
 uint32		bloomidx_publish(Relation index, DirectoryChange *change);
@@ -181,6 +184,25 @@ uint32		bloomidx_publish_free_extents(Relation index, const bloomidx::FreeExtent
 void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 nslices,
 									 BlockNumber nblocks);
 void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
+
+/*
+ * ---------------------------------------------------------------------
+ * pending_filters.cpp: filters over the pending pages that filled.
+ * ---------------------------------------------------------------------
+ */
+void		bloomidx_pending_filters_add(Relation index, const BloomidxState *state,
+										 BlockNumber filled);
+bloomidx::PageProblem bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id,
+												  BlockNumber nblocks,
+												  BufferAccessStrategy strategy, char *copy);
+BlockNumber *bloomidx_pending_filters_pages(Relation index, uint32 *n);
+void		bloomidx_pending_filters_free(Relation index, BlockNumber *blocks, uint32 n,
+										  uint32 generation);
+void		bloomidx_pending_filters_drop(Relation index);
+bool		bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
+										 const char *hcopy, BlockNumber header_block,
+										 uint32 generation, BufferAccessStrategy bas,
+										 BufferHints *hints, char *copy, bloomidx::SlotMask *passed);
 
 /*
  * ---------------------------------------------------------------------

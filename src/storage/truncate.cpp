@@ -336,6 +336,8 @@ bloomidx_truncate_free_tail(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	start = free_tail_start(index, nblocks, strategy, true, &off_list, &pending);
 	if (pending.n > 0 && start < nblocks)
 	{
+		/* A moved page leaves the pending groups' run (pending_filters.cpp). */
+		bloomidx_pending_filters_drop(index);
 		moved = move_tail_pending(index, &pending, &from_map);
 		start = free_tail_start(index, nblocks, strategy, true, &off_list, NULL);
 	}

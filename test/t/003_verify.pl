@@ -388,16 +388,16 @@ with_corruption(
 # server went back to this one): every use says so and what to do; the
 # file put back, it answers again.
 with_corruption(
-	label  => 'metapage of format version 17',
-	mutate => sub { set_u16($_[0], 24 + 4, 17) },
+	label  => 'metapage of format version 18',
+	mutate => sub { set_u16($_[0], 24 + 4, 18) },
 	check  => sub {
 		my $new_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 17, newer than the version 16 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 18, newer than the version 17 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
-		isnt($ret, 0, 'format version 17: a query through the index fails');
-		like($err, $new_format, 'format version 17: the query says why and what to do');
+		isnt($ret, 0, 'format version 18: a query through the index fails');
+		like($err, $new_format, 'format version 18: the query says why and what to do');
 		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		like($err, $new_format, 'format version 17: so does bloomidx_verify');
+		like($err, $new_format, 'format version 18: so does bloomidx_verify');
 	});
 
 # An index of the previous on-disk format (12: filter groups of 15 slots,
@@ -410,7 +410,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 12) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 16 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 17 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 12: a query through the index fails');
 		like($err, $old_format, 'format version 12: the query says to REINDEX');

@@ -296,4 +296,63 @@ $node->safe_psql('postgres', "$seal_gucs SELECT bloomidx_seal('t_bloomidx')");
 $node->safe_psql('postgres', "$seal_gucs VACUUM t");
 check_answers('at the end');
 
+# An insert's pending filters (src/storage/pending_filters.cpp) stopped
+# after step 10: a filled page's region blocks written, its group's header
+# not yet naming the slot.  After the restart the index answers as a
+# sequential scan does, the next inserts write the slot again and the
+# groups cover the pages that filled (a miss reads a few more pages than
+# with the list empty, not every pending one), and VACUUM drops the groups
+# before it seals their pages.
+{
+	my $label = 'pending filters, crash after step 10';
+	my $insert = sub {
+		my ($from, $to) = @_;
+		return qq{INSERT INTO t (id, a, b, c, d)
+			SELECT i, ((i::int8 * 7919) % 997)::int4, 10000000000 + (i::int8 * 104729) % 4999,
+			       'v' || ((i * 31) % 701)::text, i % 13
+			FROM generate_series($from, $to) AS i};
+	};
+	# The Bitmap Index Scan's buffers (under the Bitmap Heap Scan) of a miss.
+	my $miss_sql = q{
+		SET enable_seqscan = off;
+		CREATE FUNCTION pg_temp.index_buffers(q text) RETURNS int LANGUAGE plpgsql AS $$
+		DECLARE j json;
+		BEGIN
+			EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO j;
+			RETURN (j->0->'Plan'->'Plans'->0->>'Shared Hit Blocks')::int
+			       + (j->0->'Plan'->'Plans'->0->>'Shared Read Blocks')::int;
+		END $$;
+		SELECT pg_temp.index_buffers('SELECT * FROM t WHERE a = -1 AND d = -1')};
+	my $base = $node->safe_psql('postgres', $miss_sql);
+	# Enough full pages for groups (twice a group's pages: about 40 here).
+	load_rows($node, 't', $next, $next + 60 * $capacity - 1);
+	$next += 60 * $capacity;
+	my $log_offset = -s $node->logfile;
+	my ($ret) = $node->psql('postgres',
+		'SET bloomidx.debug_seal_stop = 10; ' . $insert->($next, $next + 3 * $capacity - 1));
+	$next += 3 * $capacity;
+	isnt($ret, 0, "$label: the server stopped");
+	ok(wait_until_back($node, $log_offset), "$label: the server is back");
+	like(slurp_file($node->logfile, $log_offset), qr/stopped after seal step 10/,
+		"$label: it stopped after step 10");
+	check_answers($label);
+	load_rows($node, 't', $next, $next + 10 * $capacity - 1);
+	$next += 10 * $capacity;
+	check_answers("$label, then more rows");
+	my $pending = $node->safe_psql('postgres',
+		"SELECT pending_pages FROM bloomidx_index_info('t_bloomidx')");
+	my $miss = $node->safe_psql('postgres', $miss_sql);
+	cmp_ok($miss - $base, '<', $pending / 4,
+		"$label: a miss reads $miss index pages, $base with none pending, with $pending pending");
+	# INDEX_CLEANUP ON: the crashed INSERT's rows are dead on few heap
+	# pages, which VACUUM would otherwise leave in the index.
+	$node->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) t');
+	is( $node->safe_psql('postgres',
+			"SELECT live_rows + pending_rows = (SELECT count(*) FROM t) FROM bloomidx_index_info('t_bloomidx')"
+		),
+		't',
+		"$label: after VACUUM the index holds each row once");
+	check_answers("$label, then VACUUM");
+}
+
 done_testing();

@@ -632,3 +632,114 @@ TEST(FilterPages, AllSegmentsSlotsInOnePass)
         }
     }
 }
+
+// A pending group (format 17): slots are pending pages, written one by one
+// into zeroed region pages as pages fill; a probe finds every key of every
+// slot written, slots not yet named in the header are not asked, and the
+// checks catch links and slots out of place.
+TEST(FilterPages, PendingGroupSlotsHoldTheirPagesKeys)
+{
+    const uint32_t ncols = 3, rows = 185;
+    FilterGroupHeader h;
+    pending_group_init(&h, gid(3), ncols, rows, 10);
+    ASSERT_EQ(h.flags, kGroupListed | kGroupPending);
+    ASSERT_EQ(h.slot_capacity, kGroupSlots);
+    ASSERT_GT(h.region_pages, ncols - 1);
+    std::vector<uint32_t> blocks;
+    for (uint32_t i = 0; i < h.region_pages; i++)
+        blocks.push_back(200 + 3 * i);
+    std::vector<Page> region(h.region_pages);
+    for (uint32_t i = 0; i < h.region_pages; i++) {
+        init(region[i].b);
+        filter_page_fill(region[i].b, h, region[i].b, 0, i);
+        ASSERT_EQ(check_filter_page(region[i].b, h, i), PageProblem::None);
+    }
+    Page header;
+    init(header.b);
+    PendingGroupLinks links{};
+    pending_group_page_fill(header.b, h, blocks.data(), links);
+    ASSERT_EQ(check_pending_group_page(header.b, gid(3), ncols, 100, 1000), PageProblem::None);
+    // Not a group of segments' (the kind each reader checks for).
+    EXPECT_EQ(check_filter_group_page(header.b, gid(3), ncols, 100, 1000), PageProblem::BadFilter);
+
+    std::mt19937_64 rng(17);
+    const uint32_t slots = 40;
+    std::vector<std::vector<uint32_t>> keys(slots, std::vector<uint32_t>(rows * ncols));
+    for (uint32_t s = 0; s < slots; s++) {
+        for (uint32_t &k : keys[s])
+            k = static_cast<uint32_t>(rng());
+        std::vector<std::vector<uint8_t>> filters(ncols);
+        const uint8_t *column_blocks[kMaxColumns] = {};
+        for (uint32_t c = 0; c < ncols; c++) {
+            filters[c].assign(size_t{h.columns[c].blocks} * kFilterBlockBytes, 0);
+            filter_add_many(filters[c].data(), kFilterBlockBytes, h.columns[c].blocks,
+                            h.columns[c].probes, keys[s].data() + c, rows, ncols);
+            column_blocks[c] = filters[c].data();
+        }
+        for (uint32_t i = 0; i < h.region_pages; i++) {
+            pending_slot_write(region[i].b, h, i, s, column_blocks);
+            ASSERT_EQ(check_filter_page(region[i].b, h, i), PageProblem::None);
+        }
+        h.slot_segment[s] = 500 + s;
+        h.slots_taken = static_cast<uint16_t>(s + 1);
+        links.after = 501 + s;
+        pending_group_page_fill(header.b, h, nullptr, links);
+        ASSERT_EQ(check_pending_group_page(header.b, gid(3), ncols, 100, 1000), PageProblem::None);
+        EXPECT_EQ(pending_group_links(header.b).after, 501 + s);
+        EXPECT_EQ(group_region_block(header.b, 100, 0), blocks[0]) << "the list kept";
+    }
+    // Every key of every slot is found in its slot; a random key passes few.
+    uint32_t passed_by_chance = 0;
+    for (uint32_t s = 0; s < slots; s++)
+        for (uint32_t r = 0; r < rows; r += 7)
+            for (uint32_t c = 0; c < ncols; c++) {
+                uint32_t key = keys[s][r * ncols + c];
+                uint32_t page = 0, offset = 0;
+                ASSERT_TRUE(group_row_of(h, c, key, &page, &offset));
+                SlotMask m = group_row_probe(region[page].b + offset, h.columns[c].probes,
+                                             h.slots_taken, key);
+                ASSERT_TRUE(m.has(s)) << "slot " << s << " row " << r << " column " << c;
+                EXPECT_FALSE(m.has(slots)) << "no slot past those taken";
+                uint32_t other = static_cast<uint32_t>(rng());
+                ASSERT_TRUE(group_row_of(h, c, other, &page, &offset));
+                passed_by_chance += group_row_probe(region[page].b + offset, h.columns[c].probes,
+                                                    h.slots_taken, other).count();
+            }
+    EXPECT_LT(passed_by_chance, 0.05 * slots * (rows / 7 + 1) * ncols * slots);
+
+    // Damage: a slot's page past the index or at the header, links out of place.
+    auto with = [&](auto change) {
+        FilterGroupHeader hh = h;
+        PendingGroupLinks ll = links;
+        change(hh, ll);
+        Page q;
+        init(q.b);
+        pending_group_page_fill(q.b, hh, blocks.data(), ll);
+        return check_pending_group_page(q.b, gid(3), ncols, 100, 1000);
+    };
+    EXPECT_EQ(with([](FilterGroupHeader &, PendingGroupLinks &) {}), PageProblem::None);
+    EXPECT_EQ(with([](FilterGroupHeader &hh, PendingGroupLinks &) { hh.slot_segment[3] = 1000; }),
+              PageProblem::BadFilter);
+    EXPECT_EQ(with([](FilterGroupHeader &hh, PendingGroupLinks &) { hh.slot_segment[3] = 100; }),
+              PageProblem::BadFilter);
+    EXPECT_EQ(with([](FilterGroupHeader &, PendingGroupLinks &ll) { ll.after = 0; }),
+              PageProblem::BadFilter);
+    EXPECT_EQ(with([](FilterGroupHeader &, PendingGroupLinks &ll) { ll.after = 1000; }),
+              PageProblem::BadFilter);
+    EXPECT_EQ(with([](FilterGroupHeader &, PendingGroupLinks &ll) {
+                  ll.next_group = 300;
+                  ll.next_group_id = gid(4);
+              }),
+              PageProblem::BadFilter)
+        << "a next group behind a group not full";
+    EXPECT_EQ(with([](FilterGroupHeader &hh, PendingGroupLinks &ll) {
+                  hh.flags = kGroupListed;
+              }),
+              PageProblem::BadFilter);
+    Page q = header;
+    uint32_t lower = read_u16(q.b + kPdLowerOffset);
+    q.b[lower - 8] ^= 1; // the links' bytes
+    EXPECT_EQ(check_pending_group_page(q.b, gid(3), ncols, 100, 1000), PageProblem::BadFilter);
+    EXPECT_EQ(check_pending_group_page(header.b, gid(4), ncols, 100, 1000), PageProblem::BadFilter)
+        << "another group's id: recycled";
+}

@@ -85,6 +85,7 @@ void init_meta_page(uint8_t *page, uint16_t bits, uint16_t ncols, const uint16_t
     directory_init(directory_header(page));
     directory_page_list_init(directory_page_list(page));
     free_list_init(free_list(page));
+    pending_filters_set(pending_filters(page), kMetaBlock, 0);
 }
 
 void init_data_page(uint8_t *page)
@@ -187,12 +188,14 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 16) << "16: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices, listed groups of many segments, key pages of small segments";
+    EXPECT_EQ(kMetaVersion, 17) << "17: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 127 slots, filter keys in pending rows, packed slices, listed groups of many segments, key pages of small segments, pending groups";
     EXPECT_EQ(kPageKeys, 13);
     EXPECT_EQ(kMaxKeyPages, 259u);
     EXPECT_EQ(kKeyedRowsMax, 16256u);
     EXPECT_EQ(key_rows_per_page(6), 339u);
-    EXPECT_EQ(kMetaVersionOldest, 16) << "13 to 15 were never released";
+    EXPECT_EQ(kMetaVersionOldest, 17) << "13 to 16 were never released";
+    EXPECT_EQ(kGroupPending, 2);
+    EXPECT_EQ(kPendingFiltersOffset, 8112u);
     EXPECT_EQ(kPageFilterGroup, 11);
     EXPECT_EQ(kPageFilter, 12);
     EXPECT_EQ(kGroupSlots, 127u);
@@ -218,7 +221,7 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(offsetof(DirectoryHeader, nsegments), 24u);
     EXPECT_EQ(offsetof(DirectoryHeader, check), 28u);
     EXPECT_EQ(kFreeListOffset, 7864u);
-    EXPECT_EQ(kMetaPageLower, 8112u);
+    EXPECT_EQ(kMetaPageLower, 8128u);
     EXPECT_EQ(sizeof(SegmentHeader), 4344u);
     EXPECT_EQ(offsetof(SegmentHeader, tid_blocks), 24u);
     EXPECT_EQ(offsetof(SegmentHeader, groups), 280u);
@@ -484,6 +487,27 @@ TEST(MetaPage, CorruptionsAreNamed)
              directory_header(p)->pending_pages = 1;
              directory_header(p)->check = directory_check(*directory_header(p));
          }},
+        {"pending filters' check", PageProblem::BadDirectory,
+         [](uint8_t *p) { pending_filters(p)->first_group = 9; }},
+        {"pending filters: a group without an id", PageProblem::BadDirectory,
+         [](uint8_t *p) { pending_filters_set(pending_filters(p), 9, 0); }},
+        {"pending filters: an id of a segment", PageProblem::BadDirectory,
+         [](uint8_t *p) { pending_filters_set(pending_filters(p), 9, 5); }},
+        {"pending filters: an id not yet given", PageProblem::BadDirectory,
+         [](uint8_t *p) { pending_filters_set(pending_filters(p), 9, kFirstGroupId); }},
+        {"pending filters: a group named", PageProblem::None,
+         [](uint8_t *p) {
+             directory_header(p)->next_group_id = kFirstGroupId + 1;
+             directory_header(p)->check = directory_check(*directory_header(p));
+             pending_filters_set(pending_filters(p), 9, kFirstGroupId);
+         }},
+        {"pending filters' reserved word", PageProblem::BadDirectory,
+         [](uint8_t *p) {
+             pending_filters(p)->reserved = 1;
+             pending_filters(p)->check = pending_filters_check(*pending_filters(p));
+         }},
+        {"pd_lower short of the pending filters", PageProblem::BadDirectory,
+         [](uint8_t *p) { put_u16(p, kPdLowerOffset, kPendingFiltersOffset); }},
         {"pd_lower short of the directory", PageProblem::BadDirectory,
          [](uint8_t *p) { put_u16(p, kPdLowerOffset, 24 + sizeof(MetaPageData)); }},
         {"page_id", PageProblem::NotBloomidx, [](uint8_t *p) { page_opaque(p)->page_id = 0xFF81; }},
@@ -1613,7 +1637,7 @@ TEST(FreeList, PushTakeCheckAndOverlaps)
     EXPECT_TRUE(free_list_push(list, 500, 96));
     EXPECT_TRUE(free_list_push(list, 1000, 99));
     EXPECT_TRUE(problem_is(check_meta_page(p.b), PageProblem::None));
-    EXPECT_EQ(kMetaPageLower, kFreeListOffset + sizeof(FreeList));
+    EXPECT_EQ(kMetaPageLower, kFreeListOffset + sizeof(FreeList) + sizeof(PendingFilters));
     EXPECT_EQ(free_list_blocks(*list), 195u);
 
     // Damage: an extent moved, the count, the reserved field.

@@ -1,0 +1,564 @@
+/*
+ * pending_filters.cpp: filters over the pending pages that have filled
+ * (storage/README.md, *Pending filters*; format 17).
+ *
+ * Every query reads every pending page, row by row, and a pending list
+ * holds up to a segment's worth of rows (about 350 pages) before a seal:
+ * 1 % more rows on a table of 2 M took a 2-column miss from 9 index
+ * buffers to 117.  As RocksDB keeps a Bloom filter over its memtable, a
+ * pending page that has filled and has a successor gets a slot in a
+ * pending group: a filter group whose slots are pending pages, each
+ * column's filter of the page's rows made from the filter keys they keep.
+ * A scan then reads, per 127 pages, the group's header and a region page
+ * a key, and only the pages whose filters may hold its keys.
+ *
+ * The groups cover a run of the list: from the page in the first group's
+ * first slot, page after page as the list links them, to the page the last
+ * group's links name as `after` (the page that followed its last slot's);
+ * the scan walks the pages before the run and after it.  So the run must
+ * stay a run of the list, and a slot's filters must hold every row of its
+ * page:
+ *  - A slot is written only for a page that is full and has a successor,
+ *    under the seal lock.  A full page takes no row until VACUUM removes
+ *    some, and a page's successor changes only by a seal (which moves the
+ *    head), VACUUM's moves of pending pages, or a crash-free insert at the
+ *    tail (a page with a successor is no tail).
+ *  - Each of those holds the seal lock and drops the groups first: a
+ *    publish that moves the pending head drops them in its record; VACUUM
+ *    drops them before it removes pending rows (bloomidx_pending_filters_drop).
+ *    A new run starts at the next page that fills.
+ *  - A slot's region blocks are written (whole blocks, not ORed: a crash
+ *    may have left another page's there) before its header names it, so a
+ *    scan that sees the slot sees its filters; a scan that copied the
+ *    header before walks the page instead.
+ * Dropped groups' pages are freed with the publish's generation, and every
+ * group page carries its group's id (never reused), so a scan holding a
+ * dropped group's header that meets a recycled page starts again
+ * (bloomidx_page_was_recycled), as for segments' groups.
+ *
+ * The work falls on the insert that links a new tail: it summarizes the
+ * pages that filled since the last slot, PENDING_FILTERS_BATCH at most,
+ * when the seal lock is free (else the next one does): a page's filters
+ * cost about 1/4 of a page's WAL, a group's pages (about 25 for six
+ * columns) once per 127 pages.
+ */
+#include "storage/storage.h"
+
+/* Pages one insert summarizes at most (a backlog waits for the next). */
+#define PENDING_FILTERS_BATCH 8
+
+/* Region pages one Generic WAL record takes (MAX_GENERIC_XLOG_PAGES). */
+#define PAGES_A_RECORD 4
+
+/* The metapage's pending filters and directory header, copied under a share lock. */
+static void
+read_pending_filters(Relation index, bloomidx::PendingFilters *pf, bloomidx::DirectoryHeader *d)
+{
+	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(meta);
+
+	*pf = *bloomidx::pending_filters(page);
+	if (d != NULL)
+		*d = *bloomidx::directory_header(page);
+	UnlockReleaseBuffer(meta);
+}
+
+/*
+ * Copies pending group `id`'s header page at blkno into copy and checks
+ * it: the problem found, quietly.
+ */
+bloomidx::PageProblem
+bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id, BlockNumber nblocks,
+							BufferAccessStrategy strategy, char *copy)
+{
+	if (blkno >= nblocks)
+		nblocks = RelationGetNumberOfBlocks(index);
+	if (blkno == bloomidx::kMetaBlock || blkno >= nblocks)
+		return bloomidx::PageProblem::BadFilter;
+
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	memcpy(copy, BufferGetPage(buffer), BLCKSZ);
+	UnlockReleaseBuffer(buffer);
+	return bloomidx::check_pending_group_page((const uint8 *) copy, id,
+											  (uint32) RelationGetNumberOfAttributes(index), blkno,
+											  Max(nblocks, RelationGetNumberOfBlocks(index)));
+}
+
+/*
+ * The pages of the chain of pending groups (headers and region pages), for
+ * the caller, which holds the seal lock, to free once no one names them;
+ * *n of them, palloc'd.  A damaged header ends the list (warned): its
+ * pages are left to VACUUM's sweep.
+ */
+static BlockNumber *
+pending_group_pages(Relation index, const bloomidx::PendingFilters *pf, uint32 *n)
+{
+	uint32		room = 64;
+	BlockNumber *blocks = (BlockNumber *) palloc(room * sizeof(BlockNumber));
+	char	   *copy = (char *) palloc(BLCKSZ);
+	BlockNumber blkno = pf->first_group;
+	uint32		id = pf->first_group_id;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	*n = 0;
+	for (BlockNumber walked = 0; blkno != bloomidx::kMetaBlock && walked < nblocks; walked++)
+	{
+		bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks,
+																	NULL, copy);
+
+		if (problem != bloomidx::PageProblem::None)
+		{
+			bloomidx_warn_corrupted_page(index, blkno,
+										 psprintf("A pending group's header is damaged (%s): its pages are left to the sweep.",
+												  bloomidx::page_problem_text(problem)));
+			break;
+		}
+
+		const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) copy);
+		bloomidx::PendingGroupLinks links = bloomidx::pending_group_links((const uint8 *) copy);
+
+		if (*n + 1 + h->region_pages > room)
+		{
+			room = 2 * (*n + 1 + h->region_pages);
+			blocks = (BlockNumber *) repalloc(blocks, room * sizeof(BlockNumber));
+		}
+		blocks[(*n)++] = blkno;
+		for (uint32 i = 0; i < h->region_pages; i++)
+			blocks[(*n)++] = bloomidx::group_region_block((const uint8 *) copy, blkno, i);
+		blkno = links.next_group;
+		id = links.next_group_id;
+	}
+	pfree(copy);
+	return blocks;
+}
+
+/*
+ * Before a publish that drops the pending groups: their pages, to free
+ * after it (bloomidx_pending_filters_free); NULL when there are none.
+ */
+BlockNumber *
+bloomidx_pending_filters_pages(Relation index, uint32 *n)
+{
+	bloomidx::PendingFilters pf;
+
+	*n = 0;
+	read_pending_filters(index, &pf, NULL);
+	if (pf.first_group == bloomidx::kMetaBlock)
+		return NULL;
+	return pending_group_pages(index, &pf, n);
+}
+
+/* After the publish of `generation` that dropped them: the groups' pages freed. */
+void
+bloomidx_pending_filters_free(Relation index, BlockNumber *blocks, uint32 n, uint32 generation)
+{
+	for (uint32 i = 0; i < n; i++)
+		bloomidx_free_page(index, blocks[i], generation);
+	if (blocks != NULL)
+		pfree(blocks);
+}
+
+/*
+ * Drops the pending groups, if any, in a publish of their own; the caller
+ * holds the seal lock (VACUUM, before it changes pending pages).
+ */
+void
+bloomidx_pending_filters_drop(Relation index)
+{
+	uint32		n;
+	BlockNumber *blocks = bloomidx_pending_filters_pages(index, &n);
+
+	if (blocks == NULL)
+		return;
+
+	DirectoryChange change;
+
+	memset(&change, 0, sizeof(change));
+	change.drop_pending_filters = true;
+	uint32		generation = bloomidx_publish(index, &change);
+
+	bloomidx_pending_filters_free(index, blocks, n, generation);
+}
+
+/*
+ * Makes a pending group of `region_pages` region pages (h) in free or new
+ * pages, and links it behind the chain's last group (last_block, locked
+ * in no way; kMetaBlock: the chain is empty) in one record with the
+ * metapage, which spends its id.  Its header block; the header's copy
+ * (a page) in `copy`.
+ */
+static BlockNumber
+new_pending_group(Relation index, bloomidx::FilterGroupHeader *h, BlockNumber last_block,
+				  char *copy)
+{
+	uint32	   *regions = (uint32 *) palloc(h->region_pages * sizeof(uint32));
+
+	/* The region pages, zero, each logged whole. */
+	for (uint32 i = 0; i < h->region_pages;)
+	{
+		Buffer		buffers[PAGES_A_RECORD];
+		uint32		k = 0;
+		GenericXLogState *xlog = GenericXLogStart(index);
+
+		for (; k < PAGES_A_RECORD && i + k < h->region_pages; k++)
+		{
+			buffers[k] = bloomidx_free_or_new_buffer(index);
+			regions[i + k] = BufferGetBlockNumber(buffers[k]);
+
+			uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffers[k],
+																   GENERIC_XLOG_FULL_IMAGE);
+
+			PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
+			bloomidx::filter_page_fill(page, *h, page, 0, i + k);	/* no rows: zeros */
+		}
+		GenericXLogFinish(xlog);
+		for (uint32 j = 0; j < k; j++)
+			UnlockReleaseBuffer(buffers[j]);
+		i += k;
+	}
+
+	/* The header, then the metapage and the last group in one record. */
+	Buffer		header = bloomidx_free_or_new_buffer(index);
+	BlockNumber blkno = BufferGetBlockNumber(header);
+	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
+	Buffer		last = InvalidBuffer;
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *hp = (uint8 *) GenericXLogRegisterBuffer(xlog, header, GENERIC_XLOG_FULL_IMAGE);
+	uint8	   *mp = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
+	bloomidx::DirectoryHeader *d = bloomidx::directory_header(mp);
+	bloomidx::PendingGroupLinks links;
+
+	if (d->next_group_id != h->group_id)
+		elog(ERROR, "bloomidx: the group ids of index \"%s\" changed under its seal lock",
+			 RelationGetRelationName(index));
+	if (d->next_group_id == PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index \"%s\" has used up its filter group ids",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	memset(&links, 0, sizeof(links));
+	PageInit((Page) hp, BLCKSZ, sizeof(bloomidx::PageOpaque));
+	bloomidx::pending_group_page_fill(hp, *h, regions, links);
+	memcpy(copy, hp, BLCKSZ);
+	d->next_group_id++;
+	d->check = bloomidx::directory_check(*d);
+	if (last_block == bloomidx::kMetaBlock)
+		bloomidx::pending_filters_set(bloomidx::pending_filters(mp), blkno, h->group_id);
+	else
+	{
+		last = ReadBuffer(index, last_block);
+		LockBuffer(last, BUFFER_LOCK_EXCLUSIVE);
+
+		uint8	   *lp = (uint8 *) GenericXLogRegisterBuffer(xlog, last, 0);
+		bloomidx::FilterGroupHeader lh = *bloomidx::filter_group_header(lp);
+		bloomidx::PendingGroupLinks ll = bloomidx::pending_group_links(lp);
+
+		ll.next_group = blkno;
+		ll.next_group_id = h->group_id;
+		bloomidx::pending_group_page_fill(lp, lh, NULL, ll);
+	}
+	GenericXLogFinish(xlog);
+	if (BufferIsValid(last))
+		UnlockReleaseBuffer(last);
+	UnlockReleaseBuffer(meta);
+	UnlockReleaseBuffer(header);
+	pfree(regions);
+	return blkno;
+}
+
+/*
+ * Reads pending page blkno for a slot: its rows' filter keys into keys
+ * (room for a page's), their count, and its successor.  False when it is
+ * no full pending page with a successor (the run stops there for now).
+ */
+static bool
+read_filled_page(Relation index, BlockNumber blkno, const bloomidx::RowPageGeometry *g,
+				 uint32 *keys, uint32 *count, BlockNumber *next)
+{
+	if (blkno == bloomidx::kMetaBlock || blkno >= RelationGetNumberOfBlocks(index))
+		return false;
+
+	Buffer		buffer = ReadBuffer(index, blkno);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	bool		ok = !PageIsNew((Page) page) &&
+		bloomidx::page_opaque(page)->flags == bloomidx::kPageData &&
+		bloomidx::page_opaque(page)->page_id == bloomidx::kPageId;
+
+	if (ok)
+	{
+		bloomidx_check_data_page(index, blkno, (Page) page, g, bloomidx::EntryChecks::None);
+		*count = bloomidx::page_opaque(page)->count;
+		*next = bloomidx::pending_next(page);
+		ok = *count == g->capacity && *next != bloomidx::kMetaBlock;
+	}
+	for (uint32 i = 0; ok && i < *count; i++)
+		memcpy(keys + (Size) i * g->keys, bloomidx::row_tid(page, *g, i) + bloomidx::kTidSize,
+			   g->keys * bloomidx::kFilterKeySize);
+	UnlockReleaseBuffer(buffer);
+	return ok;
+}
+
+/*
+ * Writes slot `slot` of the group whose header is `header_block` (copy in
+ * hcopy) for pending page blkno, from its rows' keys: the region pages'
+ * blocks first, then the header's slot, links and count in one record.
+ */
+static void
+write_slot(Relation index, BlockNumber header_block, char *hcopy, uint32 slot, BlockNumber blkno,
+		   const uint32 *keys, uint32 count, uint32 nkeys, BlockNumber after, uint8 *scratch)
+{
+	bloomidx::FilterGroupHeader h = *bloomidx::filter_group_header((const uint8 *) hcopy);
+	const uint8 *column_blocks[bloomidx::kMaxColumns];
+	uint8	   *at = scratch;
+
+	/* Each column's filter of the page's rows, blocks back to back. */
+	for (uint32 c = 0; c < h.ncolumns; c++)
+	{
+		const bloomidx::FilterColumn *fc = &h.columns[c];
+
+		column_blocks[c] = NULL;
+		if (fc->blocks == 0 || c >= nkeys)
+			continue;
+		memset(at, 0, (Size) fc->blocks * bloomidx::kFilterBlockBytes);
+		bloomidx::filter_add_many(at, bloomidx::kFilterBlockBytes, fc->blocks, fc->probes,
+								  keys + c, count, nkeys);
+		column_blocks[c] = at;
+		at += (Size) fc->blocks * bloomidx::kFilterBlockBytes;
+	}
+
+	for (uint32 i = 0; i < h.region_pages;)
+	{
+		Buffer		buffers[PAGES_A_RECORD];
+		uint32		k = 0;
+		GenericXLogState *xlog = GenericXLogStart(index);
+
+		for (; k < PAGES_A_RECORD && i + k < h.region_pages; k++)
+		{
+			BlockNumber region = bloomidx::group_region_block((const uint8 *) hcopy, header_block,
+															  i + k);
+
+			buffers[k] = ReadBuffer(index, region);
+			LockBuffer(buffers[k], BUFFER_LOCK_EXCLUSIVE);
+
+			bloomidx::PageProblem problem =
+				bloomidx::check_filter_page((const uint8 *) BufferGetPage(buffers[k]), h, i + k,
+											bloomidx::Sums::Trust);
+
+			if (problem != bloomidx::PageProblem::None)
+			{
+				GenericXLogAbort(xlog);
+				for (uint32 j = 0; j <= k; j++)
+					UnlockReleaseBuffer(buffers[j]);
+				bloomidx_report_page_problem(index, region, problem);
+			}
+			bloomidx::pending_slot_write((uint8 *) GenericXLogRegisterBuffer(xlog, buffers[k], 0),
+										 h, i + k, slot, column_blocks);
+		}
+		GenericXLogFinish(xlog);
+		for (uint32 j = 0; j < k; j++)
+			UnlockReleaseBuffer(buffers[j]);
+		i += k;
+	}
+	bloomidx_seal_step(SEAL_STEP_PENDING_SLOT_WRITTEN);
+
+	Buffer		header = ReadBuffer(index, header_block);
+
+	LockBuffer(header, BUFFER_LOCK_EXCLUSIVE);
+	GenericXLogState *xlog = GenericXLogStart(index);
+	uint8	   *hp = (uint8 *) GenericXLogRegisterBuffer(xlog, header, 0);
+	bloomidx::PendingGroupLinks links = bloomidx::pending_group_links(hp);
+
+	h.slot_segment[slot] = blkno;
+	h.slots_taken = (uint16) (slot + 1);
+	links.after = after;
+	bloomidx::pending_group_page_fill(hp, h, NULL, links);
+	memcpy(hcopy, hp, BLCKSZ);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(header);
+}
+
+/*
+ * Gives the pending pages that filled since the last slot their slots
+ * (PENDING_FILTERS_BATCH at most), where the index keeps filter keys and
+ * the seal lock is free: the insert that linked a new tail behind page
+ * `filled` calls it.  Without a group yet, the run starts once the list
+ * has twice a group's pages (a short list costs a query less than its
+ * groups would, and a small index would double): at the list's head if
+ * that page is full, else at `filled`.
+ */
+void
+bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNumber filled)
+{
+	const bloomidx::RowPageGeometry *g = &state->geometry;
+
+	if (g->keys == 0 || !state->meta.filter_keys)
+		return;
+
+	double		bits_per_key = bloomidx_filter_bits_per_key(index);
+
+	if (bits_per_key <= 0 || !ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
+		return;
+
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx pending filters",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	bloomidx::PendingFilters pf;
+	bloomidx::DirectoryHeader d;
+	char	   *hcopy = (char *) palloc(BLCKSZ);
+	BlockNumber last = bloomidx::kMetaBlock;
+	BlockNumber next = bloomidx::kMetaBlock;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	read_pending_filters(index, &pf, &d);
+
+	uint32		next_group_id = d.next_group_id;
+
+	/* The chain's last group, and the page after its last slot's. */
+	for (BlockNumber blkno = pf.first_group, id = pf.first_group_id, walked = 0;
+		 blkno != bloomidx::kMetaBlock; walked++)
+	{
+		bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks,
+																	NULL, hcopy);
+
+		if (problem != bloomidx::PageProblem::None || walked >= nblocks)
+			bloomidx_report_page_problem(index, blkno, problem != bloomidx::PageProblem::None
+										 ? problem : bloomidx::PageProblem::BadFilter);
+
+		bloomidx::PendingGroupLinks links = bloomidx::pending_group_links((const uint8 *) hcopy);
+
+		last = blkno;
+		if (links.after != bloomidx::kMetaBlock)
+			next = links.after;
+		blkno = links.next_group;
+		id = links.next_group_id;
+	}
+
+	uint32	   *keys = (uint32 *) palloc((Size) g->capacity * g->keys * sizeof(uint32));
+	uint8	   *scratch = NULL;
+	Size		scratch_bytes = 0;
+	uint32		count;
+	BlockNumber after;
+
+	if (next == bloomidx::kMetaBlock)
+	{
+		bloomidx::FilterGroupHeader h;
+
+		bloomidx::pending_group_init(&h, next_group_id, (uint32) state->ncolumns, g->capacity, bits_per_key);
+		next = filled;
+		if (d.pending_pages < 2 * (1 + h.region_pages))
+			next = bloomidx::kMetaBlock;	/* not yet: read_filled_page says no */
+		else if (read_filled_page(index, d.pending_head, g, keys, &count, &after))
+			next = d.pending_head;
+	}
+
+	for (int n = 0; n < PENDING_FILTERS_BATCH && read_filled_page(index, next, g, keys, &count, &after); n++)
+	{
+		if (last == bloomidx::kMetaBlock ||
+			bloomidx::filter_group_header((const uint8 *) hcopy)->slots_taken == bloomidx::kGroupSlots)
+		{
+			bloomidx::FilterGroupHeader h;
+
+			bloomidx::pending_group_init(&h, next_group_id++, (uint32) state->ncolumns, g->capacity,
+							   bits_per_key);
+			if (h.region_pages == 0 ||
+				h.region_pages > bloomidx::kMaxListedRegionPages - sizeof(bloomidx::PendingGroupLinks) / 4)
+				break;			/* no column filtered, or too many pages: none */
+			last = new_pending_group(index, &h, last, hcopy);
+		}
+
+		const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) hcopy);
+
+		Size		bytes = 0;	/* the group's filters of one slot */
+
+		for (uint32 c = 0; c < h->ncolumns; c++)
+			bytes += (Size) h->columns[c].blocks * bloomidx::kFilterBlockBytes;
+		if (bytes > scratch_bytes)
+		{
+			scratch = (uint8 *) (scratch ? repalloc(scratch, bytes) : palloc(bytes));
+			scratch_bytes = bytes;
+		}
+		write_slot(index, last, hcopy, h->slots_taken, next, keys, count, g->keys, after, scratch);
+		next = after;
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+}
+
+/*
+ * The slots of the pending group whose header page (checked) is hcopy, at
+ * header_block, that may hold rows the query wants: per query key, the
+ * block row of each of its hashes (a region page), a slot passing when
+ * every key has a hash its filters may hold.  False when a region page was
+ * recycled since the directory copy of `generation` (else damage is an
+ * ERROR).  copy: a page's room.
+ */
+bool
+bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query, const char *hcopy,
+							 BlockNumber header_block, uint32 generation, BufferAccessStrategy bas,
+							 BufferHints *hints, char *copy, bloomidx::SlotMask *passed)
+{
+	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) hcopy);
+	bloomidx::SlotMask mask = bloomidx::SlotMask::first(h->slots_taken);
+
+	for (int k = 0; k < query->nkeys && mask.any(); k++)
+	{
+		const bloomidx::FilterKey *key = &query->keys[k];
+		const bloomidx::FilterColumn *fc = &h->columns[key->column];
+		bloomidx::SlotMask key_mask = bloomidx::SlotMask::none();
+		int64		loaded = -1;	/* the region page in copy */
+
+		if (fc->blocks == 0)
+			continue;			/* no filter for the column: every slot passes */
+		for (uint32 i = 0; i < key->nhashes && (mask & ~key_mask).any(); i++)
+		{
+			uint32		fkey = bloomidx::filter_key(key->hashes[i]);
+			uint32		region_page,
+						offset;
+
+			if (!bloomidx::group_row_of(*h, (uint32) key->column, fkey, &region_page, &offset))
+			{
+				key_mask = mask;
+				break;
+			}
+			if (loaded != (int64) region_page)
+			{
+				BlockNumber blkno = bloomidx::group_region_block((const uint8 *) hcopy,
+																 header_block, region_page);
+				Buffer		buffer = bloomidx_read_page(index, blkno, bas, hints);
+
+				LockBuffer(buffer, BUFFER_LOCK_SHARE);
+				Page		page = BufferGetPage(buffer);
+				bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
+				bloomidx::PageProblem problem =
+					bloomidx::check_filter_page((const uint8 *) page, *h, region_page,
+												known ? bloomidx::Sums::Trust
+												: bloomidx::Sums::Verify);
+
+				if (problem == bloomidx::PageProblem::None)
+				{
+					memcpy(copy, page, BLCKSZ);
+					if (!known)
+						bloomidx_remember_sums_checked(hints, blkno, page);
+				}
+				UnlockReleaseBuffer(buffer);
+				if (problem != bloomidx::PageProblem::None)
+				{
+					(void) bloomidx_page_was_recycled(index, blkno, generation, problem);
+					return false;
+				}
+				loaded = region_page;
+			}
+			key_mask |= bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
+												  h->slots_taken, fkey);
+		}
+		mask &= key_mask;
+	}
+	*passed = mask;
+	return true;
+}
