@@ -145,8 +145,11 @@ failure_digest() {
 	echo
 	echo "======================================================================"
 	echo "PostgreSQL $major failed; from its output ($f):"
-	grep -a -n -E 'not ok|FAIL|[Ff]ailed|Dubious|ERROR|PANIC|TRAP|timed out|Terminated|[Kk]illed|# +(got|expected)|Bailout' "$f" |
-		grep -a -v -E '^[0-9]+:(ok |.*\.\.\. ok)|PASS' | tail -n 50 || true
+	# What failed (test results, suites), then what the servers said
+	# (the TAP logs printed above it hold many intended ERRORs).
+	grep -a -n -E 'not ok|FAIL|[Ff]ailed|Dubious|timed out|Terminated|[Kk]illed|# +(got|expected)|Bailout|^\[.*\] (ERROR|WARNING):' "$f" |
+		grep -a -v -E '^[0-9]+:(ok |.*\.\.\. ok)|PASS' | tail -n 40 || true
+	grep -a -n -E 'PANIC|FATAL|TRAP|server process .* was terminated' "$f" | tail -n 12 || true
 	awk '/^----- .*regression\.diffs/ {on = 1; n = 0} on && n++ < 40 {print} /^----- end of/ {on = 0}' "$f" | head -n 60
 }
 
@@ -447,8 +450,10 @@ suite_tap() {
 			(cd "$tapdir" && "${AS_PG[@]}" "$PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
 				-m immediate -w -t 30 stop) || true
 		done < <(find "$tapdir" -name postmaster.pid 2>/dev/null)
-		warn "TAP tests failed (exit $rc); logs of $tapdir/tmp_check/log:"
-		for f in "$tapdir"/tmp_check/log/*; do
+		# (PostgreSQL 18's test modules write them under log/, earlier ones
+		# under tmp_check/log/.)
+		warn "TAP tests failed (exit $rc); logs of $tapdir/tmp_check/log and $tapdir/log:"
+		for f in "$tapdir"/tmp_check/log/* "$tapdir"/log/*; do
 			[[ -f "$f" ]] && print_file "$f" 400
 		done
 		warn "kept $tapdir for inspection"

@@ -35,9 +35,7 @@ load_rows($primary, 't', 1, 4000);
 $primary->safe_psql('postgres',
 	'CREATE INDEX t_bloomidx ON t USING bloomidx (a, b, c, d)');
 
-$primary->backup('b1');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b1', has_streaming => 1);
+my $standby = new_streaming_standby($primary, 'standby');
 $standby->append_conf(
 	'postgresql.conf', q{
 shared_buffers = 32MB

@@ -85,9 +85,7 @@ END
 $f$;
 });
 
-$primary->backup('b1');
-my $standby = PostgreSQL::Test::Cluster->new('promote_standby');
-$standby->init_from_backup($primary, 'b1', has_streaming => 1);
+my $standby = new_streaming_standby($primary, 'promote_standby');
 $standby->start;
 $primary->wait_for_catchup($standby);
 

@@ -19,6 +19,7 @@ our @EXPORT = qw(
   wait_until_back
   full_or_quick
   new_bloomidx_node
+  new_streaming_standby
   parallel_build
   workload_writes
   verify_index
@@ -108,6 +109,24 @@ sub load_rows
 		       CASE WHEN i % 41 = 0 THEN NULL ELSE i % 13 END
 		FROM generate_series($from, $to) AS i});
 	return;
+}
+
+# A streaming standby of $primary named $name, from a backup this takes:
+# a physical replication slot, made first, keeps the WAL it needs, so that
+# a standby that falls behind (two TAP files at a time on two cores, with
+# wal_consistency_checking) does not find the primary's checkpoints removed
+# it (PostgreSQL 18 in CI: "requested WAL segment ... has already been
+# removed", then a catch-up that timed out).  Not started.
+sub new_streaming_standby
+{
+	my ($primary, $name) = @_;
+	$primary->safe_psql('postgres',
+		"SELECT pg_create_physical_replication_slot('${name}_slot', true)");
+	$primary->backup("${name}_backup");
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, "${name}_backup", has_streaming => 1);
+	$standby->append_conf('postgresql.conf', "primary_slot_name = '${name}_slot'\n");
+	return $standby;
 }
 
 # A started node with bloomidx installed: PostgreSQL::Test::Cluster's
