@@ -200,6 +200,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	const BloomidxOptions *opts = (const BloomidxOptions *) rel->rd_options;
 	double		filter_rate = opts ? opts->segment_filter_rate : BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE;
+	double		bits_per_key = bloomidx_filter_bits_per_key(rel);	/* its last answer kept */
 
 	index_close(rel, NoLock);
 
@@ -252,6 +253,30 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		pending_pages = dir.pending_pages;
 	double		pending_rows = Min(Max(index->tuples - dir.live_rows, 0.0),
 								   pending_pages * meta.capacity);
+
+	/*
+	 * Pending groups (storage/pending_filters.cpp), where the metapage names
+	 * some: taken as covering all but the list's last two pages (inserts
+	 * give pages their slots as they fill), each group costing its header
+	 * and a region page a key (an IN list's elements each one), and of the
+	 * pages it covers only those holding a match or let through by chance,
+	 * all read at random; the rows tested, those of the pages read.
+	 */
+	double		pending_read = pending_pages;	/* pending pages read */
+	double		group_pages = 0;	/* their groups' pages read */
+
+	if (dir.pending_groups && shape.filter_keys > 0 && bits_per_key > 0 && pending_pages > 2)
+	{
+		double		covered = pending_pages - 2;
+		double		holding_page = -std::expm1(meta.capacity *
+											   std::log1p(-Min(costs.indexSelectivity, 0.999999)));
+		double		passing_page = Min(1.0, holding_page +
+									   std::pow(filter_rate, shape.filter_keys) * Max(shape.elements, 1.0));
+
+		group_pages = std::ceil(covered / bloomidx::kGroupSlots) *
+			(1 + shape.filter_keys + Max(shape.elements - 1, 0.0));
+		pending_read = 2 + covered * passing_page;
+	}
 	double		reaching_lists = shape.elements > 0 && shape.base_columns
 		? bloomidx::false_positive_rate(meta, shape.base_columns) : 1.0;
 	double		per_signature = cpu_operator_cost *
@@ -261,9 +286,11 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexStartupCost = shape.hashed * cpu_operator_cost +
 		(1 + segment_pages) * random_page_cost_here +
 		segments * slices * kSliceTest * cpu_operator_cost +
-		pending_pages * seq_page_cost_here + pending_rows * per_signature;
+		(pending_read < pending_pages ? (pending_read + group_pages) * random_page_cost_here
+		 : pending_pages * seq_page_cost_here) +
+		pending_rows * (pending_read / Max(pending_pages, 1.0)) * per_signature;
 	*indexTotalCost = *indexStartupCost;
 	*indexSelectivity = selectivity;
 	*indexCorrelation = 0;
-	*indexPages = 1 + segment_pages + pending_pages;
+	*indexPages = 1 + segment_pages + pending_read + group_pages;
 }

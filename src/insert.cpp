@@ -133,6 +133,27 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 										   "The pending list's tail has a successor.");
 	}
 
+	/*
+	 * The tail has room after all: another insert linked it since this one
+	 * found the last tail full.  The row goes there, and `fresh` stays free:
+	 * else concurrent inserts would link pages of a row each, which no
+	 * insert fills (nothing points the free space map at them), and whose
+	 * pending filters could never be written (pending_filters.cpp).
+	 */
+	if (BufferIsValid(old) &&
+		bloomidx::page_opaque((const uint8 *) BufferGetPage(old))->flags == bloomidx::kPageData &&
+		bloomidx::page_opaque((const uint8 *) BufferGetPage(old))->count < state->geometry.capacity)
+	{
+		bloomidx_append_logged(index, old, &state->geometry, entry->signature, entry->tail);
+		*pending_pages = bloomidx::directory_header(metapage)->pending_pages;
+		*filled = bloomidx::kMetaBlock;
+		UnlockReleaseBuffer(old);
+		UnlockReleaseBuffer(meta);
+		UnlockReleaseBuffer(fresh);
+		RecordFreeIndexPage(index, blkno);
+		return tail;
+	}
+
 	GenericXLogState *xlog = GenericXLogStart(index);
 	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, fresh, GENERIC_XLOG_FULL_IMAGE);
 	uint8	   *mp = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
@@ -271,9 +292,12 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid
 		if (result == APPEND_FREE)
 		{
 			/* In the list from now on, so no longer free: inserts fill it. */
+			BlockNumber fresh_blkno = BufferGetBlockNumber(fresh);
+
 			blkno = link_new_tail(index, fresh, state, &entry, &pending_pages, &filled);
-			RecordPageWithFreeSpace(index, blkno,
-									bloomidx::row_page_free_bytes(state->geometry, 1));
+			if (blkno == fresh_blkno)
+				RecordPageWithFreeSpace(index, blkno,
+										bloomidx::row_page_free_bytes(state->geometry, 1));
 		}
 		if (result == APPEND_ADDED || result == APPEND_FREE)
 		{

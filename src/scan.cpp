@@ -385,7 +385,7 @@ scan_slot_page(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *mat
  */
 static bool
 read_pending_group(Relation index, ScanOpaque *so, BlockNumber blkno, uint32 id,
-				   BlockNumber nblocks, BufferAccessStrategy bas, char *hcopy)
+				   BlockNumber *nblocks, BufferAccessStrategy bas, char *hcopy)
 {
 	bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks, bas,
 																hcopy);
@@ -417,7 +417,7 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 	if (pf->first_group != bloomidx::kMetaBlock && so->query.filter.nkeys > 0)
 	{
 		hcopy = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, 3 * (Size) BLCKSZ);
-		if (!read_pending_group(index, so, pf->first_group, pf->first_group_id, nblocks, bas,
+		if (!read_pending_group(index, so, pf->first_group, pf->first_group_id, &nblocks, bas,
 								hcopy))
 			return false;
 		if (bloomidx::filter_group_header((const uint8 *) hcopy)->slots_taken > 0)
@@ -472,7 +472,7 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 		if (links.next_group == bloomidx::kMetaBlock)
 			break;
 		group = links.next_group;
-		if (!read_pending_group(index, so, group, links.next_group_id, nblocks, bas, hcopy))
+		if (!read_pending_group(index, so, group, links.next_group_id, &nblocks, bas, hcopy))
 			return false;
 	}
 

@@ -460,8 +460,8 @@ void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolum
     h->check = filter_group_check(*h);
 }
 
-void pending_slot_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
-                        uint32_t slot, const uint8_t *const *column_blocks) noexcept
+void pending_slots_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
+                         uint32_t first, uint32_t n, const uint8_t *const *column_blocks) noexcept
 {
     const uint32_t per_page = group_rows_per_page(h);
     const uint32_t row_bytes = group_row_bytes(h);
@@ -469,11 +469,15 @@ void pending_slot_write(uint8_t *region_page, const FilterGroupHeader &h, uint32
     for (uint32_t r = i * per_page; r < (i + 1) * per_page && r < rows; r++) {
         uint32_t start = 0;
         uint32_t c = column_of_row(h, r, &start);
-        if (c >= h.ncolumns || column_blocks[c] == nullptr)
+        if (c >= h.ncolumns)
             continue;
-        std::memcpy(region_page + kPageHeaderSize + size_t{r - i * per_page} * row_bytes +
-                        size_t{slot} * kFilterBlockBytes,
-                    column_blocks[c] + size_t{r - start} * kFilterBlockBytes, kFilterBlockBytes);
+        uint8_t *row = region_page + kPageHeaderSize + size_t{r - i * per_page} * row_bytes;
+        for (uint32_t j = 0; j < n && first + j < h.slot_capacity; j++) {
+            const uint8_t *blocks = column_blocks[size_t{j} * kMaxColumns + c];
+            if (blocks != nullptr)
+                std::memcpy(row + size_t{first + j} * kFilterBlockBytes,
+                            blocks + size_t{r - start} * kFilterBlockBytes, kFilterBlockBytes);
+        }
     }
     page_opaque(region_page)->signature_sum =
         page_sum(region_page + kPageHeaderSize, page_row_bytes(h));

@@ -1006,11 +1006,12 @@ void pending_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
 // A pending group's header for pending pages of `rows` rows at bits_per_key.
 void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
                         uint32_t rows, double bits_per_key) noexcept;
-// Writes slot `slot`'s blocks into region page i (a page of the group's)
-// and sets its sum: column c's filter is h.columns[c].blocks blocks back
-// to back at column_blocks[c] (nullptr: the column has none).
-void pending_slot_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
-                        uint32_t slot, const uint8_t *const *column_blocks) noexcept;
+// Writes the blocks of slots first .. first + n - 1 into region page i (a
+// page of the group's) and sets its sum once: slot first + j's filter of
+// column c is h.columns[c].blocks blocks back to back at
+// column_blocks[j * kMaxColumns + c] (nullptr: the column has none).
+void pending_slots_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
+                         uint32_t first, uint32_t n, const uint8_t *const *column_blocks) noexcept;
 
 // A group's block rows: their bytes, how many a region page holds, how
 // many in all, and its region pages.

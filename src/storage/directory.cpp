@@ -136,6 +136,7 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 	for (uint32 i = 0; i < n; i++)
 		add_entry_stats(stats, &bloomidx::directory_entries(page)[i]);
 	stats->pending_pages = d->pending_pages;
+	stats->pending_groups = bloomidx::pending_filters(page)->first_group != bloomidx::kMetaBlock;
 	UnlockReleaseBuffer(buffer);
 
 	if (pages.check != bloomidx::directory_page_list_check(pages))

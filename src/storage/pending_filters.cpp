@@ -68,12 +68,12 @@ read_pending_filters(Relation index, bloomidx::PendingFilters *pf, bloomidx::Dir
  * it: the problem found, quietly.
  */
 bloomidx::PageProblem
-bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id, BlockNumber nblocks,
+bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id, BlockNumber *nblocks,
 							BufferAccessStrategy strategy, char *copy)
 {
-	if (blkno >= nblocks)
-		nblocks = RelationGetNumberOfBlocks(index);
-	if (blkno == bloomidx::kMetaBlock || blkno >= nblocks)
+	if (blkno >= *nblocks)
+		*nblocks = RelationGetNumberOfBlocks(index);
+	if (blkno == bloomidx::kMetaBlock || blkno >= *nblocks)
 		return bloomidx::PageProblem::BadFilter;
 
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
@@ -81,9 +81,28 @@ bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id, BlockN
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	memcpy(copy, BufferGetPage(buffer), BLCKSZ);
 	UnlockReleaseBuffer(buffer);
-	return bloomidx::check_pending_group_page((const uint8 *) copy, id,
-											  (uint32) RelationGetNumberOfAttributes(index), blkno,
-											  Max(nblocks, RelationGetNumberOfBlocks(index)));
+
+	uint32		ncolumns = (uint32) RelationGetNumberOfAttributes(index);
+	bloomidx::PageProblem problem =
+		bloomidx::check_pending_group_page((const uint8 *) copy, id, ncolumns, blkno, *nblocks);
+
+	/*
+	 * Its region pages, and the pages its slots name, may have been added
+	 * to the file after the caller read its length: checked again against
+	 * the length now before the page is called damaged.
+	 */
+	if (problem == bloomidx::PageProblem::BadFilter)
+	{
+		BlockNumber now = RelationGetNumberOfBlocks(index);
+
+		if (now > *nblocks)
+		{
+			*nblocks = now;
+			problem = bloomidx::check_pending_group_page((const uint8 *) copy, id, ncolumns, blkno,
+														 now);
+		}
+	}
+	return problem;
 }
 
 /*
@@ -105,7 +124,7 @@ pending_group_pages(Relation index, const bloomidx::PendingFilters *pf, uint32 *
 	*n = 0;
 	for (BlockNumber walked = 0; blkno != bloomidx::kMetaBlock && walked < nblocks; walked++)
 	{
-		bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks,
+		bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, &nblocks,
 																	NULL, copy);
 
 		if (problem != bloomidx::PageProblem::None)
@@ -161,33 +180,33 @@ bloomidx_pending_filters_free(Relation index, BlockNumber *blocks, uint32 n, uin
 }
 
 /*
- * Drops the pending groups, if any, in a publish of their own; the caller
- * holds the seal lock (VACUUM, before it changes pending pages).
+ * Drops the pending groups, if any, in a publish of their own, which frees
+ * their pages after its record (bloomidx_publish); the caller holds the
+ * seal lock (VACUUM, before it changes pending pages).
  */
 void
 bloomidx_pending_filters_drop(Relation index)
 {
-	uint32		n;
-	BlockNumber *blocks = bloomidx_pending_filters_pages(index, &n);
+	bloomidx::PendingFilters pf;
 
-	if (blocks == NULL)
+	read_pending_filters(index, &pf, NULL);
+	if (pf.first_group == bloomidx::kMetaBlock)
 		return;
 
 	DirectoryChange change;
 
 	memset(&change, 0, sizeof(change));
 	change.drop_pending_filters = true;
-	uint32		generation = bloomidx_publish(index, &change);
-
-	bloomidx_pending_filters_free(index, blocks, n, generation);
+	(void) bloomidx_publish(index, &change);
 }
 
 /*
- * Makes a pending group of `region_pages` region pages (h) in free or new
- * pages, and links it behind the chain's last group (last_block, locked
- * in no way; kMetaBlock: the chain is empty) in one record with the
- * metapage, which spends its id.  Its header block; the header's copy
- * (a page) in `copy`.
+ * Makes a pending group (h) in free or new pages, and links it behind the
+ * chain's last group (last_block; kMetaBlock: the chain is empty) in one
+ * record with the metapage, which spends its id.  Its header block; the
+ * header's copy (a page) in `copy`.  Each region page (zero) is taken and
+ * logged whole alone, so that no buffer is locked while the next is taken
+ * (bloomidx_free_buffer_before).
  */
 static BlockNumber
 new_pending_group(Relation index, bloomidx::FilterGroupHeader *h, BlockNumber last_block,
@@ -195,28 +214,17 @@ new_pending_group(Relation index, bloomidx::FilterGroupHeader *h, BlockNumber la
 {
 	uint32	   *regions = (uint32 *) palloc(h->region_pages * sizeof(uint32));
 
-	/* The region pages, zero, each logged whole. */
-	for (uint32 i = 0; i < h->region_pages;)
+	for (uint32 i = 0; i < h->region_pages; i++)
 	{
-		Buffer		buffers[PAGES_A_RECORD];
-		uint32		k = 0;
+		Buffer		buffer = bloomidx_free_or_new_buffer(index);
 		GenericXLogState *xlog = GenericXLogStart(index);
+		uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
 
-		for (; k < PAGES_A_RECORD && i + k < h->region_pages; k++)
-		{
-			buffers[k] = bloomidx_free_or_new_buffer(index);
-			regions[i + k] = BufferGetBlockNumber(buffers[k]);
-
-			uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffers[k],
-																   GENERIC_XLOG_FULL_IMAGE);
-
-			PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
-			bloomidx::filter_page_fill(page, *h, page, 0, i + k);	/* no rows: zeros */
-		}
+		regions[i] = BufferGetBlockNumber(buffer);
+		PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
+		bloomidx::filter_page_fill(page, *h, page, 0, i);	/* no rows: zeros */
 		GenericXLogFinish(xlog);
-		for (uint32 j = 0; j < k; j++)
-			UnlockReleaseBuffer(buffers[j]);
-		i += k;
+		UnlockReleaseBuffer(buffer);
 	}
 
 	/* The header, then the metapage and the last group in one record. */
@@ -224,6 +232,13 @@ new_pending_group(Relation index, bloomidx::FilterGroupHeader *h, BlockNumber la
 	BlockNumber blkno = BufferGetBlockNumber(header);
 	Buffer		meta = bloomidx_lock_metapage(index, BUFFER_LOCK_EXCLUSIVE);
 	Buffer		last = InvalidBuffer;
+
+	if (last_block != bloomidx::kMetaBlock)
+	{
+		last = ReadBuffer(index, last_block);
+		LockBuffer(last, BUFFER_LOCK_EXCLUSIVE);
+	}
+
 	GenericXLogState *xlog = GenericXLogStart(index);
 	uint8	   *hp = (uint8 *) GenericXLogRegisterBuffer(xlog, header, GENERIC_XLOG_FULL_IMAGE);
 	uint8	   *mp = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
@@ -245,13 +260,10 @@ new_pending_group(Relation index, bloomidx::FilterGroupHeader *h, BlockNumber la
 	memcpy(copy, hp, BLCKSZ);
 	d->next_group_id++;
 	d->check = bloomidx::directory_check(*d);
-	if (last_block == bloomidx::kMetaBlock)
+	if (!BufferIsValid(last))
 		bloomidx::pending_filters_set(bloomidx::pending_filters(mp), blkno, h->group_id);
 	else
 	{
-		last = ReadBuffer(index, last_block);
-		LockBuffer(last, BUFFER_LOCK_EXCLUSIVE);
-
 		uint8	   *lp = (uint8 *) GenericXLogRegisterBuffer(xlog, last, 0);
 		bloomidx::FilterGroupHeader lh = *bloomidx::filter_group_header(lp);
 		bloomidx::PendingGroupLinks ll = bloomidx::pending_group_links(lp);
@@ -303,33 +315,55 @@ read_filled_page(Relation index, BlockNumber blkno, const bloomidx::RowPageGeome
 	return ok;
 }
 
+/* Pages whose slots one pass writes together (each region page once). */
+typedef struct SlotBatch
+{
+	uint32		n;
+	BlockNumber pages[PENDING_FILTERS_BATCH];
+	BlockNumber after;			/* the successor of the last one's page */
+	/* Slot j's filter of column c: blocks[j * kMaxColumns + c] (NULL: none). */
+	const uint8 *blocks[PENDING_FILTERS_BATCH * bloomidx::kMaxColumns];
+} SlotBatch;
+
 /*
- * Writes slot `slot` of the group whose header is `header_block` (copy in
- * hcopy) for pending page blkno, from its rows' keys: the region pages'
- * blocks first, then the header's slot, links and count in one record.
+ * Adds the filters of page blkno's rows (keys, count of them) to the batch,
+ * in the group's shape (h), from `scratch` (room for a slot's filters).
  */
 static void
-write_slot(Relation index, BlockNumber header_block, char *hcopy, uint32 slot, BlockNumber blkno,
-		   const uint32 *keys, uint32 count, uint32 nkeys, BlockNumber after, uint8 *scratch)
+batch_add(SlotBatch *b, const bloomidx::FilterGroupHeader *h, BlockNumber blkno,
+		  const uint32 *keys, uint32 count, uint32 nkeys, uint8 *scratch)
 {
-	bloomidx::FilterGroupHeader h = *bloomidx::filter_group_header((const uint8 *) hcopy);
-	const uint8 *column_blocks[bloomidx::kMaxColumns];
 	uint8	   *at = scratch;
 
-	/* Each column's filter of the page's rows, blocks back to back. */
-	for (uint32 c = 0; c < h.ncolumns; c++)
+	for (uint32 c = 0; c < bloomidx::kMaxColumns; c++)
 	{
-		const bloomidx::FilterColumn *fc = &h.columns[c];
+		const bloomidx::FilterColumn *fc = &h->columns[c];
 
-		column_blocks[c] = NULL;
-		if (fc->blocks == 0 || c >= nkeys)
+		b->blocks[b->n * bloomidx::kMaxColumns + c] = NULL;
+		if (c >= h->ncolumns || c >= nkeys || fc->blocks == 0)
 			continue;
 		memset(at, 0, (Size) fc->blocks * bloomidx::kFilterBlockBytes);
 		bloomidx::filter_add_many(at, bloomidx::kFilterBlockBytes, fc->blocks, fc->probes,
 								  keys + c, count, nkeys);
-		column_blocks[c] = at;
+		b->blocks[b->n * bloomidx::kMaxColumns + c] = at;
 		at += (Size) fc->blocks * bloomidx::kFilterBlockBytes;
 	}
+	b->pages[b->n++] = blkno;
+}
+
+/*
+ * Writes the batch's slots, from the group's first free one, into the group
+ * whose header is `header_block` (copy in hcopy, updated): each region page
+ * once, whole blocks (a crash may have left another page's there), in
+ * records before the one that names the slots in the header (their pages,
+ * slots_taken, the links' `after`): a scan that copied the header before
+ * walks those pages instead.
+ */
+static void
+write_slots(Relation index, BlockNumber header_block, char *hcopy, const SlotBatch *b)
+{
+	bloomidx::FilterGroupHeader h = *bloomidx::filter_group_header((const uint8 *) hcopy);
+	uint32		first = h.slots_taken;
 
 	for (uint32 i = 0; i < h.region_pages;)
 	{
@@ -356,15 +390,15 @@ write_slot(Relation index, BlockNumber header_block, char *hcopy, uint32 slot, B
 					UnlockReleaseBuffer(buffers[j]);
 				bloomidx_report_page_problem(index, region, problem);
 			}
-			bloomidx::pending_slot_write((uint8 *) GenericXLogRegisterBuffer(xlog, buffers[k], 0),
-										 h, i + k, slot, column_blocks);
+			bloomidx::pending_slots_write((uint8 *) GenericXLogRegisterBuffer(xlog, buffers[k], 0),
+										  h, i + k, first, b->n, b->blocks);
 		}
 		GenericXLogFinish(xlog);
 		for (uint32 j = 0; j < k; j++)
 			UnlockReleaseBuffer(buffers[j]);
 		i += k;
 	}
-	bloomidx_seal_step(SEAL_STEP_PENDING_SLOT_WRITTEN);
+	bloomidx_seal_step(SEAL_STEP_PENDING_SLOTS_WRITTEN);
 
 	Buffer		header = ReadBuffer(index, header_block);
 
@@ -373,9 +407,10 @@ write_slot(Relation index, BlockNumber header_block, char *hcopy, uint32 slot, B
 	uint8	   *hp = (uint8 *) GenericXLogRegisterBuffer(xlog, header, 0);
 	bloomidx::PendingGroupLinks links = bloomidx::pending_group_links(hp);
 
-	h.slot_segment[slot] = blkno;
-	h.slots_taken = (uint16) (slot + 1);
-	links.after = after;
+	for (uint32 j = 0; j < b->n; j++)
+		h.slot_segment[first + j] = b->pages[j];
+	h.slots_taken = (uint16) (first + b->n);
+	links.after = b->after;
 	bloomidx::pending_group_page_fill(hp, h, NULL, links);
 	memcpy(hcopy, hp, BLCKSZ);
 	GenericXLogFinish(xlog);
@@ -383,107 +418,142 @@ write_slot(Relation index, BlockNumber header_block, char *hcopy, uint32 slot, B
 }
 
 /*
+ * The chain's last group (its header copied into hcopy; kMetaBlock: none)
+ * and in *next the page after its last slot's (unchanged when no group has
+ * a slot).  False, after a WARNING, when a header is damaged.
+ */
+static bool
+find_last_group(Relation index, const bloomidx::PendingFilters *pf, char *hcopy,
+				BlockNumber *last, BlockNumber *next)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber blkno = pf->first_group;
+	uint32		id = pf->first_group_id;
+
+	*last = bloomidx::kMetaBlock;
+	for (BlockNumber walked = 0; blkno != bloomidx::kMetaBlock; walked++)
+	{
+		bloomidx::PageProblem problem = walked < nblocks
+			? bloomidx_pending_group_copy(index, blkno, id, &nblocks, NULL, hcopy)
+			: bloomidx::PageProblem::BadFilter;	/* a cycle */
+
+		if (problem != bloomidx::PageProblem::None)
+		{
+			bloomidx_warn_corrupted_page(index, blkno,
+										 psprintf("A pending group's header is damaged (%s): the pending groups are dropped.",
+												  bloomidx::page_problem_text(problem)));
+			return false;
+		}
+
+		bloomidx::PendingGroupLinks links = bloomidx::pending_group_links((const uint8 *) hcopy);
+
+		*last = blkno;
+		if (links.after != bloomidx::kMetaBlock)
+			*next = links.after;
+		blkno = links.next_group;
+		id = links.next_group_id;
+	}
+	return true;
+}
+
+/*
  * Gives the pending pages that filled since the last slot their slots
  * (PENDING_FILTERS_BATCH at most), where the index keeps filter keys and
  * the seal lock is free: the insert that linked a new tail behind page
  * `filled` calls it.  Without a group yet, the run starts once the list
- * has twice a group's pages (a short list costs a query less than its
+ * has twice a group's pages (a shorter list costs a query less than its
  * groups would, and a small index would double): at the list's head if
- * that page is full, else at `filled`.
+ * that page is full, else at `filled`.  A damaged group is warned of and
+ * the groups dropped, not an INSERT failed: queries then walk the list.
  */
 void
 bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNumber filled)
 {
 	const bloomidx::RowPageGeometry *g = &state->geometry;
+	double		bits_per_key;
+	bloomidx::PendingFilters pf;
+	bloomidx::DirectoryHeader d;
+	bloomidx::FilterGroupHeader shape;
 
-	if (g->keys == 0 || !state->meta.filter_keys)
+	if (g->keys == 0 || !state->meta.filter_keys ||
+		(bits_per_key = bloomidx_filter_bits_per_key(index)) <= 0)
 		return;
 
-	double		bits_per_key = bloomidx_filter_bits_per_key(index);
-
-	if (bits_per_key <= 0 || !ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
+	/* Nothing to do yet (most inserts): no chain and a short list. */
+	read_pending_filters(index, &pf, &d);
+	bloomidx::pending_group_init(&shape, d.next_group_id, (uint32) state->ncolumns, g->capacity,
+								 bits_per_key);
+	if (shape.region_pages == 0 ||
+		shape.region_pages > bloomidx::kMaxListedRegionPages - sizeof(bloomidx::PendingGroupLinks) / 4 ||
+		(pf.first_group == bloomidx::kMetaBlock && d.pending_pages < 2 * (1 + shape.region_pages)))
+		return;
+	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return;
 
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx pending filters",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	bloomidx::PendingFilters pf;
-	bloomidx::DirectoryHeader d;
 	char	   *hcopy = (char *) palloc(BLCKSZ);
-	BlockNumber last = bloomidx::kMetaBlock;
+	BlockNumber last;
 	BlockNumber next = bloomidx::kMetaBlock;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-
-	read_pending_filters(index, &pf, &d);
-
-	uint32		next_group_id = d.next_group_id;
-
-	/* The chain's last group, and the page after its last slot's. */
-	for (BlockNumber blkno = pf.first_group, id = pf.first_group_id, walked = 0;
-		 blkno != bloomidx::kMetaBlock; walked++)
-	{
-		bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks,
-																	NULL, hcopy);
-
-		if (problem != bloomidx::PageProblem::None || walked >= nblocks)
-			bloomidx_report_page_problem(index, blkno, problem != bloomidx::PageProblem::None
-										 ? problem : bloomidx::PageProblem::BadFilter);
-
-		bloomidx::PendingGroupLinks links = bloomidx::pending_group_links((const uint8 *) hcopy);
-
-		last = blkno;
-		if (links.after != bloomidx::kMetaBlock)
-			next = links.after;
-		blkno = links.next_group;
-		id = links.next_group_id;
-	}
-
 	uint32	   *keys = (uint32 *) palloc((Size) g->capacity * g->keys * sizeof(uint32));
-	uint8	   *scratch = NULL;
-	Size		scratch_bytes = 0;
 	uint32		count;
 	BlockNumber after;
 
+	/* Again under the seal lock: only its holders change the groups. */
+	read_pending_filters(index, &pf, &d);
+	if (!find_last_group(index, &pf, hcopy, &last, &next))
+	{
+		bloomidx_pending_filters_drop(index);
+		last = bloomidx::kMetaBlock;
+		next = bloomidx::kMetaBlock;
+		read_pending_filters(index, &pf, &d);
+	}
 	if (next == bloomidx::kMetaBlock)
 	{
-		bloomidx::FilterGroupHeader h;
-
-		bloomidx::pending_group_init(&h, next_group_id, (uint32) state->ncolumns, g->capacity, bits_per_key);
 		next = filled;
-		if (d.pending_pages < 2 * (1 + h.region_pages))
+		if (d.pending_pages < 2 * (1 + shape.region_pages))
 			next = bloomidx::kMetaBlock;	/* not yet: read_filled_page says no */
 		else if (read_filled_page(index, d.pending_head, g, keys, &count, &after))
 			next = d.pending_head;
 	}
 
-	for (int n = 0; n < PENDING_FILTERS_BATCH && read_filled_page(index, next, g, keys, &count, &after); n++)
+	Size		slot_bytes = (Size) (bloomidx::group_region_rows(shape) + 1) * bloomidx::kFilterBlockBytes;
+	uint8	   *scratch = (uint8 *) palloc((Size) PENDING_FILTERS_BATCH * slot_bytes);
+	SlotBatch  *batch = (SlotBatch *) palloc(sizeof(SlotBatch));
+
+	for (uint32 done = 0; done < PENDING_FILTERS_BATCH;)
 	{
 		if (last == bloomidx::kMetaBlock ||
 			bloomidx::filter_group_header((const uint8 *) hcopy)->slots_taken == bloomidx::kGroupSlots)
 		{
-			bloomidx::FilterGroupHeader h;
-
-			bloomidx::pending_group_init(&h, next_group_id++, (uint32) state->ncolumns, g->capacity,
-							   bits_per_key);
-			if (h.region_pages == 0 ||
-				h.region_pages > bloomidx::kMaxListedRegionPages - sizeof(bloomidx::PendingGroupLinks) / 4)
-				break;			/* no column filtered, or too many pages: none */
-			last = new_pending_group(index, &h, last, hcopy);
+			if (!read_filled_page(index, next, g, keys, &count, &after))
+				break;			/* no page for a new group yet */
+			shape.group_id = d.next_group_id;
+			shape.check = bloomidx::filter_group_check(shape);
+			last = new_pending_group(index, &shape, last, hcopy);
+			d.next_group_id++;
 		}
 
 		const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) hcopy);
 
-		Size		bytes = 0;	/* the group's filters of one slot */
+		/* The group's shape is the index's now, or a slot's filters would not fit scratch. */
+		if (bloomidx::group_region_rows(*h) + 1 > slot_bytes / bloomidx::kFilterBlockBytes)
+			break;
 
-		for (uint32 c = 0; c < h->ncolumns; c++)
-			bytes += (Size) h->columns[c].blocks * bloomidx::kFilterBlockBytes;
-		if (bytes > scratch_bytes)
+		uint32		room = Min((uint32) (h->slot_capacity - h->slots_taken), PENDING_FILTERS_BATCH - done);
+
+		batch->n = 0;
+		while (batch->n < room && read_filled_page(index, next, g, keys, &count, &after))
 		{
-			scratch = (uint8 *) (scratch ? repalloc(scratch, bytes) : palloc(bytes));
-			scratch_bytes = bytes;
+			batch_add(batch, h, next, keys, count, g->keys, scratch + batch->n * slot_bytes);
+			batch->after = after;
+			next = after;
 		}
-		write_slot(index, last, hcopy, h->slots_taken, next, keys, count, g->keys, after, scratch);
-		next = after;
+		if (batch->n == 0)
+			break;
+		write_slots(index, last, hcopy, batch);
+		done += batch->n;
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

@@ -129,6 +129,7 @@ typedef struct DirectoryStats
 	double		segment_rows;
 	double		live_rows;
 	uint32		pending_pages;
+	bool		pending_groups; /* the metapage names pending groups */
 } DirectoryStats;
 void		bloomidx_directory_stats(Relation index, DirectoryStats *stats);
 
@@ -193,7 +194,7 @@ void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
 void		bloomidx_pending_filters_add(Relation index, const BloomidxState *state,
 										 BlockNumber filled);
 bloomidx::PageProblem bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id,
-												  BlockNumber nblocks,
+												  BlockNumber *nblocks,
 												  BufferAccessStrategy strategy, char *copy);
 BlockNumber *bloomidx_pending_filters_pages(Relation index, uint32 *n);
 void		bloomidx_pending_filters_free(Relation index, BlockNumber *blocks, uint32 n,

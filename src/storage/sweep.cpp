@@ -9,7 +9,7 @@
  * the seal lock (no seal or merge writes meanwhile), VACUUM marks every
  * block something points at (the metapage, the directory pages, each listed
  * segment's header, live page, TID pages and slices and its filter group,
- * the free list, the pending list), then
+ * the free list, the pending list, the pending groups), then
  * reads the others: a segment or filter group page or a page marked as
  * being sealed there is an orphan and is freed (a group whose segments a
  * merge removed, too); free and new pages go back to the free space
@@ -367,6 +367,23 @@ bloomidx_sweep(Relation index, BufferAccessStrategy strategy, IndexBulkDeleteRes
 		mark_used(&used, dir->pages.blocks[i], 1);
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
 		mark_used(&used, dir->free.extents[i].first, dir->free.extents[i].nblocks);
+
+	/*
+	 * The pending groups' pages: VACUUM drops the groups before it sweeps,
+	 * under the same seal lock, so there are none here today.  Were there
+	 * any, nothing would be freed: a damaged header would leave the rest of
+	 * the chain unmarked, and a later drop would free its pages again.
+	 */
+	uint32		ngroup_pages;
+	BlockNumber *group_pages = bloomidx_pending_filters_pages(index, &ngroup_pages);
+
+	for (uint32 i = 0; i < ngroup_pages; i++)
+		mark_used(&used, group_pages[i], 1);
+	if (group_pages != NULL)
+	{
+		all_sound = false;
+		pfree(group_pages);
+	}
 
 	/* The pending list, as the copy has it (pages linked since are pending pages, left alone). */
 	PendingWalk walk;

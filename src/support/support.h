@@ -258,8 +258,8 @@ typedef enum SealStep
 	SEAL_STEP_GROUP_WRITTEN = 7,	/* VACUUM's gathered filter group written */
 	SEAL_STEP_GROUP_PUBLISHED = 8,	/* ... named in its segments' entries */
 	SEAL_STEP_GROUP_FREED = 9,	/* ... the groups it replaced freed */
-	SEAL_STEP_PENDING_SLOT_WRITTEN = 10	/* an insert wrote a pending page's
-										 * filters, not yet its group's header */
+	SEAL_STEP_PENDING_SLOTS_WRITTEN = 10	/* an insert wrote pending pages'
+											 * filters, not yet its group's header */
 } SealStep;
 
 /*

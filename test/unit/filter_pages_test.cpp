@@ -665,27 +665,34 @@ TEST(FilterPages, PendingGroupSlotsHoldTheirPagesKeys)
     std::mt19937_64 rng(17);
     const uint32_t slots = 40;
     std::vector<std::vector<uint32_t>> keys(slots, std::vector<uint32_t>(rows * ncols));
-    for (uint32_t s = 0; s < slots; s++) {
-        for (uint32_t &k : keys[s])
-            k = static_cast<uint32_t>(rng());
-        std::vector<std::vector<uint8_t>> filters(ncols);
-        const uint8_t *column_blocks[kMaxColumns] = {};
-        for (uint32_t c = 0; c < ncols; c++) {
-            filters[c].assign(size_t{h.columns[c].blocks} * kFilterBlockBytes, 0);
-            filter_add_many(filters[c].data(), kFilterBlockBytes, h.columns[c].blocks,
-                            h.columns[c].probes, keys[s].data() + c, rows, ncols);
-            column_blocks[c] = filters[c].data();
+    std::vector<std::vector<std::vector<uint8_t>>> filters(slots,
+                                                           std::vector<std::vector<uint8_t>>(ncols));
+    // Slots written in batches of 1 to 5, each region page once a batch.
+    for (uint32_t first = 0, n = 1; first < slots; first += n, n = n % 5 + 1) {
+        n = std::min(n, slots - first);
+        std::vector<const uint8_t *> column_blocks(size_t{n} * kMaxColumns, nullptr);
+        for (uint32_t j = 0; j < n; j++) {
+            const uint32_t s = first + j;
+            for (uint32_t &k : keys[s])
+                k = static_cast<uint32_t>(rng());
+            for (uint32_t c = 0; c < ncols; c++) {
+                filters[s][c].assign(size_t{h.columns[c].blocks} * kFilterBlockBytes, 0);
+                filter_add_many(filters[s][c].data(), kFilterBlockBytes, h.columns[c].blocks,
+                                h.columns[c].probes, keys[s].data() + c, rows, ncols);
+                column_blocks[size_t{j} * kMaxColumns + c] = filters[s][c].data();
+            }
         }
         for (uint32_t i = 0; i < h.region_pages; i++) {
-            pending_slot_write(region[i].b, h, i, s, column_blocks);
+            pending_slots_write(region[i].b, h, i, first, n, column_blocks.data());
             ASSERT_EQ(check_filter_page(region[i].b, h, i), PageProblem::None);
         }
-        h.slot_segment[s] = 500 + s;
-        h.slots_taken = static_cast<uint16_t>(s + 1);
-        links.after = 501 + s;
+        for (uint32_t j = 0; j < n; j++)
+            h.slot_segment[first + j] = 500 + first + j;
+        h.slots_taken = static_cast<uint16_t>(first + n);
+        links.after = 500 + first + n;
         pending_group_page_fill(header.b, h, nullptr, links);
         ASSERT_EQ(check_pending_group_page(header.b, gid(3), ncols, 100, 1000), PageProblem::None);
-        EXPECT_EQ(pending_group_links(header.b).after, 501 + s);
+        EXPECT_EQ(pending_group_links(header.b).after, 500 + first + n);
         EXPECT_EQ(group_region_block(header.b, 100, 0), blocks[0]) << "the list kept";
     }
     // Every key of every slot is found in its slot; a random key passes few.
