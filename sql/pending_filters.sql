@@ -40,6 +40,85 @@ SELECT index_buffers(format('SELECT * FROM pfl WHERE a = %s AND b = %L', a, b)) 
        (SELECT pending_pages / 8 FROM bloomidx_index_info('pfl_bl')) AS hit_reads_few
 FROM pfl WHERE id = 50000;
 
+-- bloomidx_page_items on the pending groups: the metapage names the first
+-- group, each header its id, slots (the pending pages they were taken
+-- for), region pages, next group and `after`; a region page is decoded
+-- through its group's header.  What they say is checked against the pages
+-- themselves: the chain reaches every group, the slots' pages are full
+-- pending pages and a run of the list (each the next block of the one
+-- before, each group's `after` the next block of its last slot's page),
+-- and only taken slots have filter bits.
+CREATE TEMP TABLE pfl_items AS
+SELECT b AS blkno, p.*
+FROM generate_series(0, (pg_relation_size('pfl_bl') / 8192)::int - 1) b,
+     bloomidx_page_items('pfl_bl', b) p;
+CREATE TEMP VIEW pfl_groups AS
+SELECT blkno, substring(detail FROM '^pending group (\d+),')::int8 AS id,
+       substring(detail FROM 'slots taken (\d+),')::int AS slots,
+       substring(detail FROM 'slot capacity (\d+),')::int AS capacity,
+       substring(detail FROM 'region pages (\d+),')::int AS region_pages,
+       substring(detail FROM 'next group (\d+) ')::int AS next_block,
+       substring(detail FROM 'next group \d+ \(id (\d+)\)')::int8 AS next_id,
+       substring(detail FROM 'after (\d+),')::int AS after
+FROM pfl_items WHERE page_kind = 'filter group' AND item IS NULL AND detail LIKE 'pending group %';
+CREATE TEMP VIEW pfl_slots AS
+SELECT g.id, g.blkno AS header, i.item AS slot,
+       substring(i.detail FROM '^pending page (\d+)$')::int AS page,
+       row_number() OVER (ORDER BY g.id, i.item) AS run
+FROM pfl_groups g JOIN pfl_items i ON i.blkno = g.blkno AND i.item_kind = 'slot';
+SELECT detail ~ ', pending group \d+ \(id \d+\)$' AS metapage_names_a_group
+FROM pfl_items WHERE blkno = 0 AND item IS NULL;
+WITH RECURSIVE chain AS (
+    SELECT g.* FROM pfl_groups g, pfl_items m
+    WHERE m.blkno = 0 AND m.item IS NULL
+      AND g.blkno = substring(m.detail FROM 'pending group (\d+) \(id \d+\)$')::int
+      AND g.id = substring(m.detail FROM 'pending group \d+ \(id (\d+)\)$')::int8
+    UNION ALL
+    SELECT g.* FROM chain c JOIN pfl_groups g ON g.blkno = c.next_block AND g.id = c.next_id)
+SELECT count(*) = (SELECT count(*) FROM pfl_groups) AS every_group_on_the_chain,
+       count(*) = ceil((SELECT count(*) FROM pfl_slots) / 127.0) AS groups_of_127_slots,
+       count(*) FILTER (WHERE next_block IS NULL) AS last_groups,
+       bool_and(slots = 127) FILTER (WHERE next_block IS NOT NULL) AS full_but_the_last,
+       bool_and(capacity = 127) AS capacity_127,
+       (SELECT count(*) FROM pfl_slots) BETWEEN pending_pages - 16 AND pending_pages - 1
+           AS most_pending_pages_in_slots
+FROM chain, bloomidx_index_info('pfl_bl') GROUP BY pending_pages;
+SELECT bool_and(c.slot_items = g.slots) AS a_slot_item_a_slot,
+       bool_and(c.region_items = g.region_pages) AS a_region_item_a_region_page
+FROM pfl_groups g,
+     LATERAL (SELECT count(*) FILTER (WHERE item_kind = 'slot') AS slot_items,
+                     count(*) FILTER (WHERE item_kind = 'region page') AS region_items
+              FROM pfl_items i WHERE i.blkno = g.blkno AND i.item IS NOT NULL) c;
+SELECT count(*) = count(DISTINCT s.page) AS one_slot_a_page,
+       bool_and(p.page_kind = 'pending') AS pending_pages,
+       bool_and(substring(p.detail FROM '^rows (\d+),') = substring(p.detail FROM 'capacity (\d+),')) AS full_pages,
+       bool_and(n.page IS NULL OR n.page = substring(p.detail FROM 'next block (\d+),')::int) AS a_run_of_the_list,
+       bool_and(n.page IS NOT NULL OR g.after = substring(p.detail FROM 'next block (\d+),')::int)
+           AS after_follows_the_last_slot
+FROM pfl_slots s JOIN pfl_groups g ON g.blkno = s.header
+JOIN pfl_items p ON p.blkno = s.page AND p.item IS NULL
+LEFT JOIN pfl_slots n ON n.run = s.run + 1;
+-- A region page through its group's header: one block row (the blocks of
+-- 127 slots, 64 bytes each, fill a page), bits in the taken slots' only.
+SELECT bool_and(f.page_kind = 'filter' AND f.detail LIKE format('pending group %s, region page %s, %%', g.id, r.item))
+           AS decoded_through_its_header,
+       bool_and(rows.n = 1) AS a_block_row_a_page,
+       bool_and(rows.bits_length = 127 * 512) AS rows_of_127_blocks,
+       bool_and(rows.taken_bits > 0) AS taken_slots_have_bits,
+       bool_and(rows.untaken_bits = 0) AS untaken_slots_have_none,
+       bool_or(g.slots < 127) AS a_group_with_untaken_slots
+FROM pfl_groups g
+JOIN pfl_items r ON r.blkno = g.blkno AND r.item_kind = 'region page'
+JOIN pfl_items f ON f.blkno = substring(r.detail FROM '^block (\d+)$')::int AND f.item IS NULL,
+LATERAL (SELECT count(*) AS n, min(length(b.bits)) AS bits_length,
+                sum(bit_count(substring(b.bits FROM 1 FOR g.slots * 512))) AS taken_bits,
+                sum(bit_count(substring(b.bits FROM g.slots * 512 + 1))) AS untaken_bits
+         FROM pfl_items b WHERE b.blkno = f.blkno AND b.item_kind = 'block row') rows;
+-- bloomidx_verify checks the groups too (their chain, run and filters).
+SELECT bloomidx_verify('pfl_bl');
+DROP VIEW pfl_slots, pfl_groups;
+DROP TABLE pfl_items;
+
 -- Rows deleted and VACUUM: the groups go before pending pages get room
 -- (and VACUUM seals what is pending); then rows into the room, and new
 -- groups over the pages that fill after.

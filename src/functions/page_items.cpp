@@ -11,7 +11,8 @@
  * others its items:
  *
  *   meta            segment entry (its inline directory entries),
- *                   directory page (the pages holding the rest), free extent
+ *                   directory page (the pages holding the rest), free extent;
+ *                   its detail names the first pending group, if any
  *   directory       segment entry
  *   pending,        row: tid, live (always: VACUUM removes a pending page's
  *   sealing           dead rows), bits (the signature), keys (its filter
@@ -22,7 +23,9 @@
  *   tids            row: tid, live (the row's live bit)
  *   filter group    slot (the segment it was taken for), region page
  *                   (where a listed group, a segment's own or one VACUUM
- *                   gathered, lists them)
+ *                   gathered, lists them); a pending group's (format 17):
+ *                   slot (the pending page it was taken for), region page,
+ *                   its detail its links (next group, after)
  *   filter          block row: bits (the slots' blocks side by side)
  *   free, listed,   none (a free page's detail: the generation that freed it)
  *   new
@@ -37,9 +40,10 @@
  * it before anything on it is shown: damage is the readers' XX002 error
  * naming the block.  A TID page's rows and a filter page's rows are
  * decoded with their segment's header (and live page) or their group's
- * header, found through the directory; a page the directory does not
- * lead to (a crash left it, or a merge replaced its segment since) is
- * shown without them.
+ * header, found through the directory (a pending group's through the
+ * chain of pending groups the metapage starts); a page they do not lead
+ * to (a crash left it, a merge replaced its segment since, its pending
+ * group was dropped) is shown without them.
  *
  * Raw pages bypass column privileges and row-level security: the
  * signatures of a column with few values are reversed by hashing each
@@ -231,6 +235,7 @@ describe_meta(ItemsOut *out, Relation index, const uint8 *page, BlockNumber nblo
 	const bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
 	const bloomidx::DirectoryPageList *pages = bloomidx::directory_page_list(page);
 	const bloomidx::FreeList *list = bloomidx::free_list(page);
+	const bloomidx::PendingFilters *pf = bloomidx::pending_filters(page);
 	StringInfoData s;
 	uint32		column_bits[INDEX_MAX_KEYS];
 
@@ -245,6 +250,10 @@ describe_meta(ItemsOut *out, Relation index, const uint8 *page, BlockNumber nblo
 					 d->generation, d->next_segment_id, d->next_group_id, (uint32) d->nsegments,
 					 (uint32) pages->count, d->pending_pages, d->pending_head, d->pending_tail,
 					 (uint32) list->count);
+	if (pf->first_group == bloomidx::kMetaBlock)
+		appendStringInfoString(&s, ", no pending groups");
+	else
+		appendStringInfo(&s, ", pending group %u (id %u)", pf->first_group, pf->first_group_id);
 	emit_page(out, s.data);
 
 	uint32		m = meta->signature_bits;
@@ -539,10 +548,10 @@ describe_tids(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 	return true;
 }
 
-static const char *
-group_detail(const bloomidx::FilterGroupHeader *h)
+/* "column blocks {..}, column probes {..}" of a group's header. */
+static void
+append_columns(StringInfo s, const bloomidx::FilterGroupHeader *h)
 {
-	StringInfoData s;
 	uint32		blocks[INDEX_MAX_KEYS];
 	uint32		probes[INDEX_MAX_KEYS];
 
@@ -551,41 +560,121 @@ group_detail(const bloomidx::FilterGroupHeader *h)
 		blocks[c] = h->columns[c].blocks;
 		probes[c] = h->columns[c].probes;
 	}
+	append_per_column(s, "column blocks", blocks, h->ncolumns);
+	append_per_column(s, "column probes", probes, h->ncolumns);
+}
+
+static const char *
+group_detail(const bloomidx::FilterGroupHeader *h)
+{
+	StringInfoData s;
+
 	initStringInfo(&s);
 	appendStringInfo(&s, "group %u, slots taken %u, slot capacity %u, region pages %u, listed %s",
 					 h->group_id, (uint32) h->slots_taken, (uint32) h->slot_capacity,
 					 h->region_pages, (h->flags & bloomidx::kGroupListed) ? "yes" : "no");
-	append_per_column(&s, "column blocks", blocks, h->ncolumns);
-	append_per_column(&s, "column probes", probes, h->ncolumns);
+	append_columns(&s, h);
 	return s.data;
 }
 
+/* A pending group's header (format 17): its links too. */
+static const char *
+pending_group_detail(const bloomidx::FilterGroupHeader *h, const bloomidx::PendingGroupLinks &l)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "pending group %u, slots taken %u, slot capacity %u, region pages %u",
+					 h->group_id, (uint32) h->slots_taken, (uint32) h->slot_capacity,
+					 h->region_pages);
+	if (l.next_group == bloomidx::kMetaBlock)
+		appendStringInfoString(&s, ", next group none");
+	else
+		appendStringInfo(&s, ", next group %u (id %u)", l.next_group, l.next_group_id);
+	if (l.after == bloomidx::kMetaBlock)
+		appendStringInfoString(&s, ", after none");
+	else
+		appendStringInfo(&s, ", after %u", l.after);
+	append_columns(&s, h);
+	return s.data;
+}
+
+/*
+ * A filter group's header page: a group of segments, or a pending group
+ * (its slots pending pages, flags kGroupPending), checked as its readers
+ * check it.
+ */
 static void
-describe_filter_group(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page,
-					  BlockNumber nblocks)
+describe_filter_group(ItemsOut *out, Relation index, BlockNumber blkno, const uint8 *page)
 {
 	uint32		group_id = 0;
 
 	(void) bloomidx::filter_page_place(page, &group_id);
 
-	PageProblem problem =
-		bloomidx::check_filter_group_page(page, group_id,
-										  (uint32) RelationGetNumberOfAttributes(index), blkno,
-										  nblocks);
+	/*
+	 * The index's length now, after the copy: every block the page names
+	 * existed when it was copied (a pending group's links name pages the
+	 * index may have grown by since page_items began).
+	 */
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	uint32		ncolumns = (uint32) RelationGetNumberOfAttributes(index);
+	bool		pending = (bloomidx::filter_group_header(page)->flags & bloomidx::kGroupPending) != 0;
+	PageProblem problem = pending
+		? bloomidx::check_pending_group_page(page, group_id, ncolumns, blkno, nblocks)
+		: bloomidx::check_filter_group_page(page, group_id, ncolumns, blkno, nblocks);
 
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
 
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header(page);
 
-	emit_page(out, group_detail(h));
+	emit_page(out, pending ? pending_group_detail(h, bloomidx::pending_group_links(page))
+			  : group_detail(h));
 	for (uint32 s = 0; s < h->slots_taken; s++)
 		emit(out, (int) s, "slot", NULL, -1, (Datum) 0, (Datum) 0,
-			 psprintf("segment %u", h->slot_segment[s]));
+			 psprintf(pending ? "pending page %u" : "segment %u", h->slot_segment[s]));
 	if (h->flags & bloomidx::kGroupListed)
 		for (uint32 i = 0; i < h->region_pages; i++)
 			emit(out, (int) i, "region page", NULL, -1, (Datum) 0, (Datum) 0,
 				 psprintf("block %u", bloomidx::group_region_block(page, blkno, i)));
+}
+
+/*
+ * The header of pending group `group_id`, found by walking the chain of
+ * pending groups from the directory copy's first (each header checked as
+ * a scan checks it), into header_page, and its block in *header_block;
+ * kMetaBlock there when no pending group has that id.  False: start again
+ * (a header was recycled since the copy; else damage is an ERROR).
+ */
+static bool
+find_pending_group(Relation index, const DirectoryCopy *dir, uint32 group_id, BlockNumber nblocks,
+				   char *header_page, BlockNumber *header_block)
+{
+	BlockNumber blkno = dir->pending_filters.first_group;
+	uint32		id = dir->pending_filters.first_group_id;
+
+	*header_block = bloomidx::kMetaBlock;
+	for (BlockNumber walked = 0; blkno != bloomidx::kMetaBlock; walked++)
+	{
+		PageProblem problem = walked >= Max(nblocks, RelationGetNumberOfBlocks(index))
+			? PageProblem::BadFilter	/* a cycle */
+			: bloomidx_pending_group_copy(index, blkno, id, nblocks, NULL, header_page);
+
+		if (problem != PageProblem::None)
+			return !bloomidx_page_was_recycled(index, blkno, dir->header.generation, problem);
+		if (id == group_id)
+		{
+			*header_block = blkno;
+			return true;
+		}
+
+		bloomidx::PendingGroupLinks links = bloomidx::pending_group_links((const uint8 *) header_page);
+
+		blkno = links.next_group;
+		id = links.next_group_id;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
 }
 
 /*
@@ -615,43 +704,55 @@ describe_filter(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 	if (!recopy_page(index, blkno, page, bloomidx::kPageFilter, group_id))
 		return false;
 
+	/* A group of segments, through the directory; else a pending group, through their chain. */
 	const bloomidx::SegmentEntry *e = find_entry(dir, 0, group_id);
-
-	if (e == NULL)
-	{
-		emit_page(out, psprintf("group %u, region page %u: no segment in the directory has this group (a crash left the page, or its segments were merged away): rows not decoded",
-								group_id, place));
-		return true;
-	}
-
 	PGAlignedBlock header_page;
-	Buffer		buffer = ReadBuffer(index, e->filter_block);
+	BlockNumber header_block;
 
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	memcpy(header_page.data, BufferGetPage(buffer), BLCKSZ);
-	UnlockReleaseBuffer(buffer);
+	if (e != NULL)
+	{
+		header_block = e->filter_block;
 
-	PageProblem problem =
-		bloomidx::check_filter_group_page((const uint8 *) header_page.data, group_id,
-										  (uint32) RelationGetNumberOfAttributes(index),
-										  e->filter_block, nblocks);
+		Buffer		buffer = ReadBuffer(index, header_block);
 
-	if (problem != PageProblem::None)
-		return !bloomidx_page_was_recycled(index, e->filter_block, dir->header.generation,
-										   problem);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		memcpy(header_page.data, BufferGetPage(buffer), BLCKSZ);
+		UnlockReleaseBuffer(buffer);
+
+		PageProblem problem =
+			bloomidx::check_filter_group_page((const uint8 *) header_page.data, group_id,
+											  (uint32) RelationGetNumberOfAttributes(index),
+											  header_block, nblocks);
+
+		if (problem != PageProblem::None)
+			return !bloomidx_page_was_recycled(index, header_block, dir->header.generation,
+											   problem);
+	}
+	else
+	{
+		if (!find_pending_group(index, dir, group_id, nblocks, header_page.data, &header_block))
+			return false;
+		if (header_block == bloomidx::kMetaBlock)
+		{
+			emit_page(out, psprintf("group %u, region page %u: no segment in the directory and no pending group has this group (a crash left the page, its segments were merged away, or its pending group was dropped): rows not decoded",
+									group_id, place));
+			return true;
+		}
+	}
 
 	const bloomidx::FilterGroupHeader *h =
 		bloomidx::filter_group_header((const uint8 *) header_page.data);
 
 	if (place >= h->region_pages ||
-		bloomidx::group_region_block((const uint8 *) header_page.data, e->filter_block,
+		bloomidx::group_region_block((const uint8 *) header_page.data, header_block,
 									 place) != blkno)
 	{
 		emit_page(out, psprintf("group %u, region page %u: not the page its group's header lists (a crash left it): rows not decoded",
 								group_id, place));
 		return true;
 	}
-	problem = bloomidx::check_filter_page((const uint8 *) page, *h, place);
+	PageProblem problem = bloomidx::check_filter_page((const uint8 *) page, *h, place);
+
 	if (problem != PageProblem::None)
 		bloomidx_report_page_problem(index, blkno, problem);
 
@@ -660,7 +761,8 @@ describe_filter(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 	uint32		first = place * per_page;
 	uint32		end = Min(first + per_page, bloomidx::group_region_rows(*h));
 
-	emit_page(out, psprintf("group %u, region page %u, first block row %u, block rows %u",
+	emit_page(out, psprintf("%sgroup %u, region page %u, first block row %u, block rows %u",
+							(h->flags & bloomidx::kGroupPending) ? "pending " : "",
 							group_id, place, first, end - first));
 
 	/* Column c's block rows follow the columns' before it (core/page_layout.hpp). */
@@ -723,7 +825,7 @@ describe_page(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 		case bloomidx::kPageTids:
 			return describe_tids(out, index, blkno, page, meta->signature_bits, nblocks);
 		case bloomidx::kPageFilterGroup:
-			describe_filter_group(out, index, blkno, raw, nblocks);
+			describe_filter_group(out, index, blkno, raw);
 			break;
 		case bloomidx::kPageFilter:
 			return describe_filter(out, index, blkno, page, nblocks);
