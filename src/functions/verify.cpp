@@ -12,6 +12,16 @@
  *     is a valid item pointer inside the table, its signature has no bit
  *     past the index's length and at least the bits one column sets;
  *     pages PageIsNew (an extension a crash interrupted) are skipped;
+ *   - the pending groups (format 17; storage/pending_filters.cpp): their
+ *     chain from the metapage (each header as a scan checks it, ids
+ *     growing along it, no cycle, none of their pages on the free list),
+ *     their region pages, that their slots' pages are a run of the pending
+ *     list (the first slot's page on it, each next slot's page its
+ *     predecessor's successor, a group starting at the page the one before
+ *     it names as `after`, each `after` its last slot's page's successor),
+ *     each such page full, and that each row's filter key of every column
+ *     is in its slot's filter of the column (probed as a scan probes it: a
+ *     key missing is a row a scan would skip);
  *   - that every row the table shows (an MVCC snapshot registered before
  *     the first index page is read, so every row it sees had its entry
  *     inserted before) has an entry with its TID whose signature holds
@@ -114,15 +124,36 @@ typedef struct VerifyState
 	struct SegmentFilterRef *filter_refs;	/* sorted by header block to look up */
 	uint32		nfilter_refs;
 	uint32		max_filter_refs;
+
+	/*
+	 * Pending groups (format 17): the chain's groups, copied before the
+	 * pending list is walked, and their slots, sorted by pending page to
+	 * look up as the walk meets each page.
+	 */
+	struct VerifyGroup *pending_groups;
+	uint32		npending_groups;
+	struct PendingSlotRef *pending_slots;
+	uint32		npending_slots;
 } VerifyState;
 
 typedef struct VerifyGroup
 {
 	BlockNumber block;			/* its header */
 	bloomidx::FilterGroupHeader header;
+	bloomidx::PendingGroupLinks links;	/* a pending group's */
 	uint8	   *region;			/* its region pages, copied */
 	uint32	   *region_blocks;	/* where they are */
 } VerifyGroup;
+
+typedef struct PendingSlotRef
+{
+	BlockNumber page;			/* the pending page it was taken for */
+	uint32		group;			/* in pending_groups */
+	uint32		slot;
+	uint32		run;			/* its place in the run, from 0 */
+	BlockNumber next;			/* the page's successor as the walk met it;
+								 * InvalidBlockNumber: not met */
+} PendingSlotRef;
 
 typedef struct SegmentFilterRef
 {
@@ -587,6 +618,308 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 }
 
 /*
+ * Pending groups (storage/pending_filters.cpp, format 17): filter groups
+ * whose slots are pending pages, a run of the pending list.  The chain is
+ * copied before the list is walked, each header before its region pages.
+ * A slot is written only for a page that is full and has a successor, its
+ * region blocks before the header names it, and neither the page's rows
+ * nor its successor change until a publish drops the groups (a new
+ * generation: a seal, VACUUM).  So within one generation the walk that
+ * follows meets every slot's page, full, with the successor it had and
+ * every row the slot's filters were made from, and the region pages
+ * copied hold the blocks of every slot their header had taken.  What
+ * disagrees is damage, unless the generation moved on meanwhile (then the
+ * pass starts again).  Like the rest of verify, this takes no seal lock:
+ * the slots and groups inserts add after the copy are left out, as a scan
+ * that copied the chain earlier leaves them out.
+ */
+
+/* Reports damage at blkno, unless the directory changed since the copy of `generation`: false, start again. */
+static bool
+pending_damage(VerifyState *vs, uint32 generation, BlockNumber blkno, const char *detail)
+{
+	if (bloomidx_directory_generation(vs->index) != generation)
+		return false;
+	bloomidx_report_corrupted_page(vs->index, blkno, detail);
+	return false;				/* not reached */
+}
+
+/* Slot refs in pending page order, to look them up. */
+static int
+compare_pending_slots(const void *a, const void *b)
+{
+	BlockNumber x = ((const PendingSlotRef *) a)->page;
+	BlockNumber y = ((const PendingSlotRef *) b)->page;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* The copies of a pass that starts again, freed. */
+static void
+free_pending_groups(VerifyState *vs)
+{
+	for (uint32 g = 0; g < vs->npending_groups; g++)
+	{
+		pfree(vs->pending_groups[g].region);
+		pfree(vs->pending_groups[g].region_blocks);
+	}
+	if (vs->pending_groups != NULL)
+		pfree(vs->pending_groups);
+	if (vs->pending_slots != NULL)
+		pfree(vs->pending_slots);
+	vs->pending_groups = NULL;
+	vs->pending_slots = NULL;
+	vs->npending_groups = 0;
+	vs->npending_slots = 0;
+}
+
+/*
+ * Copies and checks the chain of pending groups of the directory copy:
+ * every header as a scan checks it (check_pending_group_page), the ids
+ * growing along the chain and none a group of segments', no cycle, no
+ * page of theirs on the free list, every region page (check_filter_page);
+ * and notes each slot's pending page, for the walk.  False: start again.
+ */
+static bool
+collect_pending_groups(VerifyState *vs, const DirectoryCopy *dir, BufferAccessStrategy bas)
+{
+	uint32		generation = dir->header.generation;
+	BlockNumber blkno = dir->pending_filters.first_group;
+	uint32		id = dir->pending_filters.first_group_id;
+	uint32		prev_id = 0;
+	uint32		max_groups = 0;
+	uint32		max_slots = 0;
+
+	free_pending_groups(vs);
+	if (blkno != bloomidx::kMetaBlock && vs->geometry.keys == 0)
+		return pending_damage(vs, generation, bloomidx::kMetaBlock,
+							  "The metapage names pending groups, but the index's pending rows keep no filter keys to make them from.");
+
+	for (BlockNumber walked = 0; blkno != bloomidx::kMetaBlock; walked++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (walked >= vs->index_blocks)
+			vs->index_blocks = RelationGetNumberOfBlocks(vs->index);
+		if (walked >= vs->index_blocks)
+			return pending_damage(vs, generation, blkno,
+								  psprintf("The chain of pending groups has more groups than the index has pages (%u): it has a cycle.",
+										   vs->index_blocks));
+
+		PageProblem problem = bloomidx_pending_group_copy(vs->index, blkno, id, vs->index_blocks,
+														  bas, vs->page.data);
+
+		if (problem != PageProblem::None)
+		{
+			if (bloomidx_directory_generation(vs->index) != generation)
+				return false;
+			bloomidx_report_page_problem(vs->index, blkno, problem);
+		}
+		vs->index_blocks = Max(vs->index_blocks, RelationGetNumberOfBlocks(vs->index));
+		if (id <= prev_id)
+			return pending_damage(vs, generation, blkno,
+								  psprintf("Pending group %u follows pending group %u in their chain: each group's id is above the one's before it.",
+										   id, prev_id));
+		for (uint32 i = 0; i < dir->header.nsegments; i++)
+			if (dir->entries[i].filter_block != 0 && dir->entries[i].filter_group == id)
+				return pending_damage(vs, generation, blkno,
+									  psprintf("Pending group %u has the id of segment %u's filter group.",
+											   id, dir->entries[i].segment_id));
+
+		if (vs->npending_groups == max_groups)
+		{
+			max_groups = Max(8, 2 * max_groups);
+			vs->pending_groups = vs->pending_groups == NULL
+				? (VerifyGroup *) MemoryContextAlloc(vs->cxt, max_groups * sizeof(VerifyGroup))
+				: (VerifyGroup *) repalloc(vs->pending_groups, max_groups * sizeof(VerifyGroup));
+		}
+
+		uint32		g = vs->npending_groups;
+		VerifyGroup *vg = &vs->pending_groups[g];
+		const uint8 *hp = (const uint8 *) vs->page.data;
+
+		vg->block = blkno;
+		memcpy(&vg->header, bloomidx::filter_group_header(hp), sizeof(vg->header));
+		vg->links = bloomidx::pending_group_links(hp);
+		vg->region = (uint8 *) MemoryContextAllocHuge(vs->cxt,
+													  (Size) Max(vg->header.region_pages, 1) * BLCKSZ);
+		vg->region_blocks = (uint32 *) MemoryContextAlloc(vs->cxt,
+														  Max(vg->header.region_pages, 1) * sizeof(uint32));
+		for (uint32 p = 0; p < vg->header.region_pages; p++)
+			vg->region_blocks[p] = bloomidx::group_region_block(hp, blkno, p);
+		vs->npending_groups++;
+
+		/* A page of theirs on the free list: a seal would write a segment over it. */
+		for (uint32 p = 0; p <= vg->header.region_pages; p++)
+		{
+			BlockNumber b = p == 0 ? blkno : vg->region_blocks[p - 1];
+
+			if (bloomidx::free_list_overlaps(dir->free, b, 1))
+				return pending_damage(vs, generation, bloomidx::kMetaBlock,
+									  psprintf("The metapage's free list includes page %u of pending group %u.",
+											   b, id));
+		}
+
+		/* The region pages, after the header: every slot it names is written there. */
+		SegmentCheckArg arg = {NULL, NULL, 0, vs->index_blocks, 0, vs->index, &vg->header};
+
+		for (uint32 p = 0; p < vg->header.region_pages; p++)
+		{
+			arg.index = p;
+			if (!copy_checked(vs, vg->region_blocks[p], bas, generation, check_filter_arg, &arg))
+				return false;
+			memcpy(vg->region + (Size) p * BLCKSZ, vs->page.data, BLCKSZ);
+			CHECK_FOR_INTERRUPTS();
+		}
+
+		for (uint32 slot = 0; slot < vg->header.slots_taken; slot++)
+		{
+			if (vs->npending_slots == max_slots)
+			{
+				max_slots = Max(128, 2 * max_slots);
+				vs->pending_slots = vs->pending_slots == NULL
+					? (PendingSlotRef *) MemoryContextAlloc(vs->cxt, max_slots * sizeof(PendingSlotRef))
+					: (PendingSlotRef *) repalloc(vs->pending_slots, max_slots * sizeof(PendingSlotRef));
+			}
+			PendingSlotRef *ref = &vs->pending_slots[vs->npending_slots];
+
+			ref->page = vg->header.slot_segment[slot];
+			ref->group = g;
+			ref->slot = slot;
+			ref->run = vs->npending_slots;
+			ref->next = InvalidBlockNumber;
+			vs->npending_slots++;
+		}
+		prev_id = id;
+		blkno = vg->links.next_group;
+		id = vg->links.next_group_id;
+	}
+
+	/* Each pending page in one slot at most. */
+	if (vs->npending_slots > 1)
+		pg_qsort(vs->pending_slots, vs->npending_slots, sizeof(PendingSlotRef),
+				 compare_pending_slots);
+	for (uint32 i = 1; i < vs->npending_slots; i++)
+	{
+		const PendingSlotRef *a = &vs->pending_slots[i - 1];
+		const PendingSlotRef *b = &vs->pending_slots[i];
+
+		if (a->page == b->page)
+			return pending_damage(vs, generation, vs->pending_groups[b->group].block,
+								  psprintf("Pending page %u has two slots: slot %u of pending group %u and slot %u of pending group %u.",
+										   a->page, a->slot, vs->pending_groups[a->group].header.group_id,
+										   b->slot, vs->pending_groups[b->group].header.group_id));
+	}
+	return true;
+}
+
+/*
+ * The pending page in vs->page (block blkno, checked), as the walk meets
+ * it: if it has a slot, it is full, and every row's filter key of each
+ * column is in that slot's filter of the column (else a scan that reads
+ * the group would skip the row); its successor noted for
+ * check_pending_run.  False: start again.
+ */
+static bool
+check_pending_slot_page(VerifyState *vs, BlockNumber blkno, uint32 generation)
+{
+	PendingSlotRef probe;
+
+	probe.page = blkno;
+
+	PendingSlotRef *ref = (PendingSlotRef *)
+		bsearch(&probe, vs->pending_slots, vs->npending_slots, sizeof(PendingSlotRef),
+				compare_pending_slots);
+
+	if (ref == NULL)
+		return true;			/* before or after the run */
+
+	const uint8 *raw = (const uint8 *) vs->page.data;
+	const bloomidx::RowPageGeometry *g = &vs->geometry;
+	const VerifyGroup *vg = &vs->pending_groups[ref->group];
+	const bloomidx::FilterGroupHeader *h = &vg->header;
+	uint32		count = bloomidx::page_opaque(raw)->count;
+
+	ref->next = bloomidx::pending_next(raw);
+	if (count != g->capacity)
+		return pending_damage(vs, generation, blkno,
+							  psprintf("Pending page %u has slot %u of pending group %u but %u rows, not the %u of a full page: a page gets its slot once full, and VACUUM drops the groups before it removes rows.",
+									   blkno, ref->slot, h->group_id, count, g->capacity));
+	for (uint32 i = 0; i < count; i++)
+	{
+		const uint8 *keys = bloomidx::row_tid(raw, *g, i) + bloomidx::kTidSize;
+
+		for (uint32 c = 0; c < h->ncolumns && c < g->keys; c++)
+		{
+			uint32		key;
+			uint32		page,
+						at;
+
+			memcpy(&key, keys + c * bloomidx::kFilterKeySize, sizeof(key));
+			if (!bloomidx::group_row_of(*h, c, key, &page, &at))
+				continue;		/* no filter for the column: every slot passes */
+			if (!bloomidx::group_row_probe(vg->region + (Size) page * BLCKSZ + at,
+										   h->columns[c].probes, h->slots_taken,
+										   key).has(ref->slot))
+				return pending_damage(vs, generation, vg->region_blocks[page],
+									  psprintf("Slot %u of pending group %u lacks the filter key of column %u of entry %u of pending page %u: a scan would skip the row.",
+											   ref->slot, h->group_id, c + 1, i, blkno));
+		}
+	}
+	return true;
+}
+
+/*
+ * After the walk: the slots' pages a run of the pending list, as a scan
+ * reads them.  Every slot's page met by the walk; each slot's page the
+ * successor of the one before it, a group's first slot's the page the
+ * group before it names as `after`; each group's `after` the successor of
+ * its last slot's page.  False: start again.
+ */
+static bool
+check_pending_run(VerifyState *vs, uint32 generation)
+{
+	const PendingSlotRef **order = (const PendingSlotRef **)
+		MemoryContextAlloc(vs->cxt, Max(vs->npending_slots, 1) * sizeof(PendingSlotRef *));
+	uint32		k = 0;
+	const PendingSlotRef *prev = NULL;
+	BlockNumber prev_after = bloomidx::kMetaBlock;
+
+	for (uint32 i = 0; i < vs->npending_slots; i++)
+		order[vs->pending_slots[i].run] = &vs->pending_slots[i];
+	for (uint32 g = 0; g < vs->npending_groups; g++)
+	{
+		const VerifyGroup *vg = &vs->pending_groups[g];
+		uint32		id = vg->header.group_id;
+
+		for (uint32 s = 0; s < vg->header.slots_taken; s++)
+		{
+			const PendingSlotRef *ref = order[k++];
+
+			if (ref->next == InvalidBlockNumber)
+				return pending_damage(vs, generation, vg->block,
+									  psprintf("Slot %u of pending group %u names page %u, which is not on the pending list.",
+											   s, id, ref->page));
+			if (prev != NULL && s == 0 && ref->page != prev_after)
+				return pending_damage(vs, generation, vg->block,
+									  psprintf("Pending group %u starts at page %u, not at page %u, which the group before it names as the page after its slots.",
+											   id, ref->page, prev_after));
+			if (prev != NULL && s > 0 && ref->page != prev->next)
+				return pending_damage(vs, generation, vg->block,
+									  psprintf("Slot %u of pending group %u names page %u, but the pending list links slot %u's page %u to page %u.",
+											   s, id, ref->page, s - 1, prev->page, prev->next));
+			prev = ref;
+		}
+		if (vg->header.slots_taken > 0 && vg->links.after != prev->next)
+			return pending_damage(vs, generation, vg->block,
+								  psprintf("Pending group %u names page %u as the page after its slots, but the pending list links its last slot's page %u to page %u.",
+										   id, vg->links.after, prev->page, prev->next));
+		prev_after = vg->links.after;
+	}
+	pfree(order);
+	return true;
+}
+
+/*
  * Checks every page of a segment and collects its live rows, their
  * signatures put back together from the slices.  False: the segment was
  * replaced meanwhile.
@@ -760,6 +1093,10 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	for (uint32 i = 0; ok && i < dir->header.nsegments; i++)
 		ok = check_segment(vs, dir, i, bas, vs->index_blocks);
 
+	/* The pending groups, copied before the walk (collect_pending_groups says why). */
+	if (ok)
+		ok = collect_pending_groups(vs, dir, bas);
+
 	PendingWalk walk;
 
 	bloomidx_pending_walk_init(&walk, vs->index, dir->header.pending_head, vs->index_blocks);
@@ -796,6 +1133,11 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 										   psprintf("The metapage's free list includes pending page %u.",
 													blkno));
 		collect_entries(vs, blkno);
+		if (vs->npending_slots > 0 && !check_pending_slot_page(vs, blkno, generation))
+		{
+			ok = false;
+			break;
+		}
 		/* Reported after the row-by-row checks, which may name the damaged entry instead. */
 		note_sums(vs, blkno);
 		vs->pending_pages++;
@@ -804,6 +1146,8 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	vs->index_blocks = walk.nblocks;
 	if (ok)
 		ok = bloomidx_check_pending_count(vs->index, dir, vs->pending_pages);
+	if (ok && vs->npending_slots > 0)
+		ok = check_pending_run(vs, generation);
 	vs->segments = dir->header.nsegments;
 	bloomidx_directory_copy_free(dir);
 	return ok;
@@ -822,6 +1166,7 @@ check_data_pages(VerifyState *vs)
 		vs->sums_problem = PageProblem::None;
 		vs->ngroups = 0;		/* their copies stay in vs->cxt until the end */
 		vs->nfilter_refs = 0;
+		free_pending_groups(vs);
 	}
 	FreeAccessStrategy(bas);
 }
@@ -1144,9 +1489,9 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 		bloomidx_report_page_problem(index, vs->sums_problem_block, vs->sums_problem);
 
 	ereport(DEBUG1,
-			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages, %zu entries; table \"%s\": " INT64_FORMAT " rows checked",
+			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages (%u in %u pending groups), %zu entries; table \"%s\": " INT64_FORMAT " rows checked",
 							 RelationGetRelationName(index), vs->index_blocks, vs->segments,
-							 vs->pending_pages,
+							 vs->pending_pages, vs->npending_slots, vs->npending_groups,
 							 vs->nentries, RelationGetRelationName(heap), vs->heap_rows)));
 
 	MemoryContextDelete(cxt);
