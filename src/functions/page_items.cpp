@@ -658,7 +658,7 @@ find_pending_group(Relation index, const DirectoryCopy *dir, uint32 group_id, Bl
 	{
 		PageProblem problem = walked >= Max(nblocks, RelationGetNumberOfBlocks(index))
 			? PageProblem::BadFilter	/* a cycle */
-			: bloomidx_pending_group_copy(index, blkno, id, nblocks, NULL, header_page);
+			: bloomidx_pending_group_copy(index, blkno, id, &nblocks, NULL, header_page);
 
 		if (problem != PageProblem::None)
 			return !bloomidx_page_was_recycled(index, blkno, dir->header.generation, problem);

@@ -705,7 +705,7 @@ collect_pending_groups(VerifyState *vs, const DirectoryCopy *dir, BufferAccessSt
 								  psprintf("The chain of pending groups has more groups than the index has pages (%u): it has a cycle.",
 										   vs->index_blocks));
 
-		PageProblem problem = bloomidx_pending_group_copy(vs->index, blkno, id, vs->index_blocks,
+		PageProblem problem = bloomidx_pending_group_copy(vs->index, blkno, id, &vs->index_blocks,
 														  bas, vs->page.data);
 
 		if (problem != PageProblem::None)
