@@ -190,7 +190,7 @@ tail_linked(Relation index, const BloomidxState *state, uint32 pending_pages, Bl
 {
 	bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
 	if (filled != bloomidx::kMetaBlock)
-		bloomidx_pending_filters_add(index, state, filled);
+		bloomidx_pending_filters_add(index, state, filled, pending_pages);
 }
 
 /* Adds the entry to the pending list's tail if it has room (the statement's page from then on). */

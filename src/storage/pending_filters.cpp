@@ -44,8 +44,22 @@
  */
 #include "storage/storage.h"
 
-/* Pages one insert summarizes at most (a backlog waits for the next). */
-#define PENDING_FILTERS_BATCH 8
+/*
+ * Pages one insert summarizes at most (a backlog waits for the next): the
+ * run's start catches up the list's first 40 or so pages in two inserts.
+ */
+#define PENDING_FILTERS_BATCH 32
+
+/*
+ * The inserts that link every PENDING_FILTERS_EVERY-th pending page write
+ * the slots due: a slot writes a block in every region page (24 for six
+ * columns), and a batch of pages writes each region page once, so four
+ * pages at a time cost a bulk INSERT a quarter of what a page at a time
+ * does (measured: 60,000 rows of data set A took 0.31 s against 0.22 s
+ * without pending filters, a page at a time), for at most three filled
+ * pages more that a query walks.
+ */
+#define PENDING_FILTERS_EVERY 4
 
 /* Region pages one Generic WAL record takes (MAX_GENERIC_XLOG_PAGES). */
 #define PAGES_A_RECORD 4
@@ -460,14 +474,15 @@ find_last_group(Relation index, const bloomidx::PendingFilters *pf, char *hcopy,
  * Gives the pending pages that filled since the last slot their slots
  * (PENDING_FILTERS_BATCH at most), where the index keeps filter keys and
  * the seal lock is free: the insert that linked a new tail behind page
- * `filled` calls it.  Without a group yet, the run starts once the list
+ * `filled`, the list's pending_pages-th, calls it.  Without a group yet, the run starts once the list
  * has twice a group's pages (a shorter list costs a query less than its
  * groups would, and a small index would double): at the list's head if
  * that page is full, else at `filled`.  A damaged group is warned of and
  * the groups dropped, not an INSERT failed: queries then walk the list.
  */
 void
-bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNumber filled)
+bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNumber filled,
+							 uint32 pending_pages)
 {
 	const bloomidx::RowPageGeometry *g = &state->geometry;
 	double		bits_per_key;
@@ -475,7 +490,7 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 	bloomidx::DirectoryHeader d;
 	bloomidx::FilterGroupHeader shape;
 
-	if (g->keys == 0 || !state->meta.filter_keys ||
+	if (g->keys == 0 || !state->meta.filter_keys || pending_pages % PENDING_FILTERS_EVERY != 0 ||
 		(bits_per_key = bloomidx_filter_bits_per_key(index)) <= 0)
 		return;
 

@@ -192,7 +192,7 @@ void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
  * ---------------------------------------------------------------------
  */
 void		bloomidx_pending_filters_add(Relation index, const BloomidxState *state,
-										 BlockNumber filled);
+										 BlockNumber filled, uint32 pending_pages);
 bloomidx::PageProblem bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id,
 												  BlockNumber *nblocks,
 												  BufferAccessStrategy strategy, char *copy);
