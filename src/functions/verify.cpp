@@ -644,14 +644,18 @@ pending_damage(VerifyState *vs, uint32 generation, BlockNumber blkno, const char
 	return false;				/* not reached */
 }
 
+/* The order of two blocks, for qsort's comparators. */
+static inline int
+block_order(BlockNumber x, BlockNumber y)
+{
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
 /* Slot refs in pending page order, to look them up. */
 static int
 compare_pending_slots(const void *a, const void *b)
 {
-	BlockNumber x = ((const PendingSlotRef *) a)->page;
-	BlockNumber y = ((const PendingSlotRef *) b)->page;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
+	return block_order(((const PendingSlotRef *) a)->page, ((const PendingSlotRef *) b)->page);
 }
 
 /* The copies of a pass that starts again, freed. */
@@ -1203,10 +1207,8 @@ lower_bound(const VerifyState *vs, uint64 tid)
 static int
 compare_filter_refs(const void *a, const void *b)
 {
-	BlockNumber x = ((const SegmentFilterRef *) a)->header_block;
-	BlockNumber y = ((const SegmentFilterRef *) b)->header_block;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
+	return block_order(((const SegmentFilterRef *) a)->header_block,
+					   ((const SegmentFilterRef *) b)->header_block);
 }
 
 /*

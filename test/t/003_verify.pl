@@ -520,9 +520,11 @@ sub check_segment_damage
 	return;
 }
 
-sub with_segment_damage
+# The index's file ($orig, its bytes) damaged by $mutate, $check run, then
+# the file put back: $index verifies again.
+sub with_damage
 {
-	my ($label, $mutate, $check) = @_;
+	my ($label, $orig, $index, $mutate, $check) = @_;
 	$node->stop;
 	my $bytes = $orig;
 	$mutate->(\$bytes);
@@ -533,8 +535,15 @@ sub with_segment_damage
 	$node->stop;
 	write_file_raw($orig);
 	$node->start;
-	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('s_bl')");
+	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('$index')");
 	is($ret, 0, "$label: verifies again once the file is put back") or diag $err;
+	return;
+}
+
+sub with_segment_damage
+{
+	my ($label, $mutate, $check) = @_;
+	with_damage($label, $orig, 's_bl', $mutate, $check);
 	return;
 }
 
@@ -769,18 +778,7 @@ $node->start;
 sub with_pending_damage
 {
 	my ($label, $mutate, $check) = @_;
-	$node->stop;
-	my $bytes = $pg_orig;
-	$mutate->(\$bytes);
-	write_file_raw($bytes);
-	$node->start;
-	$check->();
-	server_is_fine($label);
-	$node->stop;
-	write_file_raw($pg_orig);
-	$node->start;
-	my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('pg_bl')");
-	is($ret, 0, "$label: verifies again once the file is put back") or diag $err;
+	with_damage($label, $pg_orig, 'pg_bl', $mutate, $check);
 	return;
 }
 
