@@ -47,6 +47,27 @@ bloomidx_alloc_io_aligned(Size size)
 }
 
 /*
+ * Adds blocks first .. first + n - 1 (zero) to the end of the index's
+ * file in one call: from 16 on smgrzeroextend, which allocates them (with
+ * fallocate for runs of more than a few); on 15 by writing the last one,
+ * the blocks before it left to the file system to read as zeros, as hash
+ * indexes add their bucket runs (_hash_alloc_buckets).  The caller holds
+ * the extension lock where others may extend the index.
+ */
+static inline void
+bloomidx_zero_extend(SMgrRelation smgr, BlockNumber first, uint32 n)
+{
+#if PG_VERSION_NUM >= 160000
+	smgrzeroextend(smgr, MAIN_FORKNUM, first, (int) n, false);
+#else
+	BloomidxIOBlock zero;
+
+	memset(zero.data, 0, BLCKSZ);
+	smgrextend(smgr, MAIN_FORKNUM, first + n - 1, zero.data, false);
+#endif
+}
+
+/*
  * Reads exactly size bytes of a temporary file, or raises an error that
  * says how many came (16 added BufFileReadExact, which raises its own).
  */
