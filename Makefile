@@ -14,9 +14,9 @@ CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page
 # The access method's callbacks (src/), the storage under them
 # (src/storage/), what both use (src/support/) and the SQL-callable
 # functions (src/functions/).
-AM_OBJS = src/handler.o src/options.o src/build.o src/parallel_build.o src/insert.o src/scan.o \
+AM_OBJS = src/handler.o src/options.o src/build.o src/build_part.o src/parallel_build.o src/insert.o src/scan.o \
 	src/vacuum.o src/cost.o src/validate.o
-STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/directory.o \
+STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/recycle.o src/storage/directory.o \
 	src/storage/directory_pages.o src/storage/pending_list.o src/storage/pending_filters.o \
 	src/storage/filter_write.o \
 	src/storage/filter_merge.o src/storage/filter_gather.o src/storage/seal.o \

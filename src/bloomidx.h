@@ -38,7 +38,8 @@ void		bloomidx_report_sizing(Relation index, bool warn);
 
 /*
  * ---------------------------------------------------------------------
- * build.cpp: CREATE INDEX; one participant's part of it.
+ * build_part.cpp: one participant's part of CREATE INDEX; build.cpp:
+ * CREATE INDEX.
  * ---------------------------------------------------------------------
  */
 
@@ -86,7 +87,7 @@ typedef struct BloomidxBuildPart
  *   estimate, -1 before the first VACUUM or ANALYZE).
  * - LAST_ROWS: the rows each participant holds when its part of the scan
  *   ends, less than a segment, written as one more segment or as pending
- *   pages (build.cpp); the leader of a parallel build then waits for its
+ *   pages (build_part.cpp); the leader of a parallel build then waits for its
  *   workers to write theirs.  Tuples total: the rows the index takes;
  *   done: those written (none in a parallel build, whose leader knows
  *   neither before its workers are done).

@@ -393,7 +393,7 @@ constexpr SliceSpot slice_spot(uint32_t j, uint32_t rows, uint16_t slices_per_pa
 }
 
 // The rows from which a build's last ones become a segment rather than
-// pending pages, when the index has `nsegments` other segments (src/build.cpp
+// pending pages, when the index has `nsegments` other segments (src/build_part.cpp
 // says why), at most a segment's rows: once their pending pages would be
 // more than max(m / (nsegments + 1), kTailPendingPages), which costs in
 // size at most a share of the index as large as one segment's.  Slices

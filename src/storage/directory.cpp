@@ -84,20 +84,6 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 	}
 }
 
-/* The directory's generation now (a short share lock of the metapage). */
-uint32
-bloomidx_directory_generation(Relation index)
-{
-	Buffer		buffer = ReadBuffer(index, bloomidx::kMetaBlock);
-
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	uint32		generation =
-		bloomidx::directory_header((const uint8 *) BufferGetPage(buffer))->generation;
-
-	UnlockReleaseBuffer(buffer);
-	return generation;
-}
-
 /* One directory entry's share of DirectoryStats. */
 static void
 add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
@@ -287,11 +273,12 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	/*
 	 * The pending groups, dropped where the pending list's head moves (a
 	 * seal: their run must stay a run of the list) or the caller asks
-	 * (VACUUM): their pages, freed after the record.
+	 * (VACUUM); the caller frees their pages after the record
+	 * (bloomidx_publish_dropping_pending_filters).
 	 */
-	bool		drop = change->move_head || change->drop_pending_filters;
-	uint32		ndropped = 0;
-	BlockNumber *dropped = drop ? bloomidx_pending_filters_pages(index, &ndropped) : NULL;
+	if (change->move_head && !change->drop_pending_filters)
+		elog(ERROR, "bloomidx: a change of index \"%s\" moves the pending list's head but keeps its pending groups",
+			 RelationGetRelationName(index));
 
 	/* Everything checked: the directory pages that change, to other blocks. */
 	bloomidx::DirectoryPageList pages;
@@ -334,7 +321,7 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	d->check = bloomidx::directory_check(*d);
 	*bloomidx::directory_page_list(page) = pages;
 	*bloomidx::free_list(page) = list;
-	if (drop)
+	if (change->drop_pending_filters)
 		bloomidx::pending_filters_set(bloomidx::pending_filters(page), bloomidx::kMetaBlock, 0);
 
 	uint32		generation = d->generation;
@@ -344,32 +331,9 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	if (cur->pages.count > 0)
 		bloomidx_seal_step(SEAL_STEP_DIRECTORY_SWITCHED);
 	bloomidx_free_directory_pages(index, &cur->pages, &pages, generation);
-	bloomidx_pending_filters_free(index, dropped, ndropped, generation);
 	pfree(after);
 	bloomidx_directory_copy_free(cur);
 	return generation;
-}
-
-/*
- * Frees a page no list or segment points at any more, stamped with the
- * generation that unlinked it (so that a scan holding an older directory
- * copy that meets it starts again), and records it in the free space map.
- */
-void
-bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation)
-{
-	Buffer		buffer = ReadBuffer(index, blkno);
-
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	GenericXLogState *xlog = GenericXLogStart(index);
-	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
-
-	PageInit((Page) page, BLCKSZ, sizeof(bloomidx::PageOpaque));
-	bloomidx::free_page_fill(page);
-	bloomidx::set_page_stamp(page, generation);
-	GenericXLogFinish(xlog);
-	UnlockReleaseBuffer(buffer);
-	RecordFreeIndexPage(index, blkno);
 }
 
 /*
@@ -406,15 +370,4 @@ bloomidx_publish_free_extents(Relation index, const bloomidx::FreeExtent *to_lis
 	change.extents_to_unlist = to_unlist;
 	change.nextents_to_unlist = nunlist;
 	return bloomidx_publish(index, &change);
-}
-
-/* How a page failed its check: reused since the directory was copied, or damaged. */
-bool
-bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
-						   bloomidx::PageProblem problem)
-{
-	if (bloomidx_directory_generation(index) != generation)
-		return true;
-	bloomidx_report_page_problem(index, blkno, problem);
-	return false;				/* not reached */
 }

@@ -61,6 +61,36 @@ order_index(uint64 key)
 }
 
 /*
+ * Copies region page `region_page` of the group whose header (checked) is
+ * h, at block blkno, into *copy (whole page) if it passes its check (its
+ * sums trusted where hints remember them checked at the page's LSN):
+ * the problem found, quietly.  For segments' groups and pending groups.
+ */
+bloomidx::PageProblem
+bloomidx_copy_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
+						  uint32 region_page, BufferAccessStrategy bas, BufferHints *hints,
+						  char *copy)
+{
+	Buffer		buffer = bloomidx_read_page(index, blkno, bas, hints);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(buffer);
+	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
+	bloomidx::PageProblem problem =
+		bloomidx::check_filter_page((const uint8 *) page, *h, region_page,
+									known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+
+	if (problem == bloomidx::PageProblem::None)
+	{
+		memcpy(copy, page, BLCKSZ);
+		if (!known)
+			bloomidx_remember_sums_checked(hints, blkno, page);
+	}
+	UnlockReleaseBuffer(buffer);
+	return problem;
+}
+
+/*
  * Copies group page blkno (its header when region_page < 0) into *copy
  * (whole page) and checks it: the problem found, quietly.
  */
@@ -69,27 +99,18 @@ copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
 				BlockNumber nblocks, BufferHints *hints, char *copy)
 {
+	if (region_page >= 0)
+		return bloomidx_copy_region_page(index, blkno, h, (uint32) region_page, NULL, hints,
+										 copy);
+
 	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
-	bloomidx::PageProblem problem;
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	Page		page = BufferGetPage(buffer);
+	bloomidx::PageProblem problem =
+		bloomidx::check_filter_group_page((const uint8 *) BufferGetPage(buffer), e->filter_group,
+										  ncolumns, e->filter_block, nblocks);
 
-	if (region_page < 0)
-		problem = bloomidx::check_filter_group_page((const uint8 *) page, e->filter_group,
-													ncolumns, e->filter_block, nblocks);
-	else
-	{
-		bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
-
-		problem = bloomidx::check_filter_page((const uint8 *) page, *h, (uint32) region_page,
-											  known ? bloomidx::Sums::Trust
-											  : bloomidx::Sums::Verify);
-		if (problem == bloomidx::PageProblem::None && !known)
-			bloomidx_remember_sums_checked(hints, blkno, page);
-	}
-	if (problem == bloomidx::PageProblem::None || region_page < 0)
-		memcpy(copy, page, BLCKSZ);
+	memcpy(copy, BufferGetPage(buffer), BLCKSZ);
 	UnlockReleaseBuffer(buffer);
 
 	/*
@@ -99,7 +120,7 @@ copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 	 * checked again against the length now before the page is called
 	 * damaged.
 	 */
-	if (problem != bloomidx::PageProblem::None && region_page < 0)
+	if (problem != bloomidx::PageProblem::None)
 	{
 		BlockNumber now = RelationGetNumberOfBlocks(index);
 

@@ -167,10 +167,7 @@ pending_group_pages(Relation index, const bloomidx::PendingFilters *pf, uint32 *
 	return blocks;
 }
 
-/*
- * Before a publish that drops the pending groups: their pages, to free
- * after it (bloomidx_pending_filters_free); NULL when there are none.
- */
+/* The pending groups' pages (the sweep marks them used); NULL when there are none. */
 BlockNumber *
 bloomidx_pending_filters_pages(Relation index, uint32 *n)
 {
@@ -183,20 +180,32 @@ bloomidx_pending_filters_pages(Relation index, uint32 *n)
 	return pending_group_pages(index, &pf, n);
 }
 
-/* After the publish of `generation` that dropped them: the groups' pages freed. */
-void
-bloomidx_pending_filters_free(Relation index, BlockNumber *blocks, uint32 n, uint32 generation)
+/*
+ * Publishes change with the pending groups dropped (a seal that moves the
+ * pending list's head must drop them), then frees their pages, stamped
+ * with the publish's generation, which it returns.  The caller holds the
+ * seal lock, under which alone groups are added.
+ */
+uint32
+bloomidx_publish_dropping_pending_filters(Relation index, DirectoryChange *change)
 {
+	uint32		n;
+	BlockNumber *blocks = bloomidx_pending_filters_pages(index, &n);
+
+	change->drop_pending_filters = true;
+
+	uint32		generation = bloomidx_publish(index, change);
+
 	for (uint32 i = 0; i < n; i++)
 		bloomidx_free_page(index, blocks[i], generation);
 	if (blocks != NULL)
 		pfree(blocks);
+	return generation;
 }
 
 /*
- * Drops the pending groups, if any, in a publish of their own, which frees
- * their pages after its record (bloomidx_publish); the caller holds the
- * seal lock (VACUUM, before it changes pending pages).
+ * Drops the pending groups, if any, in a publish of their own; the caller
+ * holds the seal lock (VACUUM, before it changes pending pages).
  */
 void
 bloomidx_pending_filters_drop(Relation index)
@@ -210,8 +219,7 @@ bloomidx_pending_filters_drop(Relation index)
 	DirectoryChange change;
 
 	memset(&change, 0, sizeof(change));
-	change.drop_pending_filters = true;
-	(void) bloomidx_publish(index, &change);
+	(void) bloomidx_publish_dropping_pending_filters(index, &change);
 }
 
 /*
@@ -615,23 +623,9 @@ bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
 			{
 				BlockNumber blkno = bloomidx::group_region_block((const uint8 *) hcopy,
 																 header_block, region_page);
-				Buffer		buffer = bloomidx_read_page(index, blkno, bas, hints);
-
-				LockBuffer(buffer, BUFFER_LOCK_SHARE);
-				Page		page = BufferGetPage(buffer);
-				bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
 				bloomidx::PageProblem problem =
-					bloomidx::check_filter_page((const uint8 *) page, *h, region_page,
-												known ? bloomidx::Sums::Trust
-												: bloomidx::Sums::Verify);
+					bloomidx_copy_region_page(index, blkno, h, region_page, bas, hints, copy);
 
-				if (problem == bloomidx::PageProblem::None)
-				{
-					memcpy(copy, page, BLCKSZ);
-					if (!known)
-						bloomidx_remember_sums_checked(hints, blkno, page);
-				}
-				UnlockReleaseBuffer(buffer);
 				if (problem != bloomidx::PageProblem::None)
 				{
 					(void) bloomidx_page_was_recycled(index, blkno, generation, problem);

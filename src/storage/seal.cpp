@@ -199,7 +199,7 @@ seal_rows(Relation index, uint32 min_rows)
 	change.move_head = true;
 	change.new_head = walk.blkno;
 	change.unlinked_pages = npages;
-	uint32		generation = bloomidx_publish(index, &change);
+	uint32		generation = bloomidx_publish_dropping_pending_filters(index, &change);
 
 	bloomidx_seal_step(SEAL_STEP_PUBLISHED);
 	bloomidx_debug_pause(PAUSE_SEAL_PUBLISHED);

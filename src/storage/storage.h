@@ -94,6 +94,18 @@ void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
 
 /*
  * ---------------------------------------------------------------------
+ * recycle.cpp: pages freed with the generation that unlinked them, and
+ * how a reader holding an older directory copy tells a recycled page
+ * from a damaged one.
+ * ---------------------------------------------------------------------
+ */
+uint32		bloomidx_directory_generation(Relation index);
+bool		bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
+									   bloomidx::PageProblem problem);
+void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
+
+/*
+ * ---------------------------------------------------------------------
  * directory.cpp: the metapage's segment directory, pending list ends and
  * free list, as readers copy them and as the seal lock's holder changes
  * them.
@@ -115,9 +127,6 @@ struct DirectoryCopy
 };
 
 void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
-uint32		bloomidx_directory_generation(Relation index);
-bool		bloomidx_page_was_recycled(Relation index, BlockNumber blkno, uint32 generation,
-									   bloomidx::PageProblem problem);
 
 typedef struct DirectoryStats
 {
@@ -174,8 +183,9 @@ struct DirectoryChange
 	uint32		nrefiled;
 	uint32		new_groups;		/* group ids taken from next_group_id, for
 								 * the groups refiled names */
-	bool		drop_pending_filters;	/* the pending groups dropped (so
-										 * does move_head): pending_filters.cpp */
+	bool		drop_pending_filters;	/* the pending groups dropped (as a
+										 * move_head must):
+										 * bloomidx_publish_dropping_pending_filters */
 };
 
 uint32		bloomidx_publish(Relation index, DirectoryChange *change);
@@ -184,7 +194,6 @@ uint32		bloomidx_publish_free_extents(Relation index, const bloomidx::FreeExtent
 										  uint32 nunlist);
 void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 nslices,
 									 BlockNumber nblocks);
-void		bloomidx_free_page(Relation index, BlockNumber blkno, uint32 generation);
 
 /*
  * ---------------------------------------------------------------------
@@ -197,8 +206,7 @@ bloomidx::PageProblem bloomidx_pending_group_copy(Relation index, BlockNumber bl
 												  BlockNumber *nblocks,
 												  BufferAccessStrategy strategy, char *copy);
 BlockNumber *bloomidx_pending_filters_pages(Relation index, uint32 *n);
-void		bloomidx_pending_filters_free(Relation index, BlockNumber *blocks, uint32 n,
-										  uint32 generation);
+uint32		bloomidx_publish_dropping_pending_filters(Relation index, DirectoryChange *change);
 void		bloomidx_pending_filters_drop(Relation index);
 bool		bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
 										 const char *hcopy, BlockNumber header_block,
@@ -439,5 +447,9 @@ bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *quer
 void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
 											BlockNumber nblocks, const BufferHints *hints,
 											int distance);
+bloomidx::PageProblem bloomidx_copy_region_page(Relation index, BlockNumber blkno,
+												const bloomidx::FilterGroupHeader *h,
+												uint32 region_page, BufferAccessStrategy bas,
+												BufferHints *hints, char *copy);
 
 #endif							/* BLOOMIDX_STORAGE_H */
