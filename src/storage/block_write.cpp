@@ -54,12 +54,13 @@ bloomidx_write_page(Relation index, Buffer buffer, const char *image)
  * (nor does the free space map, which never knew them) until the segment
  * is published.  Beside other extenders (parallel build participants,
  * inserts), the extension lock keeps the run consecutive.  The run is
- * added to the file in one call (bloomidx_zero_extend), past shared
- * buffers: no buffer can hold a block past the end of the file, and
- * bloomidx_write_run_block takes each block's buffer zeroed, without
- * reading it.  A seal's 180 or so blocks, each taken as a new buffer
- * (a write of zeros and a buffer mapped apiece), took a fifth of the
- * seal's time, and a seal runs inside an INSERT.
+ * added to the file past shared buffers (bloomidx_zero_extend; written
+ * directly, by writing its last block, the file system filling the blocks
+ * before it with zeros): no buffer can hold a block past the end of the
+ * file, and bloomidx_write_run_block takes each block's buffer zeroed,
+ * without reading it.  A seal's 180 or so blocks, each taken as a new
+ * buffer (a write of zeros and a buffer mapped apiece), took a fifth of
+ * the seal's time, and a seal runs inside an INSERT.
  */
 BlockNumber
 bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer)
@@ -76,7 +77,7 @@ bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("cannot extend index \"%s\" beyond %u blocks",
 						RelationGetRelationName(index), MaxBlockNumber)));
-	bloomidx_zero_extend(smgr, first, n);
+	bloomidx_zero_extend(smgr, first, n, writer->direct);
 	if (writer->shared_extension)
 		UnlockRelationForExtension(index, ExclusiveLock);
 	return first;

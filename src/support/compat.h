@@ -48,22 +48,32 @@ bloomidx_alloc_io_aligned(Size size)
 
 /*
  * Adds blocks first .. first + n - 1 (zero) to the end of the index's
- * file in one call: from 16 on smgrzeroextend, which allocates them (with
- * fallocate for runs of more than a few); on 15 by writing the last one,
- * the blocks before it left to the file system to read as zeros, as hash
- * indexes add their bucket runs (_hash_alloc_buckets).  The caller holds
- * the extension lock where others may extend the index.
+ * file, past shared buffers.  Their space allocated (from 16 on
+ * smgrzeroextend, with fallocate for runs of more than a few; on 15 zeros
+ * written block by block), so that a full disk fails the seal that adds
+ * them, not a checkpoint's write of its pages later; unless `hole`: only
+ * the last block written, the file system reading the blocks before it as
+ * zeros (as hash indexes add their bucket runs), for a build, which writes
+ * each block itself at once.  The caller holds the extension lock where
+ * others may extend the index.
  */
 static inline void
-bloomidx_zero_extend(SMgrRelation smgr, BlockNumber first, uint32 n)
+bloomidx_zero_extend(SMgrRelation smgr, BlockNumber first, uint32 n, bool hole)
 {
+	BloomidxIOBlock zero;
+
+	Assert(n >= 1 && n <= (uint32) INT_MAX);
+	memset(zero.data, 0, BLCKSZ);
+	if (hole)
+	{
+		smgrextend(smgr, MAIN_FORKNUM, first + n - 1, zero.data, false);
+		return;
+	}
 #if PG_VERSION_NUM >= 160000
 	smgrzeroextend(smgr, MAIN_FORKNUM, first, (int) n, false);
 #else
-	BloomidxIOBlock zero;
-
-	memset(zero.data, 0, BLCKSZ);
-	smgrextend(smgr, MAIN_FORKNUM, first + n - 1, zero.data, false);
+	for (uint32 i = 0; i < n; i++)
+		smgrextend(smgr, MAIN_FORKNUM, first + i, zero.data, false);
 #endif
 }
 
