@@ -67,6 +67,12 @@
 #                          on the last version, and those and 004 005 006
 #                          008 009 011 on the versions between the first
 #                          and the last
+#   BLOOMIDX_REGRESS_SKIP  pg_regress files not to run, by name,
+#                          space-separated; in a run of several versions
+#                          by default the long tests of our own logic
+#                          (randomized randomized_types pending_filters
+#                          segment_filters churn in_lists) on the versions
+#                          between the first and the last
 #   BLOOMIDX_TAP_QUICK     1 (by default in a run of several versions):
 #                          the TAP tests' long loops shortened (fewer
 #                          crash cycles and damage rounds, a 20 s soak);
@@ -130,7 +136,7 @@ runs_here() {
 pass_on_env() {
 	local v
 	for v in BLOOMIDX_REGRESS_PORT BLOOMIDX_TAP_PORT BLOOMIDX_SUITES PROVE_FLAGS \
-		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SKIP BLOOMIDX_TAP_JOBS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
+		BLOOMIDX_TAP_TESTS BLOOMIDX_TAP_SKIP BLOOMIDX_REGRESS_SKIP BLOOMIDX_TAP_JOBS BLOOMIDX_TAP_SEED BLOOMIDX_TAP_QUICK BLOOMIDX_SOAK_SECONDS \
 		BLOOMIDX_SUITE_TIMEOUT BLOOMIDX_SKIP_APT CI; do
 		[[ -n "${!v:-}" ]] && printf '%s=%s\n' "$v" "${!v}"
 	done
@@ -162,8 +168,10 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 	QUICK_GIVEN="${BLOOMIDX_TAP_QUICK:-}"
 	SUITES_GIVEN="${BLOOMIDX_SUITES:-}"
 	SKIP_GIVEN="${BLOOMIDX_TAP_SKIP+set}"
+	REGRESS_SKIP_GIVEN="${BLOOMIDX_REGRESS_SKIP+set}"
 	TAP_DAMAGE="003_verify 007_random_corruption"
 	TAP_OWN_LOGIC="004_dump_restore 005_promote 006_crash_cycles 008_seal_steps 009_free_list 011_shards"
+	REGRESS_OWN_LOGIC="randomized randomized_types pending_filters segment_filters churn in_lists"
 	# The chroots the later versions need are made in the background while
 	# the first version's suites run (about 100 s each, mostly waiting on
 	# the mirror and dpkg); chroot_run waits for each one's lock.
@@ -200,9 +208,12 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 		# recovery, standby, durable builds, progress, upgrades, read
 		# streams: 001, 002, 010, 012, 013, 014), not the tests of our own
 		# logic under load (dump and restore, promotion, crash cycles, seal
-		# steps, free list, shards); and the unit tests only on the first,
-		# unless the caller chose: so the run of every version stays well
-		# under 20 minutes on 2 cores.
+		# steps, free list, shards); of pg_regress's files, the ones between
+		# leave out the long ones of our own logic (random queries, pending
+		# filters, segment filters, churn, IN lists: a minute a version, and
+		# most of the WAL its check replays); and the unit tests only on the
+		# first, unless the caller chose: so the run of every version stays
+		# well under 20 minutes on 2 cores.
 		if [[ -z "$QUICK_GIVEN" ]]; then export BLOOMIDX_TAP_QUICK=1; fi
 		if [[ -z "$SKIP_GIVEN" ]]; then
 			if [[ "$major" == "${MAJORS[0]}" ]]; then
@@ -211,6 +222,13 @@ if ((${#MAJORS[@]} > 1)) || ! runs_here "${MAJORS[0]}"; then
 				export BLOOMIDX_TAP_SKIP="$TAP_DAMAGE"
 			else
 				export BLOOMIDX_TAP_SKIP="$TAP_DAMAGE $TAP_OWN_LOGIC"
+			fi
+		fi
+		if [[ -z "$REGRESS_SKIP_GIVEN" ]]; then
+			if [[ "$major" == "${MAJORS[0]}" || "$major" == "${MAJORS[-1]}" ]]; then
+				unset BLOOMIDX_REGRESS_SKIP
+			else
+				export BLOOMIDX_REGRESS_SKIP="$REGRESS_OWN_LOGIC"
 			fi
 		fi
 		if [[ -z "$SUITES_GIVEN" ]]; then
@@ -383,9 +401,18 @@ suite_regress() {
 	wal_start="$(regress_sql 'SELECT pg_current_wal_lsn()')"
 	rm -f regression.diffs regression.out output_iso/regression.diffs
 	# pg_regress is only a client here: it may run as root against the
-	# server that runs as postgres.
+	# server that runs as postgres.  The Makefile's files, less
+	# BLOOMIDX_REGRESS_SKIP's.
+	local -a regress_files=()
+	local f
+	for f in $(sed -n 's/^REGRESS = //p' Makefile); do
+		[[ " ${BLOOMIDX_REGRESS_SKIP:-} " == *" $f "* ]] || regress_files+=("$f")
+	done
+	if [[ -n "${BLOOMIDX_REGRESS_SKIP:-}" ]]; then
+		log "regress: leaving out ${BLOOMIDX_REGRESS_SKIP} here (BLOOMIDX_REGRESS_SKIP)"
+	fi
 	timeout -k 10 "$SUITE_TIMEOUT" make installcheck PG_CONFIG="$PG_CONFIG" \
-		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" || rc=$?
+		PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" REGRESS="${regress_files[*]}" || rc=$?
 	if ((rc != 0)); then
 		warn "pg_regress failed (exit $rc)"
 		local diffs
