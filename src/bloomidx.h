@@ -147,6 +147,15 @@ extern "C" bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
 
 /*
  * ---------------------------------------------------------------------
+ * seal_worker.cpp: a seal that an insert finds due, in a background
+ * worker (bloomidx.background_seal) or else in the insert.
+ * ---------------------------------------------------------------------
+ */
+extern bool bloomidx_background_seal;
+void		bloomidx_seal_when_due(Relation index, uint32 pending_pages, uint32 capacity);
+
+/*
+ * ---------------------------------------------------------------------
  * scan.cpp: bitmap scans.
  * ---------------------------------------------------------------------
  */

@@ -36,6 +36,15 @@ _PG_init(void)
 							NULL, &bloomidx_segment_rows, bloomidx::kSegmentRows, 64,
 							bloomidx::kSegmentRows, PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	/*
+	 * Who pays for a seal: a worker, so that no INSERT waits for one
+	 * (seal_worker.cpp).  Any user may choose to seal in their own inserts.
+	 */
+	DefineCustomBoolVariable("bloomidx.background_seal",
+							 "Seals pending rows in a background worker rather than in the INSERT that finds a segment's worth.",
+							 "Off, or when no worker can be started, the INSERT seals them itself.",
+							 &bloomidx_background_seal, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomIntVariable("bloomidx.debug_seal_stop",
 							"Debugging only: a seal or merge stops the server (PANIC) after this step: "
 							"1 pending pages marked, 2 segment written, 3 published, 4 old pages freed, "

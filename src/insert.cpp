@@ -182,13 +182,14 @@ link_new_tail(Relation index, Buffer fresh, const BloomidxState *state, const Ne
 
 /*
  * After a new tail was linked behind page `filled`: a segment's worth
- * gathered is sealed now, unless a seal or VACUUM runs; else the pages
- * that filled get their pending filters (storage/pending_filters.cpp).
+ * gathered is sealed, by a background worker or now (seal_worker.cpp),
+ * unless a seal or VACUUM runs; the pages that filled get their pending
+ * filters (storage/pending_filters.cpp).
  */
 static void
 tail_linked(Relation index, const BloomidxState *state, uint32 pending_pages, BlockNumber filled)
 {
-	bloomidx_seal_if_due(index, pending_pages, state->geometry.capacity);
+	bloomidx_seal_when_due(index, pending_pages, state->geometry.capacity);
 	if (filled != bloomidx::kMetaBlock)
 		bloomidx_pending_filters_add(index, state, filled, pending_pages);
 }

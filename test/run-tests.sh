@@ -323,14 +323,17 @@ suite_package() {
 # takes no checkpoint, so that crash recovery afterwards replays the WAL of
 # the whole run onto the pages as they were before it; and it checks each
 # Generic WAL record (all bloomidx writes) on replay against an image of
-# the page taken when the record was made.
+# the page taken when the record was made.  Inserts seal in the statement
+# (bloomidx.background_seal off), so that what the files show does not
+# hang on when a worker ran; background_seal.sql turns workers on.
 REGRESS_SETTINGS="
 checkpoint_timeout = 1d
 max_wal_size = 64GB
 shared_buffers = 1GB
 bgwriter_lru_maxpages = 0
 wal_consistency_checking = 'generic'
-log_checkpoints = on"
+log_checkpoints = on
+bloomidx.background_seal = off"
 
 regress_sql() { cluster_psql -At -c "$1" "${@:2}"; }
 

@@ -320,7 +320,7 @@ bloomidx_vacuum_flush(Relation index)
 void
 bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
 {
-	uint64		rows = (uint64) (pending_pages > 0 ? pending_pages - 1 : 0) * capacity;
+	uint64		rows = bloomidx_pending_rows_sealable(pending_pages, capacity);
 	uint32		threshold = bloomidx_seal_threshold(capacity);
 	int64		sealed = 0,
 				n;

@@ -349,6 +349,13 @@ void		bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strateg
 int64		bloomidx_seal_once(Relation index, uint32 min_rows);
 int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
+
+/* The rows a seal may take of pending_pages pages of capacity rows: all but the tail's. */
+static inline uint64
+bloomidx_pending_rows_sealable(uint32 pending_pages, uint32 capacity)
+{
+	return (uint64) (pending_pages > 0 ? pending_pages - 1 : 0) * capacity;
+}
 uint32		bloomidx_seal_threshold(uint32 capacity);
 uint32		bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta);
 void		bloomidx_vacuum_flush(Relation index);

@@ -26,6 +26,17 @@
 #endif
 
 /*
+ * The subtransaction that gave the relation its current file in this
+ * transaction, or InvalidSubTransactionId (16 renamed relfilenodes to
+ * relfilelocators).
+ */
+#if PG_VERSION_NUM >= 160000
+#define BLOOMIDX_NEW_FILE_SUBID(rel)	((rel)->rd_firstRelfilelocatorSubid)
+#else
+#define BLOOMIDX_NEW_FILE_SUBID(rel)	((rel)->rd_firstRelfilenodeSubid)
+#endif
+
+/*
  * A page buffer aligned for I/O, which direct I/O (16 on) needs of what
  * goes to smgrwrite and smgrextend.
  */

@@ -29,6 +29,9 @@ max_wal_size = 1GB
 wal_consistency_checking = 'all'
 # small segments: builds write many, inserts and VACUUM seal pending rows
 bloomidx.segment_rows = 500
+# inserts leave their seals to background workers (src/seal_worker.cpp),
+# whose WAL the standby replays as an inserter's
+bloomidx.background_seal = on
 });
 create_test_table($primary, 't');
 load_rows($primary, 't', 1, 4000);

@@ -130,7 +130,9 @@ sub new_streaming_standby
 }
 
 # A started node with bloomidx installed: PostgreSQL::Test::Cluster's
-# init(%$init), the settings every test shares (small, no autovacuum),
+# init(%$init), the settings every test shares (small, no autovacuum,
+# inserts that seal in the statement, so that the steps a test takes fall
+# where it puts them; 002 turns background seals on),
 # then the lines of $conf (a later setting wins), and with helpers => 1
 # bloomidx_tap_run (install_helpers).  Data checksums are off unless
 # init's extra asks for them: initdb turns them on by default from
@@ -145,7 +147,9 @@ sub new_bloomidx_node
 	  if $node->pg_version >= 18 && !grep { $_ eq '--data-checksums' || $_ eq '-k' } @extra;
 	$node->init(%init, extra => \@extra);
 	$node->append_conf('postgresql.conf',
-		"shared_buffers = 32MB\nmax_connections = 20\nautovacuum = off\n" . ($args{conf} // ''));
+		"shared_buffers = 32MB\nmax_connections = 20\nautovacuum = off\n"
+		  . "bloomidx.background_seal = off\n"
+		  . ($args{conf} // ''));
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
 	install_helpers($node) if $args{helpers};

@@ -1,0 +1,125 @@
+--
+-- Seals in background workers (src/seal_worker.cpp): an insert that finds
+-- a segment's worth pending asks for a worker and goes on, and the worker
+-- seals.  The regression cluster runs with bloomidx.background_seal off
+-- (test/run-tests.sh), so that the other files' outputs do not hang on
+-- when a worker runs; here it is on.  After every step every query is
+-- checked against a sequential scan and bloomidx_verify checks every row.
+--
+SET bloomidx.background_seal = on;
+SET bloomidx.segment_rows = 1000;
+SELECT setseed(0.29);
+CREATE TABLE bs (id int, a int, b text, c int4) WITH (autovacuum_enabled = off);
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(1, 200) i;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX bs_bl ON bs USING bloomidx (a, b, c);
+
+-- Waits, up to a minute, until no seal worker runs and the pending rows
+-- are fewer than a segment's and a page's (what a worker leaves).
+CREATE FUNCTION bs_settled(idx regclass) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..600 LOOP
+        PERFORM pg_stat_clear_snapshot();
+        IF NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'bloomidx seal')
+           AND (SELECT pending_rows < 1000 + 300 FROM bloomidx_index_info(idx)) THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RETURN false;
+END
+$$;
+CREATE FUNCTION bs_check(tbl text, idx regclass, n int) RETURNS TABLE (queries bigint, differences bigint,
+                                                                     every_row_once boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM bloomidx_verify(idx);
+    RETURN QUERY EXECUTE format(
+        'SELECT q.queries, q.differences,
+                (SELECT live_rows + pending_rows = (SELECT count(*) FROM %I) FROM bloomidx_index_info(%L))
+         FROM abc_check(%L, %s) q', tbl, idx, tbl, n);
+END
+$$;
+
+-- Past the threshold (a segment's rows but a page's) and short of where
+-- the insert seals itself (a segment's worth more): the statement leaves
+-- the seal to a worker, which seals one segment.  Holding the table in
+-- SHARE mode, which keeps the worker waiting for its lock (an insert's)
+-- until the commit, shows that the INSERT itself sealed nothing.
+BEGIN;
+LOCK TABLE bs IN SHARE MODE;
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(201, 1400) i;
+SELECT segments AS sealed_by_the_insert, pending_rows FROM bloomidx_index_info('bs_bl');
+COMMIT;
+SELECT bs_settled('bs_bl') AS settled;
+SELECT segments AS sealed_by_a_worker, pending_rows < 1000 AS little_pending FROM bloomidx_index_info('bs_bl');
+SELECT * FROM bs_check('bs', 'bs_bl', 40);
+
+-- Many segments' worth in one statement: workers seal one after another,
+-- and the insert itself where they fall a segment behind.
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(1401, 20000) i;
+SELECT * FROM bs_check('bs', 'bs_bl', 40);
+SELECT bs_settled('bs_bl') AS settled;
+SELECT segments >= 15 AS sealed, pending_rows < 1300 AS little_pending FROM bloomidx_index_info('bs_bl');
+SELECT * FROM bs_check('bs', 'bs_bl', 40);
+
+-- Deletes and VACUUM between the inserts.
+DELETE FROM bs WHERE id % 3 = 0;
+VACUUM bs;
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(20001, 26000) i;
+SELECT bs_settled('bs_bl') AS settled;
+SELECT * FROM bs_check('bs', 'bs_bl', 40);
+
+-- A file new in this transaction (TRUNCATE here; CREATE INDEX alike) is
+-- one a worker cannot see until the commit: the insert seals it itself.
+BEGIN;
+TRUNCATE bs;
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(1, 1400) i;
+SELECT segments AS sealed_in_the_insert FROM bloomidx_index_info('bs_bl');
+COMMIT;
+SELECT * FROM bs_check('bs', 'bs_bl', 40);
+
+-- A temporary table's pages are its backend's alone: the insert seals them.
+CREATE TEMP TABLE bs_temp (id int, a int, b text, c int4);
+CREATE INDEX bs_temp_bl ON bs_temp USING bloomidx (a, b, c);
+INSERT INTO bs_temp SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(1, 1400) i;
+SELECT segments AS sealed_in_the_insert FROM bloomidx_index_info('bs_temp_bl');
+SELECT * FROM bs_check('bs_temp', 'bs_temp_bl', 40);
+DROP TABLE bs_temp;
+
+-- A table its owner, not a superuser, fills: the worker seals as the owner.
+CREATE ROLE bs_owner;
+CREATE TABLE bs_owned (id int, a int, b text, c int4) WITH (autovacuum_enabled = off);
+ALTER TABLE bs_owned OWNER TO bs_owner;
+CREATE INDEX bs_owned_bl ON bs_owned USING bloomidx (a, b, c);
+SET ROLE bs_owner;
+INSERT INTO bs_owned SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(1, 1400) i;
+RESET ROLE;
+SELECT bs_settled('bs_owned_bl') AS settled;
+SELECT segments AS sealed_by_a_worker FROM bloomidx_index_info('bs_owned_bl');
+SELECT * FROM bs_check('bs_owned', 'bs_owned_bl', 40);
+
+-- An index dropped before its worker runs: the worker finds none and leaves.
+INSERT INTO bs_owned SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(1401, 2800) i;
+DROP INDEX bs_owned_bl;
+SELECT bs_settled('bs_bl') AS settled;
+SELECT count(*) FROM bs_owned WHERE a = 7;
+
+-- Off, the inserts seal in the statement, as before.
+SET bloomidx.background_seal = off;
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(1401, 2600) i;
+SELECT segments AS sealed_in_the_insert FROM bloomidx_index_info('bs_bl');
+SELECT * FROM bs_check('bs', 'bs_bl', 40);
+
+DROP TABLE bs, bs_owned;
+DROP ROLE bs_owner;
+DROP FUNCTION bs_settled(regclass), bs_check(text, regclass, int);
+RESET bloomidx.segment_rows;
+RESET bloomidx.background_seal;
