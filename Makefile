@@ -39,6 +39,10 @@ REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate \
 	filter_gather broken_hot_chain pending_groups_scan
 ISOLATION_OPTS = --load-extension=bloomidx
+# Inserts seal in the statement, not in background workers, so that what
+# the files show does not hang on when a worker ran (background_seal.sql
+# turns workers on): for `make installcheck` against any server.
+installcheck: export PGOPTIONS += -c bloomidx.background_seal=off
 
 # (Before PGXS, whose clean rule takes it only if set by then.)
 EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench test/bench/filter_scaling results regression.diffs regression.out

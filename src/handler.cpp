@@ -38,12 +38,13 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	/*
 	 * Who pays for a seal: a worker, so that no INSERT waits for one
-	 * (seal_worker.cpp).  Any user may choose to seal in their own inserts.
+	 * (seal_worker.cpp).  Superuser only: workers take slots of
+	 * max_worker_processes, which is the administrator's to share out.
 	 */
 	DefineCustomBoolVariable("bloomidx.background_seal",
 							 "Seals pending rows in a background worker rather than in the INSERT that finds a segment's worth.",
 							 "Off, or when no worker can be started, the INSERT seals them itself.",
-							 &bloomidx_background_seal, true, PGC_USERSET, 0,
+							 &bloomidx_background_seal, true, PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("bloomidx.debug_seal_stop",
 							"Debugging only: a seal or merge stops the server (PANIC) after this step: "

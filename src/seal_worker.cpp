@@ -7,9 +7,8 @@
  * one INSERT that happens to link the tail past the threshold.  With
  * bloomidx.background_seal on (the default), that insert asks the
  * postmaster for a worker (`bloomidx seal` in pg_stat_activity) and goes
- * on; the worker connects to the database, takes the seal lock if nobody
- * holds it (a holder seals or runs VACUUM, which seals), and seals the
- * segments due, as an inserter would.  Until it has, the rows stay pending,
+ * on; the worker connects to the database, takes the seal lock, and seals
+ * the segments due, as an inserter would.  Until it has, the rows stay pending,
  * where every query finds them as before, so a late or failed worker only
  * costs queries pending pages.
  *
@@ -18,21 +17,21 @@
  * is temporary (this backend's alone), or it or its file is new in this
  * transaction (a worker would not see it until the commit), the session
  * stops or pauses seals to test them (bloomidx.debug_seal_stop,
- * debug_pause_at: its own seal is the one to watch), or a
- * segment's worth more has gathered behind the one due
- * (workers that do not keep up, or do not start): so pending rows stay
- * bounded whatever the workers do.  A backend asks for one worker an index
- * at a time: while the one it asked for has not finished, it asks again
- * for none.
+ * debug_pause_at: its own seal is the one to watch), the last worker it
+ * asked for stopped with the directory unchanged (it failed, or found the
+ * locks taken), or a segment's worth more has gathered behind the one due
+ * (workers that do not keep up): so pending rows stay bounded whatever the
+ * workers do.  A backend asks for one worker an index at a time, and none
+ * while another holds the seal lock (a seal or VACUUM is under way).
+ *
+ * A worker never waits long: for the table's and the index's locks (an
+ * insert's) and for the seal lock it tries for a second at most, then
+ * leaves, so that a transaction holding the table cannot pin a slot that
+ * parallel queries and logical replication share.
  */
 #include "bloomidx.h"
 
 #include "support/compat.h"
-
-extern "C" {
-#include "postmaster/bgworker.h"
-#include "storage/ipc.h"
-}
 
 extern "C" {
 PGDLLEXPORT void bloomidx_seal_worker_main(Datum main_arg);
@@ -59,31 +58,48 @@ struct AskedWorker
 {
 	Oid			index;
 	BackgroundWorkerHandle *handle; /* in TopMemoryContext */
+	uint32		generation;		/* the directory's when it was asked for */
 };
 
 static AskedWorker asked[ASKED_INDEXES];
 static int	asked_next;
 
-/* Whether the worker this backend asked for index `indexoid` has yet to finish. */
-static bool
-worker_pending(Oid indexoid)
+enum AskedState
+{
+	ASKED_NONE,					/* none asked for, or one that did its work */
+	ASKED_RUNNING,				/* asked for, not yet stopped */
+	ASKED_IN_VAIN				/* stopped, the directory as it was */
+};
+
+/* What became of the worker this backend last asked for index `index`. */
+static AskedState
+asked_state(Relation index)
 {
 	for (int i = 0; i < ASKED_INDEXES; i++)
 	{
 		pid_t		pid;
 
-		if (asked[i].index != indexoid || asked[i].handle == NULL)
+		if (asked[i].index != RelationGetRelid(index) || asked[i].handle == NULL)
 			continue;
 		BgwHandleStatus status = GetBackgroundWorkerPid(asked[i].handle, &pid);
 
-		return status == BGWH_NOT_YET_STARTED || status == BGWH_STARTED;
+		if (status == BGWH_NOT_YET_STARTED || status == BGWH_STARTED)
+			return ASKED_RUNNING;
+		if (bloomidx_directory_generation(index) == asked[i].generation)
+		{
+			/* Once: the next due insert asks a worker again. */
+			pfree(asked[i].handle);
+			asked[i].handle = NULL;
+			return ASKED_IN_VAIN;
+		}
+		return ASKED_NONE;
 	}
-	return false;
+	return ASKED_NONE;
 }
 
 /* Remembers the worker asked for `indexoid`, in its old slot or the oldest one. */
 static void
-remember_worker(Oid indexoid, BackgroundWorkerHandle *handle)
+remember_worker(Oid indexoid, BackgroundWorkerHandle *handle, uint32 generation)
 {
 	int			slot = -1;
 
@@ -99,6 +115,7 @@ remember_worker(Oid indexoid, BackgroundWorkerHandle *handle)
 		pfree(asked[slot].handle);
 	asked[slot].index = indexoid;
 	asked[slot].handle = handle;
+	asked[slot].generation = generation;
 }
 
 /*
@@ -119,14 +136,27 @@ ask_for_worker(Relation index)
 		index->rd_createSubid != InvalidSubTransactionId ||
 		BLOOMIDX_NEW_FILE_SUBID(index) != InvalidSubTransactionId)
 		return false;
-	if (worker_pending(indexoid))
+	switch (asked_state(index))
+	{
+		case ASKED_RUNNING:
+			return true;
+		case ASKED_IN_VAIN:
+			return false;
+		case ASKED_NONE:
+			break;
+	}
+	/* A seal or VACUUM under way: it seals, or the next insert asks. */
+	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return true;
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION |
+		BLOOMIDX_BGWORKER_INTERRUPTIBLE;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(worker.bgw_library_name, "bloomidx", BGW_MAXLEN);
+	/* The extension's module_pathname, whatever dynamic_library_path says. */
+	strlcpy(worker.bgw_library_name, "$libdir/bloomidx", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "bloomidx_seal_worker_main", BGW_MAXLEN);
 	snprintf(worker.bgw_name, BGW_MAXLEN, "bloomidx seal of index %u", indexoid);
 	strlcpy(worker.bgw_type, "bloomidx seal", BGW_MAXLEN);
@@ -142,7 +172,7 @@ ask_for_worker(Relation index)
 	MemoryContextSwitchTo(old);
 	if (!registered)
 		return false;
-	remember_worker(indexoid, handle);
+	remember_worker(indexoid, handle, bloomidx_directory_generation(index));
 	return true;
 }
 
@@ -165,12 +195,48 @@ bloomidx_seal_when_due(Relation index, uint32 pending_pages, uint32 capacity)
 }
 
 /*
- * The worker's transaction: opens the index as an insert would (its table
- * first), unless it has gone or is no longer one that takes rows; seals,
- * as the table's owner (as VACUUM and autovacuum do), the segments due, up
- * to a few: an insert asks again for what is left.
+ * Tries for about a second to take a lock, by try(); false if it could not.
+ * Conditional tries with short sleeps, so that a worker never queues behind
+ * a transaction that holds the table for long (or before a waiter that
+ * VACUUM or DDL would then queue behind).
  */
-#define WORKER_MAX_SEALS 8
+#define WORKER_LOCK_TRIES 100
+#define WORKER_LOCK_SLEEP_MS 10
+
+static bool
+worker_try_lock(bool (*try_lock) (Relation index, Oid relid), Relation index, Oid relid)
+{
+	for (int i = 0; i < WORKER_LOCK_TRIES; i++)
+	{
+		if (try_lock(index, relid))
+			return true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 WORKER_LOCK_SLEEP_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return false;
+}
+
+static bool
+try_relation_lock(Relation index, Oid relid)
+{
+	return ConditionalLockRelationOid(relid, RowExclusiveLock);
+}
+
+static bool
+try_seal_lock(Relation index, Oid relid)
+{
+	return ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+}
+
+/*
+ * The worker's transaction: locks the table and the index as an insert
+ * does, unless the index has gone or no longer takes rows; then, as the
+ * table's owner (as VACUUM does), seals the segments due, one seal-lock
+ * hold each, so that VACUUM waits for one seal at most, until none is due:
+ * inserts that keep linking pages while it runs ask for no other worker.
+ */
 
 static void
 seal_as_worker(Oid indexoid, int32 segment_rows)
@@ -178,11 +244,12 @@ seal_as_worker(Oid indexoid, int32 segment_rows)
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Oid			save_userid;
 	int			save_sec_context;
+	int			save_nestlevel;
 
-	if (!OidIsValid(heapoid))
+	if (!OidIsValid(heapoid) || !worker_try_lock(try_relation_lock, NULL, heapoid) ||
+		!worker_try_lock(try_relation_lock, NULL, indexoid))
 		return;
-	LockRelationOid(heapoid, RowExclusiveLock);
-	Relation	index = try_relation_open(indexoid, RowExclusiveLock);
+	Relation	index = try_relation_open(indexoid, NoLock);
 
 	if (index == NULL)
 		return;
@@ -200,25 +267,41 @@ seal_as_worker(Oid indexoid, int32 segment_rows)
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_RESTRICTED_OPERATION);
-	/* A process of its own: the inserter's segment size, for its whole life. */
+	save_nestlevel = NewGUCNestLevel();
+	bloomidx_restrict_search_path();
+	/*
+	 * A process of its own: the inserter's segment size, for its whole
+	 * life; and its WAL flushed as it goes, so that no insert's commit
+	 * waits for a whole seal's (storage/block_write.cpp).
+	 */
 	bloomidx_segment_rows = segment_rows;
-	if (ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
-	{
-		uint32		threshold = bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity);
+	bloomidx_wal_flush_pages = 32;
+	uint32		threshold = bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity);
 
-		for (int i = 0; i < WORKER_MAX_SEALS && bloomidx_seal_once(index, threshold) > 0; i++)
-			CHECK_FOR_INTERRUPTS();
+	for (;;)
+	{
+		if (!worker_try_lock(try_seal_lock, index, InvalidOid))
+			break;
+		int64		sealed = bloomidx_seal_once(index, threshold);
+
 		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+		if (sealed <= 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
 	}
+	XLogFlush(XactLastRecEnd);	/* the rest: the publish, its last pages */
+	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	relation_close(index, NoLock);
 }
 
 /*
- * The worker: connects as the bootstrap superuser (the table's owner may
- * not log in) to the inserter's database, seals in one transaction, and
- * exits.  An error ends it like any backend's: logged, the transaction
- * rolled back, the rows still pending.
+ * The worker: connects to the inserter's database as the bootstrap
+ * superuser (the table's owner may not log in; nor may anyone to a
+ * database that takes no connections, where rows may still be inserted),
+ * seals in one transaction, and exits.  An error ends it like any
+ * backend's: logged, the transaction rolled back, the rows still pending
+ * (the next due insert then seals them itself, and meets the error).
  */
 void
 bloomidx_seal_worker_main(Datum main_arg)
@@ -228,12 +311,16 @@ bloomidx_seal_worker_main(Datum main_arg)
 	memcpy(&request, MyBgworkerEntry->bgw_extra, sizeof(request));
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(request.database, InvalidOid, 0);
+	BackgroundWorkerInitializeConnectionByOid(request.database, InvalidOid,
+											  BGWORKER_BYPASS_ALLOWCONN);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	/* Opening a relation may read toasted catalog data, which needs one. */
+	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "sealing pending rows");
 	seal_as_worker(DatumGetObjectId(main_arg), request.segment_rows);
+	PopActiveSnapshot();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);

@@ -323,17 +323,15 @@ suite_package() {
 # takes no checkpoint, so that crash recovery afterwards replays the WAL of
 # the whole run onto the pages as they were before it; and it checks each
 # Generic WAL record (all bloomidx writes) on replay against an image of
-# the page taken when the record was made.  Inserts seal in the statement
-# (bloomidx.background_seal off), so that what the files show does not
-# hang on when a worker ran; background_seal.sql turns workers on.
+# the page taken when the record was made.  (The Makefile has inserts seal
+# in the statement, not in background workers, but in background_seal.sql.)
 REGRESS_SETTINGS="
 checkpoint_timeout = 1d
 max_wal_size = 64GB
 shared_buffers = 1GB
 bgwriter_lru_maxpages = 0
 wal_consistency_checking = 'generic'
-log_checkpoints = on
-bloomidx.background_seal = off"
+log_checkpoints = on"
 
 regress_sql() { cluster_psql -At -c "$1" "${@:2}"; }
 

@@ -31,6 +31,7 @@ typedef struct BlockWriter
 void		bloomidx_block_writer_init(BlockWriter *writer, Relation index,
 									   bool shared_extension, bool direct);
 void		bloomidx_write_page(Relation index, Buffer buffer, const char *image);
+extern int	bloomidx_wal_flush_pages;
 BlockNumber bloomidx_extend_run(Relation index, uint32 n, const BlockWriter *writer);
 void		bloomidx_write_run_block(Relation index, BlockNumber blkno, char *image,
 									 const BlockWriter *writer);

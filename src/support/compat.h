@@ -37,6 +37,26 @@
 #endif
 
 /*
+ * A background worker that DROP DATABASE and the like may stop, rather
+ * than wait for (19 on; before, a seal worker lasts a second or so).
+ */
+#ifdef BGWORKER_INTERRUPTIBLE
+#define BLOOMIDX_BGWORKER_INTERRUPTIBLE BGWORKER_INTERRUPTIBLE
+#else
+#define BLOOMIDX_BGWORKER_INTERRUPTIBLE 0
+#endif
+
+/*
+ * A search path that holds nothing a user could have put there, for code
+ * run as a table's owner (17 on, as VACUUM does; before, nothing).
+ */
+#if PG_VERSION_NUM >= 170000
+#define bloomidx_restrict_search_path() RestrictSearchPath()
+#else
+#define bloomidx_restrict_search_path() ((void) 0)
+#endif
+
+/*
  * A page buffer aligned for I/O, which direct I/O (16 on) needs of what
  * goes to smgrwrite and smgrextend.
  */

@@ -22,7 +22,9 @@
 # kind with autovacuum on: 2 pgbench clients running 2-column lookups for
 # STEADY_SECONDS alone, then again while a third inserts 2,000 rows/s (20
 # a statement): the lookups' p50 / p99 latency, the inserts' p99 and
-# slowest execution and how many took over 50 ms.  Writes
+# slowest execution and how many took over 50 ms.  STEADY_SETTING, one
+# more server setting (STEADY_SETTING="bloomidx.background_seal = off":
+# inserts that seal in the statement, as before workers).  Writes
 # test/bench/results/steady_state.md (BLOOMIDX_BENCH_OUT).  Asserts nothing.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib/cluster.sh
@@ -49,7 +51,7 @@ bench_install
 cluster_trap
 CLUSTER_INITDB_FLAGS=--data-checksums cluster_start "$PORT" bloomidx-steady
 q() { cluster_psql -qAt "$@"; }
-bench_cluster_settings "autovacuum_naptime = '10s'"
+bench_cluster_settings "autovacuum_naptime = '10s'" ${STEADY_SETTING:+"$STEADY_SETTING"}
 q -c "CREATE EXTENSION bloomidx" -c "CREATE EXTENSION bloom" -c "CREATE EXTENSION btree_gin" \
 	-f "$BENCH/scaling.sql" -f "$BENCH/steady_state.sql"
 

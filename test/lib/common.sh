@@ -166,13 +166,13 @@ print_file() {
 # The running bench cluster's settings (scaling.sh, steady_state.sh): room
 # for a whole index in shared buffers, no autovacuum, JIT, parallel query
 # or synchronized scans to move a figure; then a restart.  Extra
-# "name = value" settings may follow.
+# "name = value" settings may follow (bloomidx's too: it is loaded first).
 bench_cluster_settings() {
 	local args=(-c "ALTER SYSTEM SET shared_buffers = '4GB'" -c "ALTER SYSTEM SET work_mem = '256MB'"
 		-c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" -c "ALTER SYSTEM SET max_wal_size = '32GB'"
 		-c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "ALTER SYSTEM SET autovacuum = off"
 		-c "ALTER SYSTEM SET jit = off" -c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0"
-		-c "ALTER SYSTEM SET synchronize_seqscans = off") setting
+		-c "ALTER SYSTEM SET synchronize_seqscans = off" -c "LOAD 'bloomidx'") setting
 	for setting in "$@"; do
 		args+=(-c "ALTER SYSTEM SET $setting")
 	done
