@@ -44,16 +44,12 @@ END
 $$;
 
 -- Past the threshold (a segment's rows but a page's) and short of where
--- the insert seals itself (a segment's worth more): the statement leaves
--- the seal to a worker, which seals one segment.  Holding the table in
--- SHARE mode keeps the worker trying for its lock (an insert's) until the
--- commit, a second at most: the INSERT itself sealed nothing.
-BEGIN;
-LOCK TABLE bs IN SHARE MODE;
+-- the insert seals itself (a segment's worth more): the statement asks
+-- for a worker (the DEBUG message) and leaves it the seal, one segment.
+SET client_min_messages = debug1;
 INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
 FROM generate_series(201, 1400) i;
-SELECT segments AS sealed_by_the_insert, pending_rows FROM bloomidx_index_info('bs_bl');
-COMMIT;
+RESET client_min_messages;
 SELECT bs_settled('bs_bl', 999) AS settled;
 SELECT segments AS sealed_by_a_worker FROM bloomidx_index_info('bs_bl');
 SELECT * FROM bs_check('bs', 'bs_bl', 40);
@@ -77,12 +73,27 @@ FROM generate_series(20001, 26000) i;
 SELECT bs_settled('bs_bl', 2 * 1000 + 400) AS settled;
 SELECT * FROM bs_check('bs', 'bs_bl', 40);
 
+-- A table this transaction holds against an insert's lock (LOCK TABLE,
+-- ALTER TABLE) would keep a worker waiting until the commit: the insert
+-- asks for none and seals itself.
+BEGIN;
+LOCK TABLE bs IN SHARE MODE;
+SELECT segments AS segments_before FROM bloomidx_index_info('bs_bl') \gset
+SET client_min_messages = debug1;
+INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
+FROM generate_series(26001, 28500) i;
+RESET client_min_messages;
+SELECT segments > :segments_before AS sealed_in_the_insert FROM bloomidx_index_info('bs_bl');
+COMMIT;
+
 -- A file new in this transaction (TRUNCATE here; CREATE INDEX alike) is
 -- one a worker cannot see until the commit: the insert seals it itself.
 BEGIN;
 TRUNCATE bs;
+SET client_min_messages = debug1;
 INSERT INTO bs SELECT i, floor(random() * 200), 'w' || floor(random() * 150), floor(random() * 3000)
 FROM generate_series(1, 1400) i;
+RESET client_min_messages;
 SELECT segments AS sealed_in_the_insert FROM bloomidx_index_info('bs_bl');
 COMMIT;
 SELECT * FROM bs_check('bs', 'bs_bl', 40);
@@ -90,7 +101,9 @@ SELECT * FROM bs_check('bs', 'bs_bl', 40);
 -- A temporary table's pages are its backend's alone: the insert seals them.
 CREATE TEMP TABLE bs_temp (id int, a int, b text, c int4);
 CREATE INDEX bs_temp_bl ON bs_temp USING bloomidx (a, b, c);
+SET client_min_messages = debug1;
 INSERT INTO bs_temp SELECT i, i % 200, 'w' || (i % 150), i FROM generate_series(1, 1400) i;
+RESET client_min_messages;
 SELECT segments AS sealed_in_the_insert FROM bloomidx_index_info('bs_temp_bl');
 SELECT * FROM bs_check('bs_temp', 'bs_temp_bl', 40);
 DROP TABLE bs_temp;

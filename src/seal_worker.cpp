@@ -15,7 +15,8 @@
  * The insert seals itself, as before, when a worker cannot help: the
  * setting is off, no worker slot is free (max_worker_processes), the index
  * is temporary (this backend's alone), or it or its file is new in this
- * transaction (a worker would not see it until the commit), the session
+ * transaction (a worker would not see it until the commit), the
+ * transaction holds the table or the index against a worker's lock, the session
  * stops or pauses seals to test them (bloomidx.debug_seal_stop,
  * debug_pause_at: its own seal is the one to watch), the last worker it
  * asked for stopped with the directory unchanged (it failed, or found the
@@ -119,6 +120,26 @@ remember_worker(Oid indexoid, BackgroundWorkerHandle *handle, uint32 generation)
 }
 
 /*
+ * Whether this transaction holds a lock on the index or its table that a
+ * worker's (an insert's, RowExclusiveLock) would wait for: LOCK TABLE, or
+ * ALTER TABLE, before a load in the same transaction.  A worker would try
+ * in vain and leave, again and again for the whole load, each time a slot
+ * of max_worker_processes taken for nothing.
+ */
+static bool
+locked_against_workers(Relation index)
+{
+	if (CheckRelationLockedByMe(index, ShareLock, true))
+		return true;
+	Relation	heap = RelationIdGetRelation(index->rd_index->indrelid);
+	bool		locked = RelationIsValid(heap) && CheckRelationLockedByMe(heap, ShareLock, true);
+
+	if (RelationIsValid(heap))
+		RelationClose(heap);
+	return locked;
+}
+
+/*
  * Asks for a worker to seal `index`; false when none can be had (no free
  * slot), or when none should be asked (see the file's comment).
  */
@@ -134,7 +155,8 @@ ask_for_worker(Relation index)
 		bloomidx_debug_seal_stop != 0 || bloomidx_debug_pause_at != PAUSE_NONE ||
 		RelationUsesLocalBuffers(index) ||
 		index->rd_createSubid != InvalidSubTransactionId ||
-		BLOOMIDX_NEW_FILE_SUBID(index) != InvalidSubTransactionId)
+		BLOOMIDX_NEW_FILE_SUBID(index) != InvalidSubTransactionId ||
+		locked_against_workers(index))
 		return false;
 	switch (asked_state(index))
 	{
@@ -173,6 +195,8 @@ ask_for_worker(Relation index)
 	if (!registered)
 		return false;
 	remember_worker(indexoid, handle, bloomidx_directory_generation(index));
+	elog(DEBUG1, "bloomidx: a background worker was asked to seal index \"%s\"",
+		 RelationGetRelationName(index));
 	return true;
 }
 
