@@ -1,8 +1,8 @@
 --
 -- Seals in background workers (src/seal_worker.cpp): an insert that finds
 -- a segment's worth pending asks for a worker and goes on, and the worker
--- seals.  The regression cluster runs with bloomidx.background_seal off
--- (test/run-tests.sh), so that the other files' outputs do not hang on
+-- seals.  `make installcheck` runs with bloomidx.background_seal off (the
+-- Makefile's PGOPTIONS), so that the other files' outputs do not hang on
 -- when a worker runs; here it is on.  After every step every query is
 -- checked against a sequential scan and bloomidx_verify checks every row.
 --
@@ -16,7 +16,8 @@ SET max_parallel_maintenance_workers = 0;
 CREATE INDEX bs_bl ON bs USING bloomidx (a, b, c);
 
 -- Waits, up to a minute, until no seal worker runs and at most
--- max_pending rows are pending.
+-- max_pending rows are pending (a worker asked for but not yet started is
+-- not seen: what follows holds either way).
 CREATE FUNCTION bs_settled(idx regclass, max_pending int) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN

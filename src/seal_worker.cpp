@@ -188,13 +188,14 @@ ask_for_worker(Relation index)
 	memcpy(worker.bgw_extra, &request, sizeof(request));
 	worker.bgw_notify_pid = 0;
 
+	uint32		generation = bloomidx_directory_generation(index);
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 	bool		registered = RegisterDynamicBackgroundWorker(&worker, &handle);
 
 	MemoryContextSwitchTo(old);
 	if (!registered)
 		return false;
-	remember_worker(indexoid, handle, bloomidx_directory_generation(index));
+	remember_worker(indexoid, handle, generation);
 	elog(DEBUG1, "bloomidx: a background worker was asked to seal index \"%s\"",
 		 RelationGetRelationName(index));
 	return true;
@@ -255,34 +256,33 @@ try_seal_lock(Relation index, Oid relid)
 }
 
 /*
- * The worker's transaction: locks the table and the index as an insert
- * does, unless the index has gone or no longer takes rows; then, as the
- * table's owner (as VACUUM does), seals the segments due, one seal-lock
- * hold each, so that VACUUM waits for one seal at most, until none is due:
- * inserts that keep linking pages while it runs ask for no other worker.
+ * One transaction of the worker: locks the table and the index as an
+ * insert does, unless the index has gone or no longer takes rows; then, as
+ * the table's owner (as VACUUM does), seals one segment if one is due,
+ * under the seal lock, and flushes the WAL of it.  True when it sealed one.
  */
-
-static void
-seal_as_worker(Oid indexoid, int32 segment_rows)
+static bool
+seal_one_as_worker(Oid indexoid)
 {
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Oid			save_userid;
 	int			save_sec_context;
 	int			save_nestlevel;
+	int64		sealed = 0;
 
 	if (!OidIsValid(heapoid) || !worker_try_lock(try_relation_lock, NULL, heapoid) ||
 		!worker_try_lock(try_relation_lock, NULL, indexoid))
-		return;
+		return false;
 	Relation	index = try_relation_open(indexoid, NoLock);
 
 	if (index == NULL)
-		return;
+		return false;
 	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
 		index->rd_indam->aminsert != bloomidx_insert ||
 		index->rd_index->indrelid != heapoid || !index->rd_index->indisready)
 	{
 		relation_close(index, NoLock);
-		return;
+		return false;
 	}
 	Relation	heap = table_open(heapoid, NoLock);
 	Oid			owner = heap->rd_rel->relowner;
@@ -293,40 +293,33 @@ seal_as_worker(Oid indexoid, int32 segment_rows)
 	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
 	bloomidx_restrict_search_path();
-	/*
-	 * A process of its own: the inserter's segment size, for its whole
-	 * life; and its WAL flushed as it goes, so that no insert's commit
-	 * waits for a whole seal's (storage/block_write.cpp).
-	 */
-	bloomidx_segment_rows = segment_rows;
-	bloomidx_wal_flush_pages = 32;
-	uint32		threshold = bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity);
-
-	for (;;)
+	if (worker_try_lock(try_seal_lock, index, InvalidOid))
 	{
-		if (!worker_try_lock(try_seal_lock, index, InvalidOid))
-			break;
-		int64		sealed = bloomidx_seal_once(index, threshold);
-
+		sealed = bloomidx_seal_once(index, bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity));
 		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
-		if (sealed <= 0)
-			break;
-		CHECK_FOR_INTERRUPTS();
 	}
 	XLogFlush(XactLastRecEnd);	/* the rest: the publish, its last pages */
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	relation_close(index, NoLock);
+	return sealed > 0;
 }
 
 /*
  * The worker: connects to the inserter's database as the bootstrap
  * superuser (the table's owner may not log in; nor may anyone to a
  * database that takes no connections, where rows may still be inserted),
- * seals in one transaction, and exits.  An error ends it like any
- * backend's: logged, the transaction rolled back, the rows still pending
- * (the next due insert then seals them itself, and meets the error).
+ * seals the segments due, a transaction each (so that none holds back the
+ * xmin horizon or the seal lock for more than a seal: VACUUM waits for one
+ * at most), and exits once none is due, or after WORKER_MAX_SEALS: inserts
+ * that keep linking pages while it runs ask for no other worker, and one
+ * that lives no more than a few seconds never keeps DROP DATABASE waiting
+ * long.  An error ends it like any backend's: logged, the transaction
+ * rolled back, the rows still pending (the next due insert then seals them
+ * itself, and meets the error).
  */
+#define WORKER_MAX_SEALS 32
+
 void
 bloomidx_seal_worker_main(Datum main_arg)
 {
@@ -338,14 +331,28 @@ bloomidx_seal_worker_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(request.database, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	/* Opening a relation may read toasted catalog data, which needs one. */
-	PushActiveSnapshot(GetTransactionSnapshot());
+	/*
+	 * A process of its own: the inserter's segment size, for its whole
+	 * life; and its WAL flushed as it goes, so that no insert's commit
+	 * waits for a whole seal's (storage/block_write.cpp).
+	 */
+	bloomidx_segment_rows = request.segment_rows;
+	bloomidx_wal_flush_pages = 32;
 	pgstat_report_activity(STATE_RUNNING, "sealing pending rows");
-	seal_as_worker(DatumGetObjectId(main_arg), request.segment_rows);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	for (int i = 0; i < WORKER_MAX_SEALS; i++)
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		/* Opening a relation may read toasted catalog data, which needs one. */
+		PushActiveSnapshot(GetTransactionSnapshot());
+		bool		sealed = seal_one_as_worker(DatumGetObjectId(main_arg));
+
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		if (!sealed)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }

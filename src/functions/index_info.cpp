@@ -26,38 +26,56 @@ bloomidx_index_info(PG_FUNCTION_ARGS)
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
 	Buffer		buffer;
 
-	bloomidx_read_directory(index, &nblocks, dir);
+	int64		segment_rows;
+	int64		live_rows;
+	int64		pending_rows;
+	int32		pending_pages;
+	int32		filtered;
+	bool		again;
 
-	int64		segment_rows = 0;
-	int64		live_rows = 0;
-	int64		pending_rows = 0;
-	int32		pending_pages = 0;
-	int32		filtered = 0;
-
-	for (uint32 i = 0; i < dir->header.nsegments; i++)
+	/*
+	 * The directory copied, then the pending list as it is now (pages
+	 * linked since the copy included); copied again when a seal or VACUUM
+	 * reused a page of the list meanwhile (a seal frees the pages it
+	 * sealed), as a scan does, rather than reporting the reused page as
+	 * damage.
+	 */
+	do
 	{
-		segment_rows += dir->entries[i].rows;
-		live_rows += dir->entries[i].live_rows;
-		filtered += dir->entries[i].filter_block != 0;
-	}
+		again = false;
+		segment_rows = live_rows = pending_rows = 0;
+		pending_pages = filtered = 0;
+		nblocks = RelationGetNumberOfBlocks(index);
+		bloomidx_read_directory(index, &nblocks, dir);
+		for (uint32 i = 0; i < dir->header.nsegments; i++)
+		{
+			segment_rows += dir->entries[i].rows;
+			live_rows += dir->entries[i].live_rows;
+			filtered += dir->entries[i].filter_block != 0;
+		}
 
-	/* The pending list as it is now (pages linked since the copy included). */
-	PendingWalk walk;
+		PendingWalk walk;
 
-	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
-	while (bloomidx_pending_walk_more(&walk))
-	{
-		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(index, walk.blkno);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		Page		page = BufferGetPage(buffer);
+		bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
+		while (bloomidx_pending_walk_more(&walk))
+		{
+			CHECK_FOR_INTERRUPTS();
+			buffer = ReadBuffer(index, walk.blkno);
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			if (bloomidx_pending_page_recycled(index, walk.blkno, &buffer, dir->header.generation, &g))
+			{
+				again = true;
+				break;
+			}
+			Page		page = BufferGetPage(buffer);
 
-		bloomidx_check_data_page(index, walk.blkno, page, &g, bloomidx::EntryChecks::None);
-		pending_rows += bloomidx::page_opaque((const uint8 *) page)->count;
-		pending_pages++;
-		bloomidx_pending_walk_follow(&walk, bloomidx::pending_next((const uint8 *) page));
-		UnlockReleaseBuffer(buffer);
-	}
+			bloomidx_check_data_page(index, walk.blkno, page, &g, bloomidx::EntryChecks::None);
+			pending_rows += bloomidx::page_opaque((const uint8 *) page)->count;
+			pending_pages++;
+			bloomidx_pending_walk_follow(&walk, bloomidx::pending_next((const uint8 *) page));
+			UnlockReleaseBuffer(buffer);
+		}
+	} while (again);
 
 	/* A seal meanwhile (the generation moved) shortens the list: no damage. */
 	(void) bloomidx_check_pending_count(index, dir, (uint32) pending_pages);
