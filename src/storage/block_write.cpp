@@ -39,9 +39,9 @@ bloomidx_block_writer_init(BlockWriter *writer, Relation index, bool shared_exte
  * Whole pages logged between WAL flushes, in a seal worker (0: none, the
  * commit flushes).  A seal logs its 180 or so pages whole, about 1.5 MB;
  * unflushed, the next commit of any backend, an INSERT beside the worker,
- * would wait for all of it to reach the disk: measured here, inserts of
- * 20 rows that took 120 to 190 ms while a worker sealed.  Flushed a
- * quarter of a megabyte at a time, a commit waits for a quarter at most.
+ * would wait for all of it to reach the disk (measured here: an insert of
+ * 20 rows that took 192 ms while a worker sealed).  Flushed a quarter of a
+ * megabyte at a time, a commit waits for a quarter at most.
  */
 int			bloomidx_wal_flush_pages = 0;
 static int	pages_since_flush = 0;
