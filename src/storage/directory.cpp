@@ -35,8 +35,8 @@ names_block_past(const DirectoryCopy *copy, uint32 nslices, BlockNumber nblocks,
  * pages are added before the metapage names them), so it covers every
  * block the copy names.
  */
-void
-bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+static void
+read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy, bool for_scan)
 {
 	uint32		nslices;
 
@@ -57,7 +57,8 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 		UnlockReleaseBuffer(buffer);
 		if (copy->pages.count > 0)
 			bloomidx_debug_pause(PAUSE_DIRECTORY_PAGES);
-	} while (!bloomidx_read_directory_pages(index, nblocks, copy));
+	} while (!(for_scan && bloomidx_cached_directory_pages(index, copy)) &&
+			 !bloomidx_read_directory_pages(index, nblocks, copy));
 
 	/*
 	 * Blocks the copy names are below the length now: the index shrinks only
@@ -82,6 +83,24 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 										 bloomidx::PageProblem::BadDirectory);
 		}
 	}
+}
+
+void
+bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+{
+	read_directory(index, nblocks, copy, false);
+}
+
+/*
+ * A scan's copy: the directory pages' entries come from what this
+ * backend's scans kept of the same generation (directory_cache.cpp),
+ * where it kept them, and are kept for the next scans otherwise.
+ */
+void
+bloomidx_read_directory_for_scan(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+{
+	read_directory(index, nblocks, copy, true);
+	bloomidx_keep_directory_pages(index, copy);
 }
 
 /* One directory entry's share of DirectoryStats. */

@@ -92,16 +92,20 @@ bloomidx_copy_region_page(Relation index, BlockNumber blkno, const bloomidx::Fil
 
 /*
  * Copies group page blkno (its header when region_page < 0) into *copy
- * (whole page) and checks it: the problem found, quietly.
+ * (whole page; a header as this backend kept it for the directory's
+ * `generation`, up to its pd_lower, directory_cache.cpp) and checks it:
+ * the problem found, quietly.
  */
 static bloomidx::PageProblem
 copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
 				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
-				BlockNumber nblocks, BufferHints *hints, char *copy)
+				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
 {
 	if (region_page >= 0)
 		return bloomidx_copy_region_page(index, blkno, h, (uint32) region_page, NULL, hints,
 										 copy);
+	if (bloomidx_cached_group_header(index, generation, blkno, e->filter_group, copy))
+		return bloomidx::PageProblem::None;
 
 	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
 
@@ -128,6 +132,8 @@ copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 			problem = bloomidx::check_filter_group_page((const uint8 *) copy, e->filter_group,
 														ncolumns, e->filter_block, now);
 	}
+	if (problem == bloomidx::PageProblem::None)
+		bloomidx_keep_group_header(index, generation, blkno, e->filter_group, copy);
 	return problem;
 }
 
@@ -141,7 +147,7 @@ read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
 {
 	bloomidx::PageProblem problem = copy_group_page(index, blkno, e, h, region_page, ncolumns,
-													nblocks, hints, copy);
+													nblocks, generation, hints, copy);
 
 	if (problem != bloomidx::PageProblem::None)
 	{
@@ -195,7 +201,7 @@ enum GroupAhead
 {
 	AHEAD_NONE,					/* not yet */
 	AHEAD_IN_BUFFERS,			/* its header is in shared buffers (or past the end) */
-	AHEAD_FROM_DISK,			/* its header is being read from outside them */
+	AHEAD_FROM_DISK,			/* its header is being read from outside them, or kept */
 	AHEAD_REGIONS				/* its header read, its region pages asked for */
 };
 
@@ -238,8 +244,15 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 		BlockNumber blkno = order_block(order[pos]);
 		uint32		start = pos;
 
+		/*
+		 * A header this backend keeps is not asked for, and is taken as read
+		 * from disk: its region pages are asked for below, with the others'.
+		 */
 		if (ahead[start] == AHEAD_NONE)
-			ahead[start] = bloomidx_prefetch_page(index, blkno, nblocks, hints)
+			ahead[start] =
+				bloomidx_group_header_kept(index, dir->header.generation, blkno,
+										   dir->entries[order_index(order[start])].filter_group) ||
+				bloomidx_prefetch_page(index, blkno, nblocks, hints)
 				? AHEAD_FROM_DISK : AHEAD_IN_BUFFERS;
 		while (pos < ngrouped && order_block(order[pos]) == blkno)
 			pos++;
@@ -255,7 +268,8 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 			const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[start])];
 
 			/* Asked for from the copy, so that no system call is made under the page's lock. */
-			if (copy_group_page(index, blkno, e, NULL, -1, ncolumns, nblocks, hints, scratch) ==
+			if (copy_group_page(index, blkno, e, NULL, -1, ncolumns, nblocks,
+								dir->header.generation, hints, scratch) ==
 				bloomidx::PageProblem::None)
 				prefetch_region_pages(index, query, (const uint8 *) scratch, blkno, stats,
 									  nblocks, hints);
@@ -375,7 +389,9 @@ bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir, BlockN
 
 		if (blkno == 0 || blkno == last)
 			continue;
-		(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
+		if (!bloomidx_group_header_kept(index, dir->header.generation, blkno,
+										dir->entries[i].filter_group))
+			(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
 		last = blkno;
 		asked++;
 	}

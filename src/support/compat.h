@@ -21,8 +21,10 @@
  */
 #if PG_VERSION_NUM >= 160000
 #define BLOOMIDX_REL_LOCATOR(rel)	((rel)->rd_locator)
+typedef RelFileLocator BloomidxRelLocator;
 #else
 #define BLOOMIDX_REL_LOCATOR(rel)	((rel)->rd_node)
+typedef RelFileNode BloomidxRelLocator;
 #endif
 
 /*

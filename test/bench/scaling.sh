@@ -13,7 +13,9 @@
 # of 10 values and its 10 values one by one: the whole query, the index
 # node and its buffers (median of RUNS after a warm-up).  With
 # SCALING_REFERENCES=1, the same for contrib/bloom and one btree per
-# column at each size.  Then the table of the smallest size with
+# column at each size.  With SCALING_ALSO_WITH (a setting, such as
+# "bloomidx.debug_no_directory_cache = on"), bloomidx's queries again
+# under it, beside.  Then the table of the smallest size with
 # bloomidx.segment_rows lowered (SCALING_SEGMENT_ROWS) to emulate the
 # segment counts of a bigger table.  (No synchronized sequential scans: the
 # queries' values are rows at fixed offsets, which a scan starting where
@@ -27,6 +29,7 @@ BENCH="$BLOOMIDX_REPO/test/bench"
 SCALING_ROWS="${SCALING_ROWS:-2000000 32000000}"
 SCALING_SEGMENT_ROWS="${SCALING_SEGMENT_ROWS:-65024 4096 1024}"
 SCALING_REFERENCES="${SCALING_REFERENCES:-0}"
+SCALING_ALSO_WITH="${SCALING_ALSO_WITH:-}"
 RUNS="${RUNS:-5}"
 PORT="${BLOOMIDX_BENCH_PORT:-5497}"
 OUT_DIR="${BLOOMIDX_BENCH_OUT:-$BENCH/results}"
@@ -63,9 +66,9 @@ build() {
 		awk 'NR == 1 { t0 = $1 } NR == 2 { t1 = $1 } NR == 3 { printf "%d %s\n", t1 - t0, $1 }'
 }
 
-# queries TABLE LABEL: one markdown row per query.
+# queries TABLE LABEL [SETTING]: one markdown row per query (SETTING: set first).
 queries() {
-	q -F ' | ' -c "SELECT '| $2 | ' || query, round(exec_ms::numeric, 3), round(node_ms::numeric, 3),
+	q -F ' | ' -c "${3:+SET $3}" -c "SELECT '| $2 | ' || query, round(exec_ms::numeric, 3), round(node_ms::numeric, 3),
 	                      buffers::bigint, nrows::bigint || ' |'
 	               FROM scaling_queries('$1', $RUNS)"
 }
@@ -97,6 +100,8 @@ for rows in $SCALING_ROWS; do
 		[[ "$kind" == bloomidx ]] && segments="$(q -c "SELECT segments FROM bloomidx_index_info('a_idx')")"
 		echo "| $rows | $kind | $ms | $mb | $segments |" >>"$TMP_OUT"
 		QUERY_ROWS+="$(queries a "$rows | $kind")"$'\n'
+		[[ "$kind" == bloomidx && -n "$SCALING_ALSO_WITH" ]] &&
+			QUERY_ROWS+="$(queries a "$rows | $kind, $SCALING_ALSO_WITH" "$SCALING_ALSO_WITH")"$'\n'
 		q -c "DO \$\$ DECLARE i regclass; BEGIN FOR i IN SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'a'::regclass LOOP EXECUTE 'DROP INDEX ' || i; END LOOP; END \$\$"
 	done
 done
@@ -118,6 +123,7 @@ for seg in $SCALING_SEGMENT_ROWS; do
 	q -c "SET bloomidx.segment_rows = $seg" -c "CREATE INDEX a_idx ON a USING bloomidx (i1, i2, i3, i4, i5, i6)"
 	segments="$(q -c "SELECT segments FROM bloomidx_index_info('a_idx')")"
 	queries a "$seg | $segments" >>"$TMP_OUT"
+	[[ -z "$SCALING_ALSO_WITH" ]] || queries a "$seg | $segments, $SCALING_ALSO_WITH" "$SCALING_ALSO_WITH" >>"$TMP_OUT"
 	q -c "DROP INDEX a_idx"
 done
 echo >>"$TMP_OUT"
