@@ -17,7 +17,7 @@ CORE_OBJS = src/core/hash.o src/core/positions.o src/core/sizing.o src/core/page
 AM_OBJS = src/handler.o src/options.o src/build.o src/build_part.o src/parallel_build.o src/insert.o src/seal_worker.o src/scan.o \
 	src/vacuum.o src/cost.o src/validate.o
 STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage/recycle.o src/storage/directory.o \
-	src/storage/directory_pages.o src/storage/directory_cache.o src/storage/pending_list.o src/storage/pending_filters.o \
+	src/storage/directory_pages.o src/storage/header_cache.o src/storage/pending_list.o src/storage/pending_filters.o \
 	src/storage/filter_write.o \
 	src/storage/filter_merge.o src/storage/filter_gather.o src/storage/seal.o \
 	src/storage/merge.o src/storage/heap_keys.o src/storage/sweep.o src/storage/truncate.o \
@@ -34,7 +34,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages directory_cache seal background_seal churn shrink segment_filters key_pages heap_keys pending_filters partitions advise inspect progress properties package
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages header_cache seal background_seal churn shrink segment_filters key_pages heap_keys pending_filters partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate \
 	filter_gather broken_hot_chain pending_groups_scan

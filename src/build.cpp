@@ -65,6 +65,13 @@ write_metapage(Relation index, int options_elevel)
 	if (index->rd_amcache != NULL)
 		pfree(index->rd_amcache);
 	index->rd_amcache = NULL;
+
+	/*
+	 * A file emptied in place (a TRUNCATE of a table new in the
+	 * transaction, ON COMMIT DELETE ROWS) starts its generations again:
+	 * what this backend kept of it must go (header_cache.cpp).
+	 */
+	bloomidx_forget_group_headers(index);
 }
 
 /* Publishes the build's segments and pending pages in the metapage. */

@@ -65,10 +65,10 @@ _PG_init(void)
 							"so that tests read both layouts in one index.",
 							NULL, &bloomidx_debug_unpacked_slices, 0, 0, 1, PGC_SUSET,
 							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
-	DefineCustomBoolVariable("bloomidx.debug_no_directory_cache",
-							 "Debugging only: scans read the directory pages and filter group headers every time, "
-							 "not from what the backend kept of them, so that benchmarks and tests can compare.",
-							 NULL, &bloomidx_debug_no_directory_cache, false, PGC_SUSET,
+	DefineCustomBoolVariable("bloomidx.debug_group_header_cache",
+							 "Debugging only: off, scans read every filter group's header page again rather than "
+							 "copy what the backend kept of it, so that benchmarks and tests can compare.",
+							 NULL, &bloomidx_debug_group_header_cache, true, PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",
 							 "Debugging only: where a seal or scan waits until no session holds advisory lock 4242.",

@@ -35,8 +35,8 @@ names_block_past(const DirectoryCopy *copy, uint32 nslices, BlockNumber nblocks,
  * pages are added before the metapage names them), so it covers every
  * block the copy names.
  */
-static void
-read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy, bool for_scan)
+void
+bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
 {
 	uint32		nslices;
 
@@ -57,8 +57,7 @@ read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy, bool f
 		UnlockReleaseBuffer(buffer);
 		if (copy->pages.count > 0)
 			bloomidx_debug_pause(PAUSE_DIRECTORY_PAGES);
-	} while (!(for_scan && bloomidx_cached_directory_pages(index, copy)) &&
-			 !bloomidx_read_directory_pages(index, nblocks, copy));
+	} while (!bloomidx_read_directory_pages(index, nblocks, copy));
 
 	/*
 	 * Blocks the copy names are below the length now: the index shrinks only
@@ -83,24 +82,6 @@ read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy, bool f
 										 bloomidx::PageProblem::BadDirectory);
 		}
 	}
-}
-
-void
-bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
-{
-	read_directory(index, nblocks, copy, false);
-}
-
-/*
- * A scan's copy: the directory pages' entries come from what this
- * backend's scans kept of the same generation (directory_cache.cpp),
- * where it kept them, and are kept for the next scans otherwise.
- */
-void
-bloomidx_read_directory_for_scan(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
-{
-	read_directory(index, nblocks, copy, true);
-	bloomidx_keep_directory_pages(index, copy);
 }
 
 /* One directory entry's share of DirectoryStats. */

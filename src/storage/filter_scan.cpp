@@ -92,9 +92,10 @@ bloomidx_copy_region_page(Relation index, BlockNumber blkno, const bloomidx::Fil
 
 /*
  * Copies group page blkno (its header when region_page < 0) into *copy
- * (whole page; a header as this backend kept it for the directory's
- * `generation`, up to its pd_lower, directory_cache.cpp) and checks it:
- * the problem found, quietly.
+ * and checks it: the problem found, quietly.  A region page is copied
+ * whole; a header this backend kept for the directory's `generation`
+ * (header_cache.cpp) only up to its pd_lower, all a scan reads of it: the
+ * rest of *copy, its special space included, is not the page's then.
  */
 static bloomidx::PageProblem
 copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
@@ -389,10 +390,11 @@ bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir, BlockN
 
 		if (blkno == 0 || blkno == last)
 			continue;
-		if (!bloomidx_group_header_kept(index, dir->header.generation, blkno,
-										dir->entries[i].filter_group))
-			(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
 		last = blkno;
+		if (bloomidx_group_header_kept(index, dir->header.generation, blkno,
+									   dir->entries[i].filter_group))
+			continue;			/* not read: not asked for, nor counted */
+		(void) bloomidx_prefetch_page(index, blkno, nblocks, hints);
 		asked++;
 	}
 }

@@ -128,8 +128,6 @@ struct DirectoryCopy
 };
 
 void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
-void		bloomidx_read_directory_for_scan(Relation index, BlockNumber *nblocks,
-											 DirectoryCopy *copy);
 
 typedef struct DirectoryStats
 {
@@ -446,19 +444,18 @@ bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints 
 
 /*
  * ---------------------------------------------------------------------
- * directory_cache.cpp: the directory pages' entries and the filter
- * groups' headers a backend's scans read, kept for one generation of the
- * directory of each of the last few indexes scanned.
+ * header_cache.cpp: the filter groups' header pages a backend's scans
+ * read, kept for one generation of the directory of each of the last few
+ * indexes scanned.
  * ---------------------------------------------------------------------
  */
-bool		bloomidx_cached_directory_pages(Relation index, DirectoryCopy *copy);
-void		bloomidx_keep_directory_pages(Relation index, const DirectoryCopy *copy);
 bool		bloomidx_cached_group_header(Relation index, uint32 generation, BlockNumber blkno,
 										 uint32 group_id, char *copy);
 bool		bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber blkno,
 									   uint32 group_id);
 void		bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 									   uint32 group_id, const char *copy);
+void		bloomidx_forget_group_headers(Relation index);
 
 /*
  * ---------------------------------------------------------------------

@@ -14,7 +14,7 @@
 int			bloomidx_debug_seal_stop = 0;
 int			bloomidx_debug_filter_batch_pages = 0;
 int			bloomidx_debug_unpacked_slices = 0;
-bool		bloomidx_debug_no_directory_cache = false;
+bool		bloomidx_debug_group_header_cache = true;
 int			bloomidx_debug_pause_at = PAUSE_NONE;
 
 const struct config_enum_entry debug_pause_options[] = {

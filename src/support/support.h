@@ -282,7 +282,7 @@ typedef enum DebugPause
 extern int	bloomidx_debug_seal_stop;
 extern int	bloomidx_debug_filter_batch_pages;
 extern int	bloomidx_debug_unpacked_slices;
-extern bool bloomidx_debug_no_directory_cache;
+extern bool bloomidx_debug_group_header_cache;
 extern int	bloomidx_debug_pause_at;
 extern const struct config_enum_entry debug_pause_options[];
 bool		bloomidx_debug_check(int *newval, void **extra, GucSource source);

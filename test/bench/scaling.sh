@@ -14,7 +14,7 @@
 # node and its buffers (median of RUNS after a warm-up).  With
 # SCALING_REFERENCES=1, the same for contrib/bloom and one btree per
 # column at each size.  With SCALING_ALSO_WITH (a setting, such as
-# "bloomidx.debug_no_directory_cache = on"), bloomidx's queries again
+# "bloomidx.debug_group_header_cache = off"), bloomidx's queries again
 # under it, beside.  Then the table of the smallest size with
 # bloomidx.segment_rows lowered (SCALING_SEGMENT_ROWS) to emulate the
 # segment counts of a bigger table.  (No synchronized sequential scans: the

@@ -24,7 +24,9 @@
 # a statement): the lookups' p50 / p99 latency, the inserts' p99 and
 # slowest execution and how many took over 50 ms.  STEADY_SETTING, one
 # more server setting (STEADY_SETTING="bloomidx.background_seal = off":
-# inserts that seal in the statement, as before workers).  Writes
+# inserts that seal in the statement, as before workers).
+# STEADY_ALSO_WITH, a setting under which bloomidx's hit and miss are
+# measured again, beside ("bloomidx.debug_group_header_cache = off").  Writes
 # test/bench/results/steady_state.md (BLOOMIDX_BENCH_OUT).  Asserts nothing.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib/cluster.sh
@@ -34,6 +36,7 @@ BENCH="$BLOOMIDX_REPO/test/bench"
 STEADY_ROWS="${STEADY_ROWS:-2000000}"
 STEADY_SECONDS="${STEADY_SECONDS:-300}"
 STEADY_KINDS="${STEADY_KINDS:-bloomidx gin bloom}"
+STEADY_ALSO_WITH="${STEADY_ALSO_WITH:-}"
 RUNS="${RUNS:-5}"
 PORT="${BLOOMIDX_BENCH_PORT:-5496}"
 OUT_DIR="${BLOOMIDX_BENCH_OUT:-$BENCH/results}"
@@ -70,14 +73,18 @@ ddl() {
 }
 size_mb() { q -c "SELECT round(pg_relation_size('$1') / 1048576.0, 2)"; }
 
-# stage ROWS KIND LABEL: one markdown row of the state now.
+# stage ROWS KIND LABEL [SETTING]: one markdown row of the state now
+# (SETTING: set first); for bloomidx, a second row under STEADY_ALSO_WITH.
 stage() {
 	local hit miss
-	hit="$(q -F ' | ' -c "SELECT round(exec_ms::numeric, 3), round(node_ms::numeric, 3), buffers::bigint
+	hit="$(q -F ' | ' -c "${4:+SET $4}" -c "SELECT round(exec_ms::numeric, 3), round(node_ms::numeric, 3), buffers::bigint
 	                       FROM steady_queries($RUNS) WHERE query = 'hit'")"
-	miss="$(q -F ' | ' -c "SELECT round(exec_ms::numeric, 3), round(node_ms::numeric, 3), buffers::bigint
+	miss="$(q -F ' | ' -c "${4:+SET $4}" -c "SELECT round(exec_ms::numeric, 3), round(node_ms::numeric, 3), buffers::bigint
 	                        FROM steady_queries($RUNS) WHERE query = 'miss'")"
-	echo "| $1 | $2 | $3 | $hit | $miss | $(size_mb a_idx) | $(q -c "SELECT steady_state_of('a_idx')") |"
+	echo "| $1 | $2${4:+, $4} | $3 | $hit | $miss | $(size_mb a_idx) | $(q -c "SELECT steady_state_of('a_idx')") |"
+	if [[ -z "${4:-}" && "$2" == bloomidx && -n "$STEADY_ALSO_WITH" ]]; then
+		stage "$1" "$2" "$3" "$STEADY_ALSO_WITH"
+	fi
 }
 
 {

@@ -1,0 +1,282 @@
+/*
+ * header_cache.cpp: the filter groups' header pages a backend's scans
+ * read, kept from one scan of an index to the next.  Every scan read the
+ * header page of each group it asked before the group's first region
+ * page: at 1,953 segments 16 of a 2-column miss's 67 buffers, each pinned,
+ * locked, checked and copied again for every query.  btree keeps its
+ * metapage in rd_amcache for the same reason.
+ *
+ * Why a copy stays right: a filter group is written before the publish
+ * that names it in the directory, never changed while named, and freed
+ * only after a later publish; every publish moves the directory's
+ * generation on (directory.cpp).  So while the generation stays, the
+ * groups the directory names are the pages they were, and what one scan
+ * read and checked at generation g is what a later scan of g would read.
+ * The cache keeps one generation an index: a scan of another starts it
+ * afresh.  The key is also the index's OID and file, and an index whose
+ * file is rebuilt in place (a TRUNCATE of a table new in the transaction,
+ * or ON COMMIT DELETE ROWS: the same file, its generations starting
+ * again, with other groups) is forgotten by its build, in the only
+ * backend that can have scanned it; one dropped is forgotten on its
+ * relcache invalidation, so that an index given its OID and file number
+ * again is never taken for it.  The directory pages are not kept: VACUUM
+ * changes their live counts in place, within a generation.
+ *
+ * What it costs: a context under TopMemoryContext ("bloomidx filter group
+ * headers"), at most HEADER_CACHE_BYTES an index (a build group's header
+ * takes 664 bytes, so about 390 groups, 50,000 segments) for the last
+ * CACHED_INDEXES indexes a backend scanned; what does not fit is read as
+ * before, and so is everything when memory runs short.  A scan copies out
+ * of it and keeps no pointer into it.  bloomidx.debug_group_header_cache
+ * turns it off, for comparisons.
+ */
+#include "storage/storage.h"
+
+#include <algorithm>
+
+extern "C" {
+#include "utils/inval.h"
+}
+
+/* Indexes a backend keeps headers of (the least recently scanned goes first). */
+#define CACHED_INDEXES 8
+/* An index's kept headers, at most. */
+#define HEADER_CACHE_BYTES ((Size) 256 * 1024)
+
+/* A kept header page: its block and group, and where its bytes are. */
+typedef struct KeptHeader
+{
+	BlockNumber blkno;
+	uint32		group_id;
+	uint32		offset;			/* into bytes */
+	uint32		length;			/* the page's first `length` bytes */
+} KeptHeader;
+
+typedef struct IndexHeaders
+{
+	Oid			relid;			/* InvalidOid: a free slot */
+	BloomidxRelLocator locator;
+	uint32		generation;
+	uint64		last_used;
+	uint32		nheaders;		/* sorted by block */
+	uint32		header_room;
+	KeptHeader *headers;
+	char	   *bytes;
+	Size		bytes_used;
+	Size		bytes_room;
+} IndexHeaders;
+
+static IndexHeaders kept[CACHED_INDEXES];
+static MemoryContext cache_cxt = NULL;
+static uint64 uses = 0;
+
+/* Forgets what the slot keeps (its memory back to the context). */
+static void
+forget(IndexHeaders *p)
+{
+	if (p->headers != NULL)
+		pfree(p->headers);
+	if (p->bytes != NULL)
+		pfree(p->bytes);
+	memset(p, 0, sizeof(*p));
+}
+
+/* A relcache invalidation of an index (or of every relation) forgets it. */
+static void
+forget_invalidated(Datum arg, Oid relid)
+{
+	for (int i = 0; i < CACHED_INDEXES; i++)
+		if (kept[i].relid != InvalidOid && (relid == InvalidOid || kept[i].relid == relid))
+			forget(&kept[i]);
+}
+
+/* Forgets the index's headers: its file is being built (again). */
+void
+bloomidx_forget_group_headers(Relation index)
+{
+	forget_invalidated((Datum) 0, RelationGetRelid(index));
+}
+
+/*
+ * The slot of the index at `generation`: what it keeps, if it kept that
+ * generation of that file; with `take`, a slot made for it (emptied, or
+ * the least recently used one's) when it has none.  NULL: none (or the
+ * cache is off).
+ */
+static IndexHeaders *
+slot_of(Relation index, uint32 generation, bool take)
+{
+	const BloomidxRelLocator *locator = &BLOOMIDX_REL_LOCATOR(index);
+	IndexHeaders *oldest = &kept[0];
+
+	if (!bloomidx_debug_group_header_cache)
+		return NULL;
+	for (int i = 0; i < CACHED_INDEXES; i++)
+	{
+		IndexHeaders *p = &kept[i];
+
+		if (p->relid == RelationGetRelid(index))
+		{
+			if (memcmp(&p->locator, locator, sizeof(*locator)) == 0 &&
+				p->generation == generation)
+			{
+				p->last_used = ++uses;
+				return p;
+			}
+			if (!take)
+				return NULL;
+			oldest = p;
+			break;
+		}
+		if (p->last_used < oldest->last_used)
+			oldest = p;
+	}
+	if (!take)
+		return NULL;
+	if (cache_cxt == NULL)
+	{
+		cache_cxt = AllocSetContextCreate(TopMemoryContext, "bloomidx filter group headers",
+										  ALLOCSET_SMALL_SIZES);
+		CacheRegisterRelcacheCallback(forget_invalidated, (Datum) 0);
+	}
+	forget(oldest);
+	oldest->relid = RelationGetRelid(index);
+	oldest->locator = *locator;
+	oldest->generation = generation;
+	oldest->last_used = ++uses;
+	return oldest;
+}
+
+/* Where the header at blkno is, or would go, in the slot's sorted array. */
+static uint32
+position_of(const IndexHeaders *p, BlockNumber blkno)
+{
+	const KeptHeader *at =
+		std::lower_bound(p->headers, p->headers + p->nheaders, blkno,
+						 [](const KeptHeader &k, BlockNumber b) { return k.blkno < b; });
+
+	return (uint32) (at - p->headers);
+}
+
+/* The kept header of group group_id at blkno, if the slot has it. */
+static const KeptHeader *
+find_header(const IndexHeaders *p, BlockNumber blkno, uint32 group_id)
+{
+	if (p == NULL)
+		return NULL;
+
+	uint32		i = position_of(p, blkno);
+
+	if (i < p->nheaders && p->headers[i].blkno == blkno && p->headers[i].group_id == group_id)
+		return &p->headers[i];
+	return NULL;
+}
+
+/*
+ * Copies the header page of group group_id at blkno, as a scan of the
+ * directory's `generation` read and checked it, into *copy: its bytes up
+ * to pd_lower (the header and a listed group's region blocks, all a scan
+ * reads of it; the rest of *copy is left as it was).  True when kept.
+ */
+bool
+bloomidx_cached_group_header(Relation index, uint32 generation, BlockNumber blkno,
+							 uint32 group_id, char *copy)
+{
+	IndexHeaders *p = slot_of(index, generation, false);
+	const KeptHeader *k = find_header(p, blkno, group_id);
+
+	if (k == NULL)
+		return false;
+	memcpy(copy, p->bytes + k->offset, k->length);
+	return true;
+}
+
+/* Whether the header page of group group_id at blkno is kept (need not be read ahead). */
+bool
+bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber blkno, uint32 group_id)
+{
+	return find_header(slot_of(index, generation, false), blkno, group_id) != NULL;
+}
+
+/* Memory of the cache's context, or NULL when there is none to spare: the cache is optional. */
+static void *
+alloc_or_null(Size size)
+{
+	return MemoryContextAllocExtended(cache_cxt, size, MCXT_ALLOC_NO_OOM);
+}
+
+/*
+ * Grows the slot's arrays, by doubling, for one more header of `length`
+ * bytes: false when its share or the memory is used up.
+ */
+static bool
+make_room(IndexHeaders *p, uint32 length)
+{
+	uint32		room = p->nheaders < p->header_room ? p->header_room
+		: Max(p->header_room * 2, (uint32) 16);
+	Size		bytes_room = Max(p->bytes_room, (Size) 16 * 1024);
+
+	while (bytes_room < p->bytes_used + length)
+		bytes_room *= 2;
+	if (room * sizeof(KeptHeader) + bytes_room > HEADER_CACHE_BYTES)
+		return false;
+	if (room != p->header_room)
+	{
+		KeptHeader *headers = (KeptHeader *) alloc_or_null(room * sizeof(KeptHeader));
+
+		if (headers == NULL)
+			return false;
+		if (p->nheaders > 0)
+			memcpy(headers, p->headers, p->nheaders * sizeof(KeptHeader));
+		if (p->headers != NULL)
+			pfree(p->headers);
+		p->headers = headers;
+		p->header_room = room;
+	}
+	if (bytes_room != p->bytes_room)
+	{
+		char	   *bytes = (char *) alloc_or_null(bytes_room);
+
+		if (bytes == NULL)
+			return false;
+		if (p->bytes_used > 0)
+			memcpy(bytes, p->bytes, p->bytes_used);
+		if (p->bytes != NULL)
+			pfree(p->bytes);
+		p->bytes = bytes;
+		p->bytes_room = bytes_room;
+	}
+	return true;
+}
+
+/*
+ * Keeps the header page of group group_id at blkno, which a scan of the
+ * directory's `generation` read and checked just now into *copy (a whole
+ * page): its bytes up to pd_lower.
+ */
+void
+bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
+						   uint32 group_id, const char *copy)
+{
+	IndexHeaders *p = slot_of(index, generation, true);
+	uint32		length = Min((uint32) ((PageHeader) copy)->pd_lower, (uint32) BLCKSZ);
+
+	if (p == NULL)
+		return;
+
+	uint32		i = position_of(p, blkno);
+
+	if (i < p->nheaders && p->headers[i].blkno == blkno)
+		return;
+	if ((p->nheaders == p->header_room || p->bytes_used + length > p->bytes_room) &&
+		!make_room(p, length))
+		return;
+	memmove(&p->headers[i + 1], &p->headers[i], (p->nheaders - i) * sizeof(KeptHeader));
+	p->headers[i].blkno = blkno;
+	p->headers[i].group_id = group_id;
+	p->headers[i].offset = (uint32) p->bytes_used;
+	p->headers[i].length = length;
+	memcpy(p->bytes + p->bytes_used, copy, length);
+	p->bytes_used += length;
+	p->nheaders++;
+}
