@@ -26,6 +26,7 @@ _PG_init(void)
 				 errdetail("The module was built against an xxHash whose XXH3 differs from version 0.8."),
 				 errhint("Rebuild bloomidx against xxHash 0.8.0 or later.")));
 	bloomidx_register_options();
+	bloomidx_header_cache_init();
 
 	/*
 	 * A developer setting: tests make many segments out of small tables.

@@ -2,7 +2,7 @@
  * header_cache.cpp: the filter groups' header pages a backend's scans
  * read, kept from one scan of an index to the next.  Every scan read the
  * header page of each group it asked before the group's first region
- * page: at 1,953 segments 16 of a 2-column miss's 67 buffers, each pinned,
+ * page: at 1,953 segments 19 of a 2-column miss's 63 buffers, each pinned,
  * locked, checked and copied again for every query.  btree keeps its
  * metapage in rd_amcache for the same reason.
  *
@@ -17,16 +17,18 @@
  * file is rebuilt in place (a TRUNCATE of a table new in the transaction,
  * or ON COMMIT DELETE ROWS: the same file, its generations starting
  * again, with other groups) is forgotten by its build, in the only
- * backend that can have scanned it; one dropped is forgotten on its
- * relcache invalidation, so that an index given its OID and file number
- * again is never taken for it.  The directory pages are not kept: VACUUM
+ * backend that can have scanned it, and on its relcache invalidation, as
+ * is an index dropped or rebuilt, so that the file in the key is a second
+ * line of defence (an index given a dropped one's OID and file number
+ * after OID wraparound, had this backend missed the invalidation).  The directory pages are not kept: VACUUM
  * changes their live counts in place, within a generation.
  *
  * What it costs: a context under TopMemoryContext ("bloomidx filter group
  * headers"), at most HEADER_CACHE_BYTES an index (a build group's header
- * takes 664 bytes, so about 390 groups, 50,000 segments) for the last
- * CACHED_INDEXES indexes a backend scanned; what does not fit is read as
- * before, and so is everything when memory runs short.  A scan copies out
+ * takes 664 bytes, so about 380 groups, 48,000 segments, beside their 16
+ * bytes each in the sorted array) for the last CACHED_INDEXES indexes a
+ * backend scanned; what does not fit is read as before, and so is every
+ * header when the arrays cannot grow.  A scan copies out
  * of it and keeps no pointer into it.  bloomidx.debug_group_header_cache
  * turns it off, for comparisons.
  */
@@ -90,6 +92,13 @@ forget_invalidated(Datum arg, Oid relid)
 			forget(&kept[i]);
 }
 
+/* At load (_PG_init): relcache invalidations forget what they name. */
+void
+bloomidx_header_cache_init(void)
+{
+	CacheRegisterRelcacheCallback(forget_invalidated, (Datum) 0);
+}
+
 /* Forgets the index's headers: its file is being built (again). */
 void
 bloomidx_forget_group_headers(Relation index)
@@ -134,11 +143,8 @@ slot_of(Relation index, uint32 generation, bool take)
 	if (!take)
 		return NULL;
 	if (cache_cxt == NULL)
-	{
 		cache_cxt = AllocSetContextCreate(TopMemoryContext, "bloomidx filter group headers",
 										  ALLOCSET_SMALL_SIZES);
-		CacheRegisterRelcacheCallback(forget_invalidated, (Datum) 0);
-	}
 	forget(oldest);
 	oldest->relid = RelationGetRelid(index);
 	oldest->locator = *locator;
@@ -218,8 +224,15 @@ make_room(IndexHeaders *p, uint32 length)
 
 	while (bytes_room < p->bytes_used + length)
 		bytes_room *= 2;
+	/* The last growth takes what is left of the share, not a doubling past it. */
 	if (room * sizeof(KeptHeader) + bytes_room > HEADER_CACHE_BYTES)
-		return false;
+	{
+		if (room * sizeof(KeptHeader) >= HEADER_CACHE_BYTES)
+			return false;
+		bytes_room = HEADER_CACHE_BYTES - room * sizeof(KeptHeader);
+		if (bytes_room < p->bytes_used + length)
+			return false;
+	}
 	if (room != p->header_room)
 	{
 		KeptHeader *headers = (KeptHeader *) alloc_or_null(room * sizeof(KeptHeader));

@@ -456,6 +456,7 @@ bool		bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber 
 void		bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 									   uint32 group_id, const char *copy);
 void		bloomidx_forget_group_headers(Relation index);
+void		bloomidx_header_cache_init(void);
 
 /*
  * ---------------------------------------------------------------------
