@@ -98,12 +98,13 @@ SELECT count(*) = count(DISTINCT s.page) AS one_slot_a_page,
 FROM pfl_slots s JOIN pfl_groups g ON g.blkno = s.header
 JOIN pfl_items p ON p.blkno = s.page AND p.item IS NULL
 LEFT JOIN pfl_slots n ON n.run = s.run + 1;
--- A region page through its group's header: one block row (the blocks of
--- 127 slots, 64 bytes each, fill a page), bits in the taken slots' only.
+-- A region page through its group's header: up to eight block rows (the
+-- blocks of 127 slots, 8 bytes each: a row of 1,016 bytes), bits in the
+-- taken slots' only.
 SELECT bool_and(f.page_kind = 'filter' AND f.detail LIKE format('pending group %s, region page %s, %%', g.id, r.item))
            AS decoded_through_its_header,
-       bool_and(rows.n = 1) AS a_block_row_a_page,
-       bool_and(rows.bits_length = 127 * 512) AS rows_of_127_blocks,
+       bool_and(rows.n BETWEEN 1 AND 8) AND bool_or(rows.n = 8) AS eight_block_rows_a_page,
+       bool_and(rows.bits_length = 127 * 64) AS rows_of_127_blocks,
        bool_and(rows.taken_bits > 0) AS taken_slots_have_bits,
        bool_and(rows.untaken_bits = 0) AS untaken_slots_have_none,
        bool_or(g.slots < 127) AS a_group_with_untaken_slots
@@ -111,8 +112,8 @@ FROM pfl_groups g
 JOIN pfl_items r ON r.blkno = g.blkno AND r.item_kind = 'region page'
 JOIN pfl_items f ON f.blkno = substring(r.detail FROM '^block (\d+)$')::int AND f.item IS NULL,
 LATERAL (SELECT count(*) AS n, min(length(b.bits)) AS bits_length,
-                sum(bit_count(substring(b.bits FROM 1 FOR g.slots * 512))) AS taken_bits,
-                sum(bit_count(substring(b.bits FROM g.slots * 512 + 1))) AS untaken_bits
+                sum(bit_count(substring(b.bits FROM 1 FOR g.slots * 64))) AS taken_bits,
+                sum(bit_count(substring(b.bits FROM g.slots * 64 + 1))) AS untaken_bits
          FROM pfl_items b WHERE b.blkno = f.blkno AND b.item_kind = 'block row') rows;
 -- bloomidx_verify checks the groups too (their chain, run and filters).
 SELECT bloomidx_verify('pfl_bl');

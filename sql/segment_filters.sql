@@ -287,19 +287,18 @@ SELECT q, index_vs_seqscan('SELECT a FROM sf_tail WHERE ' || q)
 FROM (VALUES ('a = 12345'), ('a = 20001'), ('b = 5'), ('a = 12345 AND b = 26')) AS t(q);
 DROP TABLE sf_tail;
 
--- Groups of up to 127 segments (format 13): a build spools each
--- segment's filters and writes a group of 127 from them row by row, each
--- slot's filter widened to the group's largest (filter_write.cpp).  A
--- slot takes the block counts of the group's first segment, doubled as
--- often as its own values need (filter_blocks_in_group).  130 segments of 256
--- rows, whose u holds 40 to 240 distinct values (the first segment 40;
--- slots of 1 and 2 blocks): two groups, the second with slots past 64
--- (a probe's answer's second word).  Every
--- sampled value, random
--- equalities and IN lists against a sequential scan, in one process and
--- in three (each participant writes its own groups).  A 2-column miss
--- reads each group's header and each key's region page (5 buffers; format
--- 12's groups of 15 made 9 groups, 27 pages).
+-- Groups of up to 1,016 segments (format 18; 127 from format 13): a
+-- build spools each segment's filters and writes a group from them row by
+-- row, each slot's filter widened to the group's largest
+-- (filter_write.cpp).  A slot takes the block counts of the group's first
+-- segment, doubled as often as its own values need
+-- (filter_blocks_in_group).  130 segments of 256 rows, whose u holds 40 to
+-- 240 distinct values: two groups, the second with slots past 64 (a
+-- probe's answer's second word).  Every sampled value, random equalities
+-- and IN lists against a sequential scan, in one process and in three
+-- (each participant writes its own groups).  A warm 2-column miss reads
+-- the metapage and a region page a group and key asked (format 12's
+-- groups of 15 made 9 groups, 27 pages).
 CREATE TABLE sfw (id int, u int, k int, s text, n int) WITH (autovacuum_enabled = off, parallel_workers = 2);
 INSERT INTO sfw SELECT i, (i / 256) * 1000 + (i % (40 + (i / 256) % 5 * 50)) * 3 + 1, i % 1000,
                        (ARRAY['new','paid','x'])[1 + i % 3], i % 300
@@ -314,10 +313,10 @@ SET max_parallel_maintenance_workers = 0;
 CREATE INDEX sfw_bl ON sfw USING bloomidx (u, k, s, n) WITH (length = 16, col1 = 3, col2 = 3, col3 = 4, col4 = 3);
 SELECT filter_groups('sfw_bl') AS groups, segments, filtered_segments
 FROM bloomidx_index_info('sfw_bl');
--- The segments of each group, in order: the first segment's u needs 1
--- block; the fourth's 190 values need 4, more than twice that, so it
--- starts a group of its own (GROUP_MAX_WIDENING), which then takes the
--- next 126.
+-- The segments of each group, in order: the first segment's u (40
+-- values) needs 6 blocks; the third's 140 values need 21, more than twice
+-- that (24 in the group), so it starts a group of its own (GROUP_MAX_WIDENING), which then
+-- takes the other 127 (a group holds up to 1,016).
 SELECT array_agg(n ORDER BY g) AS segments_per_group
 FROM (SELECT (regexp_match(detail, 'filter group (\d+)'))[1]::bigint AS g, count(*) AS n
       FROM bloomidx_page_items('sfw_bl', 0) WHERE item_kind = 'segment entry' GROUP BY 1) q;

@@ -14,7 +14,11 @@ using namespace page_internal;
 
 namespace {
 
-constexpr uint32_t kGroupHeaderLower = kPageHeaderSize + sizeof(FilterGroupHeader);
+// Where a group's header page's list of region blocks starts.
+uint32_t header_lower(const FilterGroupHeader &h) noexcept
+{
+    return kPageHeaderSize + group_header_bytes(h.slot_capacity);
+}
 
 // The bytes of rows a region page holds.
 uint32_t page_row_bytes(const FilterGroupHeader &h) noexcept
@@ -35,7 +39,19 @@ uint32_t region_start(const FilterGroupHeader &h, uint32_t column) noexcept
 
 uint32_t filter_group_check(const FilterGroupHeader &h) noexcept
 {
-    return check_of(h, kMetaMagic ^ 0xF1);
+    // The bytes a page holds: the fixed fields and slot_capacity slots.
+    FilterGroupHeader copy;
+    const uint32_t bytes = group_header_bytes(h.slot_capacity);
+    std::memcpy(&copy, &h, bytes);
+    copy.check = 0;
+    return static_cast<uint32_t>(hash_bytes(&copy, bytes, kMetaMagic ^ 0xF1));
+}
+
+uint32_t group_listed_pages_max(uint32_t capacity, bool pending) noexcept
+{
+    const uint32_t lower = kPageHeaderSize + group_header_bytes(capacity) +
+                           (pending ? static_cast<uint32_t>(sizeof(PendingGroupLinks)) : 0);
+    return (kSpecialOffset - lower) / 4;
 }
 
 uint32_t group_row_bytes(const FilterGroupHeader &h) noexcept
@@ -136,10 +152,15 @@ void sort_group_order(uint64_t *keys, uint32_t n) noexcept
 SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
                          uint32_t key) noexcept
 {
+    // The key's bits once, then a word a slot, 64 slots a mask word.
+    const uint64_t want = filter_probe_mask(probes, key);
     SlotMask mask = SlotMask::none();
-    for (uint32_t s = 0; s < slots && s < kGroupSlots; s++)
-        if (filter_block_may_contain(row + s * kFilterBlockBytes, probes, key))
-            mask.set(s);
+    if (slots > kGroupSlots)
+        slots = kGroupSlots;
+    for (uint32_t s = 0; s < slots; s++) {
+        const uint64_t pass = (filter_block_word(row + s * kFilterBlockBytes) & want) == want;
+        mask.bits[s / 64] |= pass << (s % 64);
+    }
     return mask;
 }
 
@@ -177,7 +198,7 @@ void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t
 
 void group_image_merge_page(uint8_t *image, const FilterGroupHeader &to,
                             const FilterGroupHeader &from, uint32_t region_page,
-                            const uint8_t *rows, const int8_t slot_map[kGroupSlots]) noexcept
+                            const uint8_t *rows, const int16_t slot_map[kGroupSlots]) noexcept
 {
     const uint32_t per_page = group_rows_per_page(from);
     const uint32_t total = group_region_rows(from);
@@ -355,16 +376,17 @@ void group_image_shrink(uint8_t *image, FilterGroupHeader *h) noexcept
 void filter_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
                             const uint32_t *region_blocks) noexcept
 {
-    FilterGroupHeader copy = h;
+    FilterGroupHeader copy;
+    std::memcpy(&copy, &h, group_header_bytes(h.slot_capacity));
     copy.check = filter_group_check(copy);
-    std::memcpy(page + kPageHeaderSize, &copy, sizeof copy);
+    std::memcpy(page + kPageHeaderSize, &copy, group_header_bytes(copy.slot_capacity));
     uint32_t listed = (copy.flags & kGroupListed) && region_blocks != nullptr &&
-                              copy.region_pages <= kMaxListedRegionPages
+                              copy.region_pages <= group_listed_pages_max(copy.slot_capacity, false)
                           ? copy.region_pages
                           : 0;
     if (listed > 0)
-        std::memcpy(page + kGroupHeaderLower, region_blocks, size_t{listed} * 4);
-    set_page(page, kPageFilterGroup, kGroupHeaderLower + listed * 4);
+        std::memcpy(page + header_lower(copy), region_blocks, size_t{listed} * 4);
+    set_page(page, kPageFilterGroup, header_lower(copy) + listed * 4);
     PageOpaque *op = page_opaque(page);
     op->count = copy.slots_taken;
     op->signature_sum = 0;
@@ -383,7 +405,8 @@ void filter_page_fill(uint8_t *page, const FilterGroupHeader &h, const uint8_t *
                 bytes - nrows * group_row_bytes(h));
     set_page(page, kPageFilter, kPageHeaderSize + bytes);
     PageOpaque *op = page_opaque(page);
-    op->count = 0;
+    // The page's place in its group, 32 bits over the two 16-bit fields.
+    op->count = static_cast<uint16_t>(region_page >> 16);
     op->signature_sum = page_sum(page + kPageHeaderSize, bytes);
     op->tid_sum = static_cast<uint16_t>(region_page);
     set_segment_id(op, h.group_id);
@@ -396,7 +419,7 @@ uint32_t group_region_block(const uint8_t *header_page, uint32_t header_block,
     if (!(h->flags & kGroupListed))
         return header_block + 1 + i;
     uint32_t block;
-    std::memcpy(&block, header_page + kGroupHeaderLower + size_t{i} * 4, sizeof block);
+    std::memcpy(&block, header_page + header_lower(*h) + size_t{i} * 4, sizeof block);
     return block;
 }
 
@@ -410,7 +433,7 @@ int64_t filter_page_place(const uint8_t *page, uint32_t *group_id) noexcept
     if (op->flags == kPageFilterGroup)
         return 0;
     if (op->flags == kPageFilter)
-        return 1 + int64_t{op->tid_sum};
+        return 1 + (int64_t{op->count} << 16 | op->tid_sum);
     return -1;
 }
 
@@ -419,7 +442,7 @@ namespace {
 // Where a pending group's links lie on its header page: after the list.
 size_t links_offset(const FilterGroupHeader &h) noexcept
 {
-    return kGroupHeaderLower + size_t{h.region_pages} * 4;
+    return header_lower(h) + size_t{h.region_pages} * 4;
 }
 
 PageProblem check_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
@@ -455,7 +478,7 @@ void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolum
     uint32_t distinct[kMaxColumns];
     for (uint32_t c = 0; c < kMaxColumns; c++)
         distinct[c] = rows;
-    filter_group_init(h, group_id, ncolumns, distinct, bits_per_key, kGroupSlots);
+    filter_group_init(h, group_id, ncolumns, distinct, bits_per_key, kPendingGroupSlots);
     h->flags = kGroupListed | kGroupPending;
     h->check = filter_group_check(*h);
 }
@@ -504,23 +527,28 @@ PageProblem check_group_page(const uint8_t *page, uint32_t group_id, uint32_t nc
     if (p != PageProblem::None)
         return p;
     FilterGroupHeader h;
-    std::memcpy(&h, page + kPageHeaderSize, sizeof h);
+    std::memcpy(&h, page + kPageHeaderSize, kGroupHeaderFixedBytes);
+    if (h.slot_capacity < 1 || h.slot_capacity > kGroupSlots)
+        return PageProblem::BadFilter;
+    std::memcpy(&h, page + kPageHeaderSize, group_header_bytes(h.slot_capacity));
+    std::memset(&h.slot_segment[h.slot_capacity], 0,
+                sizeof h.slot_segment - size_t{h.slot_capacity} * 4);
     if (page_segment_id(page) != group_id || h.group_id != group_id)
         return PageProblem::BadFilter;
     if (h.check != filter_group_check(h))
         return PageProblem::BadFilter;
-    if (h.ncolumns != ncolumns || h.slot_capacity < 1 || h.slot_capacity > kGroupSlots ||
-        h.slots_taken > h.slot_capacity || page_opaque(page)->count != h.slots_taken ||
-        (pending ? h.flags != (kGroupListed | kGroupPending) || h.slot_capacity != kGroupSlots
+    if (h.ncolumns != ncolumns || h.slots_taken > h.slot_capacity ||
+        page_opaque(page)->count != h.slots_taken ||
+        (pending ? h.flags != (kGroupListed | kGroupPending) || h.slot_capacity != kPendingGroupSlots
                  : (h.flags & ~kGroupListed) != 0))
         return PageProblem::BadFilter;
     const bool listed = (h.flags & kGroupListed) != 0;
     // A pending group's links follow the list (and must fit before the special space).
     const uint32_t links = pending ? sizeof(PendingGroupLinks) : 0;
-    if (listed && h.region_pages > kMaxListedRegionPages - links / 4)
+    if (listed && h.region_pages > group_listed_pages_max(h.slot_capacity, pending))
         return PageProblem::BadFilter;
     if (read_u16(page + kPdLowerOffset) !=
-        kGroupHeaderLower + (listed ? h.region_pages * 4 : 0) + links)
+        header_lower(h) + (listed ? h.region_pages * 4 : 0) + links)
         return PageProblem::BadFilter;
     for (uint32_t c = 0; c < kMaxColumns; c++) {
         const FilterColumn &fc = h.columns[c];
@@ -529,7 +557,7 @@ PageProblem check_group_page(const uint8_t *page, uint32_t group_id, uint32_t nc
             (off ? fc.probes != 0 : (fc.probes == 0 || fc.probes > kFilterMaxProbes)))
             return PageProblem::BadFilter;
     }
-    for (uint32_t slot = 0; slot < kGroupSlots; slot++)
+    for (uint32_t slot = 0; slot < h.slot_capacity; slot++)
         if ((slot < h.slots_taken) != (h.slot_segment[slot] != 0))
             return PageProblem::BadFilter;
     // A group of one segment's own is listed and named after it; a group of
@@ -575,8 +603,9 @@ PageProblem check_filter_page(const uint8_t *page, const FilterGroupHeader &h,
         return p;
     const PageOpaque *op = page_opaque(page);
     const uint32_t bytes = page_row_bytes(h);
-    if (read_u16(page + kPdLowerOffset) != kPageHeaderSize + bytes || op->count != 0 ||
-        op->tid_sum != region_page || page_segment_id(page) != h.group_id)
+    if (read_u16(page + kPdLowerOffset) != kPageHeaderSize + bytes ||
+        op->count != (region_page >> 16) || op->tid_sum != (region_page & 0xFFFF) ||
+        page_segment_id(page) != h.group_id)
         return PageProblem::BadFilter;
     if (sums == Sums::Verify && page_sum(page + kPageHeaderSize, bytes) != op->signature_sum)
         return PageProblem::BadFilterBits;

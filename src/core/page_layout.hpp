@@ -109,7 +109,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 17;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 18;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -122,8 +122,9 @@ constexpr uint16_t kMetaVersion = 17;       // bump on any change to this file t
                                             // packed slices; 15: listed groups of
                                             // many segments, gathered by VACUUM;
                                             // 16: key pages of small segments;
-                                            // 17: pending groups)
-constexpr uint16_t kMetaVersionOldest = 17; // the oldest format read (13 to 16 were
+                                            // 17: pending groups; 18: 8-byte filter
+                                            // blocks, groups of up to 1,016 slots)
+constexpr uint16_t kMetaVersionOldest = 18; // the oldest format read (13 to 17 were
                                             // never released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment
@@ -883,18 +884,23 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 // page as it does for segments: a group of one segment's own takes that
 // segment's id; a group of many segments (a build's) takes the
 // directory's next_group_id, from kFirstGroupId up, above every segment
-// id.  A full group (127 slots) has 8,128-byte rows, one a page, so a key
-// reads one page for 127 segments.
-constexpr uint32_t kGroupSlots = 127;
+// id.  A full group (1,016 slots of 8-byte blocks, format 18) has
+// 8,128-byte rows, one a page, so a key reads one page for 1,016 segments.
+// A pending group (kGroupPending) has 127 slots: its slots are written one
+// by one as pending pages fill, and a slot touches every block row of its
+// columns, so its rows are short (8 a page).
+constexpr uint32_t kGroupSlots = 1016;
+constexpr uint32_t kPendingGroupSlots = 127;
 constexpr uint32_t kFirstGroupId = uint32_t{1} << 30; // segment ids stay below
 
 // A set of a group's slots, bit s for slot s: what a probe of a block row
 // answers, and the slots a segment holds.  Plain data, wide enough for
 // every capacity the format may give a group.
 struct SlotMask {
-    uint64_t bits[2];
+    static constexpr uint32_t kWords = 16;
+    uint64_t bits[kWords];
 
-    static constexpr SlotMask none() noexcept { return SlotMask{{0, 0}}; }
+    static constexpr SlotMask none() noexcept { return SlotMask{}; }
     static SlotMask one(uint32_t s) noexcept
     {
         SlotMask m = none();
@@ -905,7 +911,7 @@ struct SlotMask {
     static SlotMask first(uint32_t n) noexcept
     {
         SlotMask m = none();
-        for (uint32_t w = 0; w < 2; w++) {
+        for (uint32_t w = 0; w < kWords; w++) {
             uint32_t in_word = n > 64 * w ? n - 64 * w : 0;
             m.bits[w] = in_word >= 64 ? ~uint64_t{0} : (uint64_t{1} << in_word) - 1;
         }
@@ -913,37 +919,61 @@ struct SlotMask {
     }
     void set(uint32_t s) noexcept
     {
-        if (s < 128)
+        if (s < 64 * kWords)
             bits[s / 64] |= uint64_t{1} << (s % 64);
     }
     bool has(uint32_t s) const noexcept
     {
-        return s < 128 && ((bits[s / 64] >> (s % 64)) & 1) != 0;
+        return s < 64 * kWords && ((bits[s / 64] >> (s % 64)) & 1) != 0;
     }
-    bool any() const noexcept { return (bits[0] | bits[1]) != 0; }
+    bool any() const noexcept
+    {
+        uint64_t all = 0;
+        for (uint32_t w = 0; w < kWords; w++)
+            all |= bits[w];
+        return all != 0;
+    }
     uint32_t count() const noexcept
     {
-        return static_cast<uint32_t>(__builtin_popcountll(bits[0]) + __builtin_popcountll(bits[1]));
+        uint32_t n = 0;
+        for (uint32_t w = 0; w < kWords; w++)
+            n += static_cast<uint32_t>(__builtin_popcountll(bits[w]));
+        return n;
     }
     SlotMask operator&(const SlotMask &o) const noexcept
     {
-        return SlotMask{{bits[0] & o.bits[0], bits[1] & o.bits[1]}};
+        SlotMask m;
+        for (uint32_t w = 0; w < kWords; w++)
+            m.bits[w] = bits[w] & o.bits[w];
+        return m;
     }
     SlotMask operator|(const SlotMask &o) const noexcept
     {
-        return SlotMask{{bits[0] | o.bits[0], bits[1] | o.bits[1]}};
+        SlotMask m;
+        for (uint32_t w = 0; w < kWords; w++)
+            m.bits[w] = bits[w] | o.bits[w];
+        return m;
     }
-    SlotMask operator~() const noexcept { return SlotMask{{~bits[0], ~bits[1]}}; }
+    SlotMask operator~() const noexcept
+    {
+        SlotMask m;
+        for (uint32_t w = 0; w < kWords; w++)
+            m.bits[w] = ~bits[w];
+        return m;
+    }
     SlotMask &operator&=(const SlotMask &o) noexcept { return *this = *this & o; }
     SlotMask &operator|=(const SlotMask &o) noexcept { return *this = *this | o; }
     bool operator==(const SlotMask &o) const noexcept
     {
-        return bits[0] == o.bits[0] && bits[1] == o.bits[1];
+        for (uint32_t w = 0; w < kWords; w++)
+            if (bits[w] != o.bits[w])
+                return false;
+        return true;
     }
     bool operator!=(const SlotMask &o) const noexcept { return !(*this == o); }
 };
-static_assert(kGroupSlots <= 128, "a SlotMask holds every slot of a group");
-static_assert(kGroupSlots <= 127, "slot maps (int8_t) hold every slot of a group");
+static_assert(kGroupSlots <= 64 * SlotMask::kWords, "a SlotMask holds every slot of a group");
+static_assert(kGroupSlots <= 32767, "slot maps (int16_t) hold every slot of a group");
 
 // A column's blocks at most: a segment's rows at 32 bits a value.
 constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 4,064
@@ -962,17 +992,30 @@ struct FilterGroupHeader {
     uint16_t slot_capacity; // 1..kGroupSlots
     uint16_t flags;         // 0 or kGroupListed
     FilterColumn columns[kMaxColumns];
-    uint32_t slot_segment[kGroupSlots]; // the segment each slot was taken for
-    uint32_t check;                     // filter_group_check of the fields above
+    uint32_t check;         // filter_group_check of the header's bytes on a page
+    // The segment each slot was taken for.  On a page the header ends
+    // after slot_capacity of them (group_header_bytes), so that a group of
+    // few slots has room for its region pages' list; in memory the rest
+    // is zero, or, in a copy of a page's header, whatever followed.
+    uint32_t slot_segment[kGroupSlots];
 };
-static_assert(sizeof(FilterGroupHeader) == 16 + 4 * kMaxColumns + 4 * kGroupSlots + 4,
+static_assert(sizeof(FilterGroupHeader) == 20 + 4 * kMaxColumns + 4 * kGroupSlots,
               "filter group header layout is fixed");
+constexpr uint32_t kGroupHeaderFixedBytes = 20 + 4 * kMaxColumns; // up to slot_segment
 constexpr uint16_t kGroupListed = 1; // region pages listed on the header page
 constexpr uint16_t kGroupPending = 2; // slots are pending pages (format 17, with kGroupListed)
-// Region pages a listed group has at most: its list fills the header page.
-constexpr uint32_t kMaxListedRegionPages =
-    (kSpecialOffset - kPageHeaderSize - sizeof(FilterGroupHeader)) / 4; // 1,986
 
+// The bytes of a header of `capacity` slots on its page (capacity taken
+// within 1..kGroupSlots).
+constexpr uint32_t group_header_bytes(uint32_t capacity) noexcept
+{
+    return kGroupHeaderFixedBytes +
+           4 * (capacity < 1 ? 1 : capacity > kGroupSlots ? kGroupSlots : capacity);
+}
+// Region pages a listed group of `capacity` slots has at most: its list
+// fills its header page (a pending group's links after it).  1,980 for a
+// seal's group of one slot, 965 for a gathered group of 31.
+uint32_t group_listed_pages_max(uint32_t capacity, bool pending) noexcept;
 // Block of region page i of the group whose header page (checked) is
 // `header_page` at block header_block.
 uint32_t group_region_block(const uint8_t *header_page, uint32_t header_block,
@@ -1086,7 +1129,7 @@ void group_image_add_column(uint8_t *image, const FilterGroupHeader &h, uint32_t
 // the caller makes `to` from the sources' headers (merged_group_init).
 void group_image_merge_page(uint8_t *image, const FilterGroupHeader &to,
                             const FilterGroupHeader &from, uint32_t region_page,
-                            const uint8_t *rows, const int8_t slot_map[kGroupSlots]) noexcept;
+                            const uint8_t *rows, const int16_t slot_map[kGroupSlots]) noexcept;
 
 // Groups composed from others row by row, streaming (a build's groups of
 // many segments, from each segment's filters made alone): group `to`

@@ -1,4 +1,4 @@
-// Segment filters: cache-line-blocked Bloom filters (segment_filter.hpp).
+// Segment filters: word-blocked Bloom filters (segment_filter.hpp).
 #include "segment_filter.hpp"
 
 #include <cmath>
@@ -19,7 +19,7 @@ inline void add_remixed(uint8_t *block, uint32_t probes, uint64_t r) noexcept
 {
     uint32_t a = static_cast<uint32_t>(r);
     for (uint32_t i = 0; i < probes; i++) {
-        uint32_t bit = a >> 23; // 0..511
+        uint32_t bit = a >> (32 - kFilterBlockBitsLog2); // 0..63
         block[bit >> 3] = static_cast<uint8_t>(block[bit >> 3] | (1u << (bit & 7)));
         a *= kProbeStep;
     }
@@ -50,7 +50,7 @@ double filter_rate(double bits_per_key, uint32_t probes) noexcept
     if (!(bits_per_key > 0) || probes == 0 || probes > kFilterMaxProbes)
         return 1;
     // A block holds j values with Poisson(lambda) probability; a probe bit
-    // of another value is then set with 1 - (1 - 1/512)^(probes * j).
+    // of another value is then set with 1 - (1 - 1/64)^(probes * j).
     const double lambda = kFilterBlockBits / bits_per_key;
     const double keep = std::log1p(-1.0 / kFilterBlockBits);
     const int last = static_cast<int>(lambda + 12 * std::sqrt(lambda) + 30);
@@ -138,18 +138,23 @@ void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint3
     }
 }
 
-bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t key) noexcept
+uint64_t filter_probe_mask(uint32_t probes, uint32_t key) noexcept
 {
-    // Every probe, without a branch: an absent value fails at a random
-    // probe, and a mispredicted exit cost more than the probes left.
     uint32_t a = static_cast<uint32_t>(mix64(key));
-    uint32_t all = 1;
+    uint64_t mask = 0;
     for (uint32_t i = 0; i < probes; i++) {
-        uint32_t bit = a >> 23;
-        all &= block[bit >> 3] >> (bit & 7);
+        mask |= uint64_t{1} << (a >> (32 - kFilterBlockBitsLog2));
         a *= kProbeStep;
     }
-    return (all & 1) != 0;
+    return mask;
+}
+
+bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t key) noexcept
+{
+    // Every probe at once, without a branch: an absent value fails at a
+    // random probe, and a mispredicted exit cost more than the probes left.
+    const uint64_t mask = filter_probe_mask(probes, key);
+    return (filter_block_word(block) & mask) == mask;
 }
 
 void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept

@@ -1,16 +1,20 @@
 // A sealed segment's membership filter over one column's values: "may a
-// row of this segment hold this value?".  A cache-line-blocked Bloom
-// filter (Putze, Sanders & Singler 2007; RocksDB's FastLocalBloom): the
-// value's hash picks one 64-byte block, and every probe bit of the value
-// is in that block, so asking costs one cache line.
+// row of this segment hold this value?".  A blocked Bloom filter (Putze,
+// Sanders & Singler 2007; RocksDB's FastLocalBloom, here with blocks of
+// one 64-bit word, as its "cache-local" variant's smallest): the value's
+// hash picks one word, and every probe bit of the value is in that word,
+// so asking costs one load and one compare.
 //
 // Why blocked Bloom (test/bench/filter_bench.cpp measures it against a
 // binary fuse filter; README, *Segment filters*):
-//  - a query asks every segment's filter, so what counts is one cache line
-//    per segment and column; a fuse filter touches three, far apart;
+//  - a query asks every segment's filter, so what counts is one word per
+//    segment and column; a fuse filter touches three, far apart;
 //  - the filters of many segments can sit interleaved by block (block b
 //    of every segment of a group side by side, the same block count for
-//    all), so that one page answers for many segments;
+//    all), so that one page answers for many segments: 1,016 of them with
+//    8-byte blocks (format 18), where 64-byte blocks gave 127.  The price
+//    is bits: 9.5 a key for a 2 % rate where 64-byte blocks took 8.5
+//    (storage/README.md, *Filters at scale*);
 //  - a segment's filter can be written into such a group in place, a
 //    block at a time.
 // A fuse filter is about 20 % smaller at the same rate; the space goes to
@@ -23,7 +27,7 @@
 // its figures).  The key is remixed to 64 bits here so that the filter's
 // bits do not follow the signature's positions.  Bits: block = the
 // remix's high 32 bits scaled to the block count (Lemire's
-// multiply-shift), probes = the top 9 bits of a multiplicative sequence
+// multiply-shift), probes = the top 6 bits of a multiplicative sequence
 // over its low 32 bits.  32-bit keys collide for one pair of values in 4
 // billion: a false positive, never a false negative.  Pure functions on
 // caller memory; no allocation.
@@ -34,8 +38,10 @@
 
 namespace bloomidx {
 
-constexpr uint32_t kFilterBlockBytes = 64;
+constexpr uint32_t kFilterBlockBytes = 8;
 constexpr uint32_t kFilterBlockBits = kFilterBlockBytes * 8;
+constexpr uint32_t kFilterBlockBitsLog2 = 6;
+static_assert(kFilterBlockBits == 1u << kFilterBlockBitsLog2, "a probe is log2(block bits) bits");
 constexpr uint32_t kFilterMaxProbes = 16;
 
 // The filter key of a value whose column hash is `column_hash`.
@@ -67,6 +73,20 @@ uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept;
 // Sets, or tests, key's probe bits in its block (kFilterBlockBytes).
 void filter_block_add(uint8_t *block, uint32_t probes, uint32_t key) noexcept;
 bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t key) noexcept;
+
+// Key's probe bits as a word: a block b may hold the key when
+// (filter_block_word(b) & mask) == mask.  A probe of a block row asks
+// many slots' blocks for one key, so the bits are computed once.
+uint64_t filter_probe_mask(uint32_t probes, uint32_t key) noexcept;
+// A block's bits as a word (bit i = bit i % 8 of byte i / 8, as
+// filter_block_add sets them, whatever the machine's byte order).
+inline uint64_t filter_block_word(const uint8_t *block) noexcept
+{
+    uint64_t w = 0;
+    for (uint32_t i = 0; i < kFilterBlockBytes; i++)
+        w |= uint64_t{block[i]} << (8 * i);
+    return w;
+}
 
 // Adds n keys (keys[i * key_stride]) to a filter whose block b is at
 // base + b * block_stride: a slot of a filter group, whose blocks are a

@@ -72,7 +72,7 @@ max_slots_of_shape(const bloomidx::FilterGroupHeader *h)
 	for (uint32 s = bloomidx::kGroupSlots; s > 1; s--)
 	{
 		g.slot_capacity = (uint16) s;
-		if (bloomidx::group_region_pages(g) <= bloomidx::kMaxListedRegionPages)
+		if (bloomidx::group_region_pages(g) <= bloomidx::group_listed_pages_max(s, false))
 			return s;
 	}
 	return 1;

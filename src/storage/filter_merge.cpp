@@ -224,7 +224,8 @@ bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::Segment
 	if (ok)
 	{
 		bloomidx::merged_group_init(&filters->header, m.groups, m.ngroups, ncolumns, slots);
-		ok = filters->header.region_pages <= bloomidx::kMaxListedRegionPages;
+		ok = filters->header.region_pages <=
+			bloomidx::group_listed_pages_max(filters->header.slot_capacity, false);
 	}
 	if (ok)
 		filters->image = (uint8 *) MemoryContextAllocExtended(caller,
@@ -237,11 +238,11 @@ bloomidx_gather_filters(Relation index, uint32 ncolumns, const bloomidx::Segment
 
 	for (uint32 g = 0; ok && g < m.ngroups; g++)
 	{
-		int8		slot_map[bloomidx::kGroupSlots];
+		int16		slot_map[bloomidx::kGroupSlots];
 
 		for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
 		{
-			slot_map[s] = m.group_slots[g].has(s) ? (int8) next : -1;
+			slot_map[s] = m.group_slots[g].has(s) ? (int16) next : -1;
 			if (slot_map[s] >= 0)
 				filters->header.slot_segment[next++] = m.groups[g].slot_segment[s];
 		}

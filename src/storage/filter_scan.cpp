@@ -423,9 +423,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 	/* The backend's scan scratch (support.h): as large as the segments, reused query to query. */
 	uint64	   *order = (uint64 *) bloomidx_scan_scratch(SCRATCH_GROUP_ORDER, n * sizeof(uint64));
-	bloomidx::SlotMask *slot_mask =	/* of a group's segments */
-		(bloomidx::SlotMask *) bloomidx_scan_scratch(SCRATCH_SLOT_MASKS,
-													 n * sizeof(bloomidx::SlotMask));
+	bloomidx::SlotMask *slot_mask;	/* of a group's segments: sized per group, below */
 	uint32	   *group_ids =			/* of a group's segments */
 		(uint32 *) bloomidx_scan_scratch(SCRATCH_GROUP_IDS, n * sizeof(uint32));
 	uint64	   *scratch = (uint64 *) bloomidx_scan_scratch(SCRATCH_SLOT_SCRATCH, n * sizeof(uint64));
@@ -472,7 +470,13 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		const bloomidx::FilterGroupHeader *h =
 			bloomidx::filter_group_header((const uint8 *) header_copy);
 
-		/* Each segment in the slot its entry names, taken for it, and any others taken for it. */
+		/*
+		 * Each segment in the slot its entry names, taken for it, and any
+		 * others taken for it.  A mask is 128 bytes: as many as the
+		 * group's segments (up to kGroupSlots), not the directory's.
+		 */
+		slot_mask = (bloomidx::SlotMask *)
+			bloomidx_scan_scratch(SCRATCH_SLOT_MASKS, (last - first) * sizeof(bloomidx::SlotMask));
 		for (uint32 j = first; j < last; j++)
 			group_ids[j - first] = dir->entries[order_index(order[j])].segment_id;
 		bloomidx::group_segments_slots(*h, group_ids, last - first, scratch, slot_mask);

@@ -507,7 +507,7 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 	bloomidx::pending_group_init(&shape, d.next_group_id, (uint32) state->ncolumns, g->capacity,
 								 bits_per_key);
 	if (shape.region_pages == 0 ||
-		shape.region_pages > bloomidx::kMaxListedRegionPages - sizeof(bloomidx::PendingGroupLinks) / 4 ||
+		shape.region_pages > bloomidx::group_listed_pages_max(shape.slot_capacity, true) ||
 		(pf.first_group == bloomidx::kMetaBlock && d.pending_pages < 2 * (1 + shape.region_pages)))
 		return;
 	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
@@ -548,7 +548,8 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 	for (uint32 done = 0; done < PENDING_FILTERS_BATCH;)
 	{
 		if (last == bloomidx::kMetaBlock ||
-			bloomidx::filter_group_header((const uint8 *) hcopy)->slots_taken == bloomidx::kGroupSlots)
+			bloomidx::filter_group_header((const uint8 *) hcopy)->slots_taken ==
+			bloomidx::kPendingGroupSlots)
 		{
 			if (!read_filled_page(index, next, g, keys, &count, &after))
 				break;			/* no page for a new group yet */

@@ -247,7 +247,7 @@ bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h, cons
 	BlockNumber header_block;
 
 	/* A seal's one slot takes 1,021 pages at most, a merge's are bounded: a check. */
-	if (h->region_pages > bloomidx::kMaxListedRegionPages)
+	if (h->region_pages > bloomidx::group_listed_pages_max(h->slot_capacity, false))
 		elog(ERROR, "bloomidx: a filter group of %u pages is too large", h->region_pages);
 
 	uint32	   *blocks = (uint32 *) palloc(Max(h->region_pages, 1) * sizeof(uint32));
@@ -308,8 +308,8 @@ write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, Bloc
 
 	g->group_id = segment_id;
 	g->slots_taken = g->slot_capacity;
-	for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
-		g->slot_segment[s] = s < g->slots_taken ? segment_id : 0;
+	for (uint32 s = 0; s < g->slot_capacity; s++)
+		g->slot_segment[s] = segment_id;
 	entry->filter_block = bloomidx_write_filter_group(index, g, filters->image, first, writer,
 													  listed, page);
 	entry->filter_offset = 0;

@@ -80,7 +80,8 @@ TEST(SegmentFilter, Sizing)
         EXPECT_LE(filter_rate(bpk, k), filter_rate(bpk, k == 1 ? 2 : k - 1));
     }
     EXPECT_EQ(filter_blocks(0, 10, 64), 1u);
-    EXPECT_EQ(filter_blocks(1000, 10, 64), 20u); // 10,000 bits: 19.5 blocks
+    EXPECT_EQ(filter_blocks(1000, 10, 4096), 157u); // 10,000 bits: 156.25 blocks
+    EXPECT_EQ(filter_blocks(1000, 10, 64), 64u);
     EXPECT_EQ(filter_blocks(1000000, 10, 64), 64u);
     EXPECT_EQ(filter_blocks(10, 10, 0), 0u);
 }
@@ -107,7 +108,8 @@ TEST(SegmentFilter, BlocksOnGrid)
     }
     EXPECT_EQ(filter_blocks_on_grid(1080, kMaxFilterBlocks), 1152u);
     EXPECT_EQ(filter_blocks_on_grid(1070, kMaxFilterBlocks), 1152u);
-    EXPECT_EQ(filter_blocks_on_grid(4000, kMaxFilterBlocks), 4000u);
+    EXPECT_EQ(filter_blocks_on_grid(4000, kMaxFilterBlocks), 4096u);
+    EXPECT_EQ(filter_blocks_on_grid(32500, kMaxFilterBlocks), 32500u); // 32,768 is past the most
 }
 
 // A sealed segment's filter at its grid block count keeps the rate asked
