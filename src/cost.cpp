@@ -229,7 +229,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	/*
 	 * Segment filters (storage/filter_scan.cpp): a group's header and a region page
-	 * per key for every group (up to 127 segments a build wrote, or one a
+	 * per key for every group (up to 1,016 segments a build wrote, or one a
 	 * seal or merge wrote), and of the segments only those that
 	 * hold a match (a segment of R rows holds one of the query's matches
 	 * with 1 - (1 - s)^R, s the selectivity of the quals, true matches

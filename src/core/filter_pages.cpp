@@ -126,21 +126,64 @@ SlotMask group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) no
     return mask;
 }
 
-void group_segments_slots(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
-                          uint64_t *scratch, SlotMask *masks) noexcept
+uint32_t group_slot_table_size(uint32_t n) noexcept
 {
-    // (id << 32 | j), sorted: each slot's segment found by a binary search.
+    uint32_t size = 16;
+    while (size < 2 * uint64_t{n} && size < (1u << 31))
+        size *= 2;
+    return size;
+}
+
+namespace {
+
+// A slot of the ids' table: the id's place j + 1 (0: empty).
+inline uint32_t table_home(uint32_t id, uint32_t mask) noexcept
+{
+    return static_cast<uint32_t>((uint64_t{id} * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+} // namespace
+
+void group_segments_slot_ranges(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
+                                uint32_t *table, SlotRange *ranges) noexcept
+{
+    // Open addressing, linear probing; ids are unique in a directory, and a
+    // repeated one (damage) takes the range of its first place, below.
+    const uint32_t size = group_slot_table_size(n);
+    const uint32_t mask = size - 1;
+    std::memset(table, 0, size_t{size} * sizeof *table);
     for (uint32_t j = 0; j < n; j++) {
-        scratch[j] = (uint64_t{ids[j]} << 32) | j;
-        masks[j] = SlotMask::none();
+        ranges[j] = SlotRange::empty();
+        for (uint32_t at = table_home(ids[j], mask);; at = (at + 1) & mask) {
+            if (table[at] == 0) {
+                table[at] = j + 1;
+                break;
+            }
+            if (ids[table[at] - 1] == ids[j])
+                break;
+        }
     }
-    std::sort(scratch, scratch + n);
     for (uint32_t s = 0; s < h.slots_taken && s < kGroupSlots; s++) {
-        const uint64_t *at =
-            std::lower_bound(scratch, scratch + n, uint64_t{h.slot_segment[s]} << 32);
-        // Ids are unique in a directory; a repeated one gets the slots at each place.
-        for (; at != scratch + n && (*at >> 32) == h.slot_segment[s]; at++)
-            masks[*at & 0xFFFFFFFFu].set(s);
+        const uint32_t id = h.slot_segment[s];
+        for (uint32_t at = table_home(id, mask); table[at] != 0; at = (at + 1) & mask) {
+            const uint32_t j = table[at] - 1;
+            if (ids[j] != id)
+                continue;
+            SlotRange &r = ranges[j];
+            if (r.is_empty())
+                r.first = static_cast<uint16_t>(s);
+            r.last = static_cast<uint16_t>(s); // slots ascend
+            break;
+        }
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        if (!ranges[j].is_empty())
+            continue;
+        for (uint32_t at = table_home(ids[j], mask); table[at] != 0; at = (at + 1) & mask)
+            if (ids[table[at] - 1] == ids[j]) {
+                ranges[j] = ranges[table[at] - 1];
+                break;
+            }
     }
 }
 

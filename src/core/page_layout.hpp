@@ -971,6 +971,44 @@ struct SlotMask {
         return true;
     }
     bool operator!=(const SlotMask &o) const noexcept { return !(*this == o); }
+    // Whether any of slots first .. last is set (none when first > last).
+    bool any_in(uint32_t first, uint32_t last) const noexcept
+    {
+        if (last >= 64 * kWords)
+            last = 64 * kWords - 1;
+        for (uint32_t s = first; s <= last; s++) {
+            if (s % 64 == 0 && s + 63 <= last) { // a whole word at once
+                if (bits[s / 64] != 0)
+                    return true;
+                s += 63;
+            } else if (has(s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+    // Sets slots first .. last (none when first > last).
+    void set_range(uint32_t first, uint32_t last) noexcept
+    {
+        for (uint32_t s = first; s <= last && s < 64 * kWords; s++)
+            set(s);
+    }
+};
+
+// The slots a segment holds in its group, as the lowest and the highest:
+// a build's or gathered group gives a segment one slot, a merged
+// segment's own group up to MERGED_SLOTS_MAX side by side, so the range
+// is its slots; were they ever apart, it would hold others too, which
+// only lets the segment through more often (never a false negative).  A
+// segment's test of a probe's answer is then one bit where a SlotMask of
+// its own took 16 words (format 18's 1,016 slots).  Empty: first > last.
+struct SlotRange {
+    uint16_t first;
+    uint16_t last;
+
+    static constexpr SlotRange empty() noexcept { return SlotRange{1, 0}; }
+    bool is_empty() const noexcept { return first > last; }
+    bool has(uint32_t s) const noexcept { return s >= first && s <= last; }
 };
 static_assert(kGroupSlots <= 64 * SlotMask::kWords, "a SlotMask holds every slot of a group");
 static_assert(kGroupSlots <= 32767, "slot maps (int16_t) hold every slot of a group");
@@ -1064,13 +1102,12 @@ uint32_t group_region_rows(const FilterGroupHeader &h) noexcept;
 uint32_t group_region_pages(const FilterGroupHeader &h) noexcept;
 
 // The most slots, up to n, of a group whose block rows fill its region
-// pages to 85 % or more (127 .. 109, 63 .. 55, 42 .. 37, 31 .. 28, 25 .. 1):
-// a build writes n segments as groups of these sizes, one after another,
-// since a group of 77 slots (4,928-byte rows, one a page) would leave 40 %
-// of its pages empty.  Not more: each group costs a query its header and a
-// page a key (16 segments as 14 and 2 took a 2-column miss from 10 index
-// buffers to 16), and a group of 16 (7 rows a page) wastes 12 % of pages
-// that are few.  n for n = 0.
+// pages to 85 % or more (1,016 .. 867, 509 .. 434, 339 .. 289, 254 .. 217,
+// 203 .. 174, 169 .. 1): a build writes n segments as groups of these
+// sizes, one after another, since a group of 700 slots (5,600-byte rows,
+// one a page) would leave 31 % of its pages empty.  Not more: each group
+// costs a query its header and a page a key (16 segments as 14 and 2 took
+// a 2-column miss from 10 index buffers to 16).  n for n = 0.
 uint32_t group_slots_packed(uint32_t n) noexcept;
 
 // A new group's header of `capacity` slots for a first segment whose
@@ -1089,10 +1126,14 @@ SlotMask group_segment_slots(const FilterGroupHeader &h, uint32_t segment_id) no
 
 // The slots taken for each of n segments of one group, in one pass over
 // the slots (group_segment_slots for each would take n passes: a query
-// over 1,953 segments spent 40 % of its time so): masks[j] gets the slots
-// of ids[j].  `scratch` holds n words, the caller's.
-void group_segments_slots(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
-                          uint64_t *scratch, SlotMask *masks) noexcept;
+// over 1,953 segments spent 40 % of its time so): ranges[j] gets the
+// lowest and highest slot of ids[j] (empty when it has none).  `table`,
+// the caller's, holds group_slot_table_size(n) words: a hash table of
+// the ids, so that the pass costs a lookup a slot (a sort of the ids and
+// a binary search a slot took 17 % of a lookup over 1,953 segments).
+uint32_t group_slot_table_size(uint32_t n) noexcept;
+void group_segments_slot_ranges(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
+                                uint32_t *table, SlotRange *ranges) noexcept;
 
 // A directory's entries in group order, as the filter scan takes them:
 // keys[i] = (filter block << 32) | entry index, sorted in place (by

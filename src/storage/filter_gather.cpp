@@ -4,8 +4,8 @@
  * slots (storage/README.md, *Segment filters*).
  *
  * A query reads a group's header and a region page per key it asks,
- * whatever the group's slots: a build's group of 127 segments costs it
- * about 3 pages, the same 127 segments sealed one by one about 3 each.
+ * whatever the group's slots: a build's group of 1,016 segments costs it
+ * about 3 pages, the same segments sealed one by one about 3 each.
  * So VACUUM, holding the seal lock, takes groups that hold few live
  * slots and whose filters have the same shape (each column's blocks and
  * probes: a seal rounds its blocks up to a grid of counts so that seals

@@ -284,7 +284,7 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 /*
  * The slots of the group whose header page is header_copy (segment e's)
  * that may hold rows the query wants, among `wanted`; seg_slots[0..nsegs)
- * are the slots of each of the group's segments (segs[0..nsegs), their
+ * span the slots of each of the group's segments (segs[0..nsegs), their
  * directory entries), by which each key's stats count segments asked and
  * passed.  For each list key asked, elements[segment * nlists + list]
  * gets the elements the segment's filters may hold (left alone, all ones,
@@ -297,7 +297,7 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			const char *header_copy, bloomidx::SlotMask wanted, uint32 ncolumns,
 			BlockNumber nblocks, uint32 generation, BufferHints *hints, bool may_prefetch,
 			ReadAhead *ra, char *copy,
-			const bloomidx::SlotMask *seg_slots, const uint64 *segs, uint32 nsegs,
+			const bloomidx::SlotRange *seg_slots, const uint64 *segs, uint32 nsegs,
 			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
@@ -351,15 +351,17 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 											  h->slots_taken, fkey);
 			key_mask |= holds;
 			for (uint32 j = 0; per_element && j < nsegs; j++)
-				if ((seg_slots[j] & holds).any())
+				if (holds.any_in(seg_slots[j].first, seg_slots[j].last))
 					elements[(Size) order_index(segs[j]) * nlists + key->list] |= UINT64CONST(1) << i;
 		}
+		bloomidx::SlotMask kept = mask & key_mask;
+
 		for (uint32 j = 0; j < nsegs; j++)
 		{
-			if (!(seg_slots[j] & mask).any())
+			if (!mask.any_in(seg_slots[j].first, seg_slots[j].last))
 				continue;		/* ruled out by an earlier key */
 			stats[k].tested++;
-			if ((seg_slots[j] & mask & key_mask).any())
+			if (kept.any_in(seg_slots[j].first, seg_slots[j].last))
 				stats[k].passed++;
 		}
 		mask &= key_mask;
@@ -423,10 +425,14 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 	/* The backend's scan scratch (support.h): as large as the segments, reused query to query. */
 	uint64	   *order = (uint64 *) bloomidx_scan_scratch(SCRATCH_GROUP_ORDER, n * sizeof(uint64));
-	bloomidx::SlotMask *slot_mask;	/* of a group's segments: sized per group, below */
+	bloomidx::SlotRange *slot_range =	/* of a group's segments */
+		(bloomidx::SlotRange *) bloomidx_scan_scratch(SCRATCH_SLOT_RANGES,
+													  n * sizeof(bloomidx::SlotRange));
 	uint32	   *group_ids =			/* of a group's segments */
 		(uint32 *) bloomidx_scan_scratch(SCRATCH_GROUP_IDS, n * sizeof(uint32));
-	uint64	   *scratch = (uint64 *) bloomidx_scan_scratch(SCRATCH_SLOT_SCRATCH, n * sizeof(uint64));
+	uint32	   *table = (uint32 *)	/* group_segments_slot_ranges' */
+		bloomidx_scan_scratch(SCRATCH_SLOT_TABLE,
+							  bloomidx::group_slot_table_size(n) * sizeof(uint32));
 	char	   *pages = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, 3 * (Size) BLCKSZ);
 	char	   *header_copy = pages;
 	char	   *copy = pages + BLCKSZ;
@@ -470,23 +476,17 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		const bloomidx::FilterGroupHeader *h =
 			bloomidx::filter_group_header((const uint8 *) header_copy);
 
-		/*
-		 * Each segment in the slot its entry names, taken for it, and any
-		 * others taken for it.  A mask is 128 bytes: as many as the
-		 * group's segments (up to kGroupSlots), not the directory's.
-		 */
-		slot_mask = (bloomidx::SlotMask *)
-			bloomidx_scan_scratch(SCRATCH_SLOT_MASKS, (last - first) * sizeof(bloomidx::SlotMask));
+		/* Each segment in the slot its entry names, taken for it, and any others taken for it. */
 		for (uint32 j = first; j < last; j++)
 			group_ids[j - first] = dir->entries[order_index(order[j])].segment_id;
-		bloomidx::group_segments_slots(*h, group_ids, last - first, scratch, slot_mask);
+		bloomidx::group_segments_slot_ranges(*h, group_ids, last - first, table, slot_range);
 		for (uint32 j = first; j < last; j++)
 		{
 			const bloomidx::SegmentEntry *se = &dir->entries[order_index(order[j])];
 
-			wanted |= slot_mask[j - first];
+			wanted.set_range(slot_range[j - first].first, slot_range[j - first].last);
 			if (se->filter_group != e->filter_group || se->filter_offset >= h->slots_taken ||
-				!slot_mask[j - first].has(se->filter_offset))
+				h->slot_segment[se->filter_offset] != se->segment_id)
 			{
 				if (bloomidx_directory_generation(index) != generation)
 				{
@@ -503,11 +503,12 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
 							   hints, ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, copy,
-							   slot_mask, &order[first], last - first, stats, elements, nlists,
+							   slot_range, &order[first], last - first, stats, elements, nlists,
 							   &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
-			skip[order_index(order[j])] = !(passed & slot_mask[j - first]).any();
+			skip[order_index(order[j])] =
+				!passed.any_in(slot_range[j - first].first, slot_range[j - first].last);
 		nasked = 0;
 		for (int k = 0; k < query->nkeys; k++)
 			nasked += key_asked(&stats[k]) ? 1 : 0;

@@ -10,9 +10,9 @@
  * page and its region pages in one run of new blocks, each logged whole,
  * each region page composed from a window of every slot's rows
  * (group_rows_compose), read back a batch of pages at a time.  Holding a
- * full group in memory instead would take up to 53 MB a participant (127
- * slots of six near-unique columns); the spool holds a segment's filters
- * at a time, and the batch is bounded.
+ * full group in memory instead would take up to 470 MB a participant
+ * (1,016 slots of six near-unique columns); the spool holds a segment's
+ * filters at a time, and the batch is bounded.
  * Only then are the filters named in the segments' directory entries,
  * which the leader publishes with the rest of the build.
  *

@@ -24,9 +24,9 @@
  * changes their live counts in place, within a generation.
  *
  * What it costs: a context under TopMemoryContext ("bloomidx filter group
- * headers"), at most HEADER_CACHE_BYTES an index (a build group's header
- * takes 664 bytes, so about 380 groups, 48,000 segments, beside their 16
- * bytes each in the sorted array) for the last CACHED_INDEXES indexes a
+ * headers"), at most HEADER_CACHE_BYTES an index (a full build group's
+ * header takes 4,236 bytes, so about 60 groups, 61,000 segments, beside
+ * their 16 bytes each in the sorted array) for the last CACHED_INDEXES indexes a
  * backend scanned; what does not fit is read as before, and so is every
  * header when the arrays cannot grow.  A scan copies out
  * of it and keeps no pointer into it.  bloomidx.debug_group_header_cache

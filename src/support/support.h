@@ -112,9 +112,9 @@ typedef enum ScanScratch
 	SCRATCH_SKIP,				/* scan.cpp: the segments the filters rule out */
 	SCRATCH_ELEMENTS,			/* scan.cpp: the IN list elements each segment may hold */
 	SCRATCH_GROUP_ORDER,		/* filter_scan.cpp: the entries in group order */
-	SCRATCH_SLOT_MASKS,			/* filter_scan.cpp: a group's segments' slots */
+	SCRATCH_SLOT_RANGES,		/* filter_scan.cpp: a group's segments' slots */
 	SCRATCH_GROUP_IDS,			/* filter_scan.cpp: a group's segments' ids */
-	SCRATCH_SLOT_SCRATCH,		/* filter_scan.cpp: group_segments_slots' scratch */
+	SCRATCH_SLOT_TABLE,			/* filter_scan.cpp: group_segments_slot_ranges' table */
 	SCRATCH_GROUP_AHEAD,		/* filter_scan.cpp: how far each group was read ahead */
 	SCRATCH_PAGES,				/* filter_scan.cpp: its page copies */
 	SCRATCH_COUNT

@@ -617,11 +617,12 @@ TEST(SlotMask, SetsFirstAndOperators)
     EXPECT_EQ(SlotMask::first(kGroupSlots).count(), kGroupSlots);
 }
 
-// Every segment's slots found in one pass are group_segment_slots' for
-// it: a group of 127 slots taken for 60 segments (some with one slot,
-// some with several, one never named), asked for 61 ids in any order,
-// one not in the group; and the filter scan's order sorts by block, then
-// entry.
+// Every segment's slots found in one pass span group_segment_slots' for
+// it, from its lowest to its highest: a group of 1,016 slots taken for 60
+// segments (some with one slot, some with several, apart; one never
+// named), asked for 61 ids in any order, one not in the group, one twice
+// (damage: the same range at each place); and the filter scan's order
+// sorts by block, then entry.
 TEST(FilterPages, AllSegmentsSlotsInOnePass)
 {
     std::mt19937_64 rng(43);
@@ -635,18 +636,43 @@ TEST(FilterPages, AllSegmentsSlotsInOnePass)
     for (uint32_t i = 0; i < 60; i++)
         ids.push_back(1000 + i * 7);
     ids.push_back(5);
+    ids.push_back(1000 + 3 * 7);
     std::shuffle(ids.begin(), ids.end(), rng);
-    std::vector<uint64_t> scratch(ids.size());
-    std::vector<SlotMask> masks(ids.size());
-    group_segments_slots(h, ids.data(), static_cast<uint32_t>(ids.size()), scratch.data(),
-                         masks.data());
+    std::vector<uint32_t> table(group_slot_table_size(static_cast<uint32_t>(ids.size())));
+    EXPECT_GE(table.size(), 2 * ids.size());
+    std::vector<SlotRange> ranges(ids.size());
+    group_segments_slot_ranges(h, ids.data(), static_cast<uint32_t>(ids.size()), table.data(),
+                               ranges.data());
     uint32_t total = 0;
     for (size_t j = 0; j < ids.size(); j++) {
         SlotMask want = group_segment_slots(h, ids[j]);
-        EXPECT_TRUE(masks[j] == want) << "segment " << ids[j];
-        total += masks[j].count();
+        if (!want.any()) {
+            EXPECT_TRUE(ranges[j].is_empty()) << "segment " << ids[j];
+            continue;
+        }
+        uint32_t lo = kGroupSlots, hi = 0;
+        for (uint32_t s = 0; s < kGroupSlots; s++)
+            if (want.has(s)) {
+                lo = std::min(lo, s);
+                hi = std::max(hi, s);
+            }
+        EXPECT_EQ(ranges[j].first, lo) << "segment " << ids[j];
+        EXPECT_EQ(ranges[j].last, hi) << "segment " << ids[j];
+        SlotMask in_range = SlotMask::none();
+        in_range.set_range(ranges[j].first, ranges[j].last);
+        EXPECT_TRUE((want & ~in_range) == SlotMask::none());
+        for (uint32_t s = 0; s < kGroupSlots; s++)
+            ASSERT_EQ(SlotMask::one(s).any_in(ranges[j].first, ranges[j].last),
+                      ranges[j].has(s));
+        if (std::find(ids.begin(), ids.begin() + j, ids[j]) == ids.begin() + j)
+            total += want.count(); // the id repeated counted once
     }
     EXPECT_EQ(total, kGroupSlots);
+    EXPECT_FALSE(SlotMask::first(kGroupSlots).any_in(5, 4));
+    EXPECT_TRUE(SlotMask::first(kGroupSlots).any_in(1000, 2000));
+    EXPECT_FALSE(SlotMask::one(700).any_in(0, 699));
+    EXPECT_TRUE(SlotMask::one(700).any_in(0, 700));
+    EXPECT_TRUE(SlotMask::one(700).any_in(640, 703));
 
     std::vector<uint64_t> keys;
     for (uint32_t i = 0; i < 500; i++)
