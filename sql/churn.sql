@@ -51,10 +51,12 @@ SELECT bloomidx_verify('ch_bl');
 
 -- Every round kept each live row once; the index stopped growing after the
 -- first rounds (without merging, each round would add about 6 segments,
--- and the last round would end up 50 % bigger than the fourth), stayed
+-- and the last round would end up 50 % bigger than the fourth): no later
+-- round passes the largest of the first four by more than 15 % (a round's
+-- size swings with what its VACUUM merged: 160 to 230 pages); it stayed
 -- within 2.5 times its fresh build, and kept its segments about as many.
 SELECT bool_and(every_row_once) AS every_row_once,
-       max(pages) FILTER (WHERE round >= 4) <= 1.15 * max(pages) FILTER (WHERE round = 4) AS stopped_growing,
+       max(pages) FILTER (WHERE round > 4) <= 1.15 * max(pages) FILTER (WHERE round BETWEEN 1 AND 4) AS stopped_growing,
        max(pages) < 2.5 * min(pages) FILTER (WHERE round = 0) AS bounded,
        max(segments) <= 2 * min(segments) FILTER (WHERE round = 0) AS segments_bounded
 FROM ch_size;

@@ -273,7 +273,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		double		passing_page = Min(1.0, holding_page +
 									   std::pow(filter_rate, shape.filter_keys) * Max(shape.elements, 1.0));
 
-		group_pages = std::ceil(covered / bloomidx::kGroupSlots) *
+		group_pages = std::ceil(covered / bloomidx::kPendingGroupSlots) *
 			(1 + shape.filter_keys + Max(shape.elements - 1, 0.0));
 		pending_read = 2 + covered * passing_page;
 	}

@@ -207,6 +207,21 @@ SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
     return mask;
 }
 
+SlotMask group_row_probe_within(const uint8_t *row, uint32_t probes, const SlotMask &within,
+                                uint32_t key) noexcept
+{
+    const uint64_t want = filter_probe_mask(probes, key);
+    SlotMask mask = SlotMask::none();
+    for (uint32_t w = 0; w < SlotMask::kWords; w++)
+        for (uint64_t left = within.bits[w]; left != 0; left &= left - 1) {
+            const uint32_t s = 64 * w + static_cast<uint32_t>(__builtin_ctzll(left));
+            if (s < kGroupSlots &&
+                (filter_block_word(row + s * kFilterBlockBytes) & want) == want)
+                mask.set(s);
+        }
+    return mask;
+}
+
 void group_image_add(uint8_t *image, const FilterGroupHeader &h, uint32_t column,
                      uint32_t slot, uint32_t key) noexcept
 {

@@ -875,10 +875,11 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
 // after the header (so that such groups reuse single free pages as
 // pending pages do, and never need a run of blocks); so do the groups of
 // many segments VACUUM gathers from such groups (storage/filter_gather.cpp).  Block rows
-// of group_row_bytes (block b of slot s at s * 64 in the row), as many a
+// of group_row_bytes (block b of slot s at s * 8 in the row), as many a
 // page as fit from the page header on; column c's rows start after the
 // rows of the columns before it.  In the special space signature_sum =
-// page_sum of the rows, tid_sum = i, reserved = the group id.
+// page_sum of the rows, tid_sum = i's low 16 bits and count its high 16,
+// reserved = the group id.
 //
 // Group ids are never reused, so that a stale reader tells a recycled
 // page as it does for segments: a group of one segment's own takes that
@@ -1014,7 +1015,8 @@ static_assert(kGroupSlots <= 64 * SlotMask::kWords, "a SlotMask holds every slot
 static_assert(kGroupSlots <= 32767, "slot maps (int16_t) hold every slot of a group");
 
 // A column's blocks at most: a segment's rows at 32 bits a value.
-constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 4,064
+constexpr uint32_t kMaxFilterBlocks = kSegmentRows * 32 / kFilterBlockBits; // 32,512
+static_assert(kMaxFilterBlocks <= 0xFFFF, "FilterColumn::blocks holds every count");
 
 struct FilterColumn {
     uint16_t blocks; // 0: no filter for the column (every slot passes)
@@ -1051,8 +1053,8 @@ constexpr uint32_t group_header_bytes(uint32_t capacity) noexcept
            4 * (capacity < 1 ? 1 : capacity > kGroupSlots ? kGroupSlots : capacity);
 }
 // Region pages a listed group of `capacity` slots has at most: its list
-// fills its header page (a pending group's links after it).  1,980 for a
-// seal's group of one slot, 965 for a gathered group of 31.
+// fills its header page (a pending group's links after it).  2,000 for a
+// seal's group of one slot, 1,970 for a gathered group of 31.
 uint32_t group_listed_pages_max(uint32_t capacity, bool pending) noexcept;
 // Block of region page i of the group whose header page (checked) is
 // `header_page` at block header_block.
@@ -1147,6 +1149,10 @@ void sort_group_order(uint64_t *keys, uint32_t n) noexcept;
 // Which of the first `slots` slots may hold `key`.
 SlotMask group_row_probe(const uint8_t *row, uint32_t probes, uint32_t slots,
                          uint32_t key) noexcept;
+// Which of the slots in `within` (all below the row's slots) may hold
+// `key`: bloomidx_verify asks one segment's slots of a row of 1,016.
+SlotMask group_row_probe_within(const uint8_t *row, uint32_t probes, const SlotMask &within,
+                                uint32_t key) noexcept;
 
 // Adds filter key `key` of column c to slot s of a group's rows, `image`
 // holding all its region rows back to back (group_region_rows(h) *

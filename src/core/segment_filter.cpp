@@ -13,16 +13,38 @@ namespace bloomidx {
 namespace {
 
 constexpr uint32_t kProbeStep = 0x9E3779B9u; // 2^32 / golden ratio, odd
+constexpr uint32_t kProbeDraws = 64;         // draws for `probes` different bits at most
 
-// Sets the probe bits of a key whose remix (mix64, hash.hpp) is r.
-inline void add_remixed(uint8_t *block, uint32_t probes, uint64_t r) noexcept
+// The probe bits of a key whose remix (mix64, hash.hpp) is r: `probes`
+// different bits of the block, drawn as the top 6 bits of a
+// multiplicative sequence over the remix's low 32 bits until that many
+// differ.  Drawn with repeats, 5 probes of 64 bits set 4 or fewer for 15
+// % of keys, and the rate of 2 % measured 2.08 % (a committer review of
+// format 18); different bits make filter_rate's formula exact.  A
+// sequence that cannot give them (a low half of zero) stops after
+// kProbeDraws draws with fewer: a key added and asked with the same
+// bits, a rate a little worse, never a false negative.
+inline uint64_t probe_mask_remixed(uint32_t probes, uint64_t r) noexcept
 {
     uint32_t a = static_cast<uint32_t>(r);
-    for (uint32_t i = 0; i < probes; i++) {
-        uint32_t bit = a >> (32 - kFilterBlockBitsLog2); // 0..63
-        block[bit >> 3] = static_cast<uint8_t>(block[bit >> 3] | (1u << (bit & 7)));
+    uint64_t mask = 0;
+    uint32_t have = 0;
+    for (uint32_t draw = 0; have < probes && draw < kProbeDraws; draw++) {
+        const uint64_t bit = uint64_t{1} << (a >> (32 - kFilterBlockBitsLog2));
+        have += (mask & bit) == 0 ? 1 : 0;
+        mask |= bit;
         a *= kProbeStep;
     }
+    return mask;
+}
+
+// Sets the probe bits of a key whose remix is r (bit i of the word is bit
+// i % 8 of byte i / 8, as filter_block_word reads it).
+inline void add_remixed(uint8_t *block, uint32_t probes, uint64_t r) noexcept
+{
+    const uint64_t mask = probe_mask_remixed(probes, r);
+    for (uint32_t i = 0; i < kFilterBlockBytes; i++)
+        block[i] = static_cast<uint8_t>(block[i] | (mask >> (8 * i)));
 }
 
 inline uint32_t block_of_remixed(uint64_t r, uint32_t nblocks) noexcept
@@ -49,15 +71,31 @@ double filter_rate(double bits_per_key, uint32_t probes) noexcept
 {
     if (!(bits_per_key > 0) || probes == 0 || probes > kFilterMaxProbes)
         return 1;
-    // A block holds j values with Poisson(lambda) probability; a probe bit
-    // of another value is then set with 1 - (1 - 1/64)^(probes * j).
+    if (probes > kFilterBlockBits)
+        return 1;
+    // A block holds j values with Poisson(lambda) probability, each of
+    // which sets `probes` different bits of the 64, a set drawn uniformly;
+    // another value's bits are all set with (inclusion-exclusion over the
+    // i of them left unset)
+    //   sum_i (-1)^i C(probes, i) u_i^j,  u_i = C(64 - i, probes) / C(64, probes),
+    // u_i the chance that one value leaves i given bits unset.
     const double lambda = kFilterBlockBits / bits_per_key;
-    const double keep = std::log1p(-1.0 / kFilterBlockBits);
     const int last = static_cast<int>(lambda + 12 * std::sqrt(lambda) + 30);
+    double unset[kFilterMaxProbes + 1], choose[kFilterMaxProbes + 1];
+    unset[0] = 1;
+    choose[0] = 1;
+    for (uint32_t i = 1; i <= probes; i++) {
+        // C(64 - i, k) / C(64 - i + 1, k) = (64 - i + 1 - k) / (64 - i + 1)
+        const double n = kFilterBlockBits - i + 1;
+        unset[i] = unset[i - 1] * (n - probes) / n;
+        choose[i] = choose[i - 1] * (probes - i + 1) / i;
+    }
     double rate = 0, p = std::exp(-lambda); // P(j = 0)
     for (int j = 0; j <= last; j++) {
-        double set = -std::expm1(keep * probes * j);
-        rate += p * std::pow(set, probes);
+        double all_set = 0;
+        for (uint32_t i = 0; i <= probes; i++)
+            all_set += ((i & 1) ? -1.0 : 1.0) * choose[i] * std::pow(unset[i], j);
+        rate += p * (all_set > 0 ? all_set : 0);
         p *= lambda / (j + 1);
     }
     return rate;
@@ -140,13 +178,7 @@ void filter_add_many(uint8_t *base, size_t block_stride, uint32_t nblocks, uint3
 
 uint64_t filter_probe_mask(uint32_t probes, uint32_t key) noexcept
 {
-    uint32_t a = static_cast<uint32_t>(mix64(key));
-    uint64_t mask = 0;
-    for (uint32_t i = 0; i < probes; i++) {
-        mask |= uint64_t{1} << (a >> (32 - kFilterBlockBitsLog2));
-        a *= kProbeStep;
-    }
-    return mask;
+    return probe_mask_remixed(probes, mix64(key));
 }
 
 bool filter_block_may_contain(const uint8_t *block, uint32_t probes, uint32_t key) noexcept

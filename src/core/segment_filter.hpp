@@ -27,8 +27,8 @@
 // its figures).  The key is remixed to 64 bits here so that the filter's
 // bits do not follow the signature's positions.  Bits: block = the
 // remix's high 32 bits scaled to the block count (Lemire's
-// multiply-shift), probes = the top 6 bits of a multiplicative sequence
-// over its low 32 bits.  32-bit keys collide for one pair of values in 4
+// multiply-shift), probes = `probes` different bits, the top 6 bits of a
+// multiplicative sequence over its low 32 bits.  32-bit keys collide for one pair of values in 4
 // billion: a false positive, never a false negative.  Pure functions on
 // caller memory; no allocation.
 #pragma once
@@ -59,8 +59,8 @@ uint32_t filter_blocks(uint64_t keys, double bits_per_key, uint32_t max_blocks) 
 uint32_t filter_probes(double bits_per_key) noexcept;
 
 // The rate a blocked filter of `bits_per_key` and `probes` has (the
-// number of values a block holds is Poisson; exact for the bit choice
-// above up to the 9-bit fields' collisions).
+// number of values a block holds is Poisson, each sets `probes` different
+// bits: exact for the bit choice above).
 double filter_rate(double bits_per_key, uint32_t probes) noexcept;
 
 // Fewest bits per key (in steps of 1/4) whose best rate is at most

@@ -1242,9 +1242,9 @@ check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, Off
 
 		if (!bloomidx::group_row_of(vg->header, (uint32) c, vs->row_keys[c], &page, &at))
 			continue;
-		slots &= bloomidx::group_row_probe(vg->region + (Size) page * BLCKSZ + at,
-										   vg->header.columns[c].probes, vg->header.slots_taken,
-										   vs->row_keys[c]);
+		slots = bloomidx::group_row_probe_within(vg->region + (Size) page * BLCKSZ + at,
+												 vg->header.columns[c].probes, slots,
+												 vs->row_keys[c]);
 		if (!slots.any())
 			bloomidx_report_corrupted_page(vs->index, vg->region_blocks[page],
 						psprintf("The filter of segment %u lacks the value of column %d of heap tuple (%u,%u).",

@@ -32,7 +32,7 @@
  * A group's column takes at most this many times the blocks of its first
  * segment's: a segment whose values need more starts a new group, so that
  * one segment of many values (a column of 40 values a segment, then one of
- * 65,000) does not widen 126 other slots a thousandfold.
+ * 65,000) does not widen 1,015 other slots a thousandfold.
  */
 #define GROUP_MAX_WIDENING 2
 

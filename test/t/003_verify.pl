@@ -386,16 +386,16 @@ with_corruption(
 # server went back to this one): every use says so and what to do; the
 # file put back, it answers again.
 with_corruption(
-	label  => 'metapage of format version 18',
-	mutate => sub { set_u16($_[0], 24 + 4, 18) },
+	label  => 'metapage of format version 19',
+	mutate => sub { set_u16($_[0], 24 + 4, 19) },
 	check  => sub {
 		my $new_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 18, newer than the version 17 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 19, newer than the version 18 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
-		isnt($ret, 0, 'format version 18: a query through the index fails');
-		like($err, $new_format, 'format version 18: the query says why and what to do');
+		isnt($ret, 0, 'format version 19: a query through the index fails');
+		like($err, $new_format, 'format version 19: the query says why and what to do');
 		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		like($err, $new_format, 'format version 18: so does bloomidx_verify');
+		like($err, $new_format, 'format version 19: so does bloomidx_verify');
 	});
 
 # An index of the previous on-disk format (12: filter groups of 15 slots,
@@ -408,7 +408,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 12) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 17 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 18 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 12: a query through the index fails');
 		like($err, $old_format, 'format version 12: the query says to REINDEX');
@@ -761,11 +761,18 @@ verify_index($node, 'pg_bl', 'pending groups');
 my @pg_slots = split /\n/, $node->safe_psql('postgres',
 	"SELECT substring(detail FROM '^pending page (\\d+)\$') FROM bloomidx_page_items('pg_bl', $pg_header) WHERE item_kind = 'slot' ORDER BY item");
 cmp_ok(scalar @pg_slots, '>=', 4, 'pending groups: the first group has slots');
-my %pg_column1 = map { $_ => 1 } split /\n/, $node->safe_psql('postgres',
-	qq{SELECT r.b FROM (SELECT substring(detail FROM '^block (\\d+)\$')::int AS b
+# Column 1's block rows: region page and row on it (8 rows of 127 blocks
+# of 8 bytes a page, format 18).
+my %pg_column1;
+for my $row (split /\n/, $node->safe_psql('postgres',
+	qq{SELECT r.b || ' ' || p.item FROM (SELECT substring(detail FROM '^block (\\d+)\$')::int AS b
 	                    FROM bloomidx_page_items('pg_bl', $pg_header) WHERE item_kind = 'region page') r,
 	           bloomidx_page_items('pg_bl', r.b) p
-	    WHERE p.item_kind = 'block row' AND p.detail LIKE 'column 1,%'});
+	    WHERE p.item_kind = 'block row' AND p.detail LIKE 'column 1,%'}))
+{
+	my ($blkno, $item) = split / /, $row;
+	push @{ $pg_column1{$blkno} }, $item;
+}
 cmp_ok(scalar keys %pg_column1, '>=', 1, 'pending groups: column 1 has region pages');
 # Entry 0 of slot 1's page: its row, and a query for its value of a.
 my $pg_tid = $node->safe_psql('postgres', "SELECT tid FROM bloomidx_page_items('pg_bl', $pg_slots[1]) WHERE item = 0");
@@ -782,9 +789,9 @@ sub with_pending_damage
 	return;
 }
 
-# Slot 1's blocks of column 1 zeroed on every region page of column 1 (a
-# block row a page: slot s's block at byte 24 + 64 s), each page's sum
-# (16-bit word i weighed 2i + 1) kept.
+# Slot 1's blocks of column 1 zeroed in every block row of column 1 (row
+# r of a page at byte 24 + 1,016 r, slot s's block 8 bytes at 8 s in it),
+# each page's sum (16-bit word i of the rows weighed 2i + 1) kept.
 with_pending_damage(
 	'pending filter',
 	sub {
@@ -792,7 +799,7 @@ with_pending_damage(
 		for my $blkno (keys %pg_column1)
 		{
 			my $sum = u16($b, $blkno * $BLCKSZ + $SPECIAL + 6);
-			for my $i (32 .. 63)
+			for my $i (map { my $w = $_ * 508 + 4; ($w .. $w + 3) } @{ $pg_column1{$blkno} })
 			{
 				my $at = $blkno * $BLCKSZ + 24 + 2 * $i;
 				$sum = ($sum - (2 * $i + 1) * u16($b, $at)) % 65536;

@@ -144,6 +144,25 @@ TEST(FilterPages, EveryValueFindsItsSlots)
         EXPECT_LE(probe(g, 2, low[v]).count(), 10u);
 }
 
+// A probe of some slots of a row (bloomidx_verify's, one segment's) is
+// the probe of every slot, less the others.
+TEST(FilterPages, ProbeWithinSomeSlots)
+{
+    std::mt19937_64 rng(24);
+    std::vector<uint8_t> row(kGroupSlots * kFilterBlockBytes);
+    for (auto &b : row)
+        b = static_cast<uint8_t>(rng() | rng()); // about 3/4 of the bits set
+    for (int t = 0; t < 200; t++) {
+        SlotMask within = SlotMask::none();
+        for (int i = 0; i < t % 40; i++)
+            within.set(static_cast<uint32_t>(rng() % kGroupSlots));
+        const uint32_t key = static_cast<uint32_t>(rng());
+        const uint32_t probes = 1 + t % 8;
+        SlotMask all = group_row_probe(row.data(), probes, kGroupSlots, key);
+        ASSERT_TRUE(group_row_probe_within(row.data(), probes, within, key) == (all & within)) << t;
+    }
+}
+
 TEST(FilterPages, ChecksCatchDamage)
 {
     std::mt19937_64 rng(22);
@@ -412,7 +431,7 @@ TEST(FilterPages, ComposedGroupIsTheMergedImage)
     for (uint32_t s = 0; s < nslots; s++) {
         int16_t map[kGroupSlots];
         std::fill(map, map + kGroupSlots, -1);
-        map[0] = static_cast<int8_t>(s);
+        map[0] = static_cast<int16_t>(s);
         for (uint32_t p = 0; p < headers[s].region_pages; p++)
             group_image_merge_page(image.data(), to, headers[s], p,
                                    one[s].pages[1 + p].b + kPageHeaderSize, map);
@@ -591,13 +610,13 @@ TEST(FilterPages, ListedRegionPages)
     EXPECT_EQ(filter_page_place(other.b, &group), -1);
 }
 
-// SlotMask: every capacity up to 128 slots, both words.
+// SlotMask: capacities up to its 1,024 slots, every word.
 TEST(SlotMask, SetsFirstAndOperators)
 {
-    for (uint32_t n : {0u, 1u, 15u, 63u, 64u, 65u, 127u, 128u}) {
+    for (uint32_t n : {0u, 1u, 15u, 63u, 64u, 65u, 127u, 128u, 500u, 1015u, 1016u, 1024u}) {
         SlotMask m = SlotMask::first(n);
         ASSERT_EQ(m.count(), n) << n;
-        for (uint32_t s = 0; s < 128; s++)
+        for (uint32_t s = 0; s < 64 * SlotMask::kWords; s++)
             ASSERT_EQ(m.has(s), s < n) << n << " " << s;
         ASSERT_EQ(m.any(), n > 0);
     }

@@ -52,9 +52,11 @@ TEST(SegmentFilter, MeasuredRateMatchesTheFormula)
             hits += filter_may_contain(f.data(), nblocks, k, rng());
         double measured = double(hits) / absent;
         // The block count rounds up, so the filter may be a little better.
+        // Within 4 %: probes drawn with repeats measured 5 to 7 % above the
+        // formula (2.08 % for 2 %), which fails here.
         double predicted = filter_rate(double(nblocks) * kFilterBlockBits / keys, k);
-        EXPECT_NEAR(measured, predicted, predicted * 0.15) << "rate " << rate;
-        EXPECT_LE(measured, rate * 1.15) << "rate " << rate;
+        EXPECT_NEAR(measured, predicted, predicted * 0.04) << "rate " << rate;
+        EXPECT_LE(measured, rate * 1.04) << "rate " << rate;
     }
 }
 
