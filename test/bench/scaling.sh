@@ -69,7 +69,7 @@ build() {
 # queries TABLE LABEL [SETTING]: one markdown row per query (SETTING: set first).
 queries() {
 	q -F ' | ' -c "${3:+SET $3}" -c "SELECT '| $2 | ' || query, round(exec_ms::numeric, 3), round(node_ms::numeric, 3),
-	                      buffers::bigint, nrows::bigint || ' |'
+	                      CASE WHEN buffers = floor(buffers) THEN buffers::bigint::text ELSE round(buffers::numeric, 1)::text END, nrows::bigint || ' |'
 	               FROM scaling_queries('$1', $RUNS)"
 }
 
