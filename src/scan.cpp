@@ -499,7 +499,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	Relation	index = scan->indexRelation;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
-	bloomidx_read_directory(index, &nblocks, &so->dir);
+	bloomidx_read_directory_for_scan(index, &nblocks, &so->dir);
 	bloomidx_debug_pause(PAUSE_SCAN_DIRECTORY);
 
 	/*

@@ -338,6 +338,17 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	IndexFreeSpaceMapVacuum(index);
 }
 
+/* Whether the directory has pages past the metapage's entries. */
+static bool
+has_directory_pages(Relation index)
+{
+	Buffer		buffer = bloomidx_lock_metapage(index, BUFFER_LOCK_SHARE);
+	bool		pages = bloomidx::directory_page_list((uint8 *) BufferGetPage(buffer))->count > 0;
+
+	UnlockReleaseBuffer(buffer);
+	return pages;
+}
+
 IndexBulkDeleteResult *
 bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
@@ -348,7 +359,23 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	LockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	/* Pending pages given room must leave the pending groups first (pending_filters.cpp). */
 	bloomidx_pending_filters_drop(info->index);
+
+	/*
+	 * The live counts of entries on directory pages are lowered in place,
+	 * within a generation, and scans keep those pages' entries for a
+	 * generation (header_cache.cpp): the generation moves on before (what
+	 * a crash in an earlier VACUUM left kept, on a standby, goes) and
+	 * after (what was kept meanwhile goes), so that no kept count outlives
+	 * the removals into the table's truncation, which would leave a dead
+	 * row's TID past the table's end.
+	 */
+	bool		directory_pages = has_directory_pages(info->index);
+
+	if (directory_pages)
+		(void) bloomidx_publish_generation(info->index);
 	visit_pages(info, stats, callback, callback_state);
+	if (directory_pages)
+		(void) bloomidx_publish_generation(info->index);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;
 }

@@ -35,10 +35,11 @@ names_block_past(const DirectoryCopy *copy, uint32 nslices, BlockNumber nblocks,
  * pages are added before the metapage names them), so it covers every
  * block the copy names.
  */
-void
-bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+static void
+read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy, bool kept)
 {
 	uint32		nslices;
+	bool		from_cache = false;
 
 	do
 	{
@@ -57,7 +58,8 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 		UnlockReleaseBuffer(buffer);
 		if (copy->pages.count > 0)
 			bloomidx_debug_pause(PAUSE_DIRECTORY_PAGES);
-	} while (!bloomidx_read_directory_pages(index, nblocks, copy));
+		from_cache = kept && copy->pages.count > 0 && bloomidx_cached_directory_pages(index, copy);
+	} while (!from_cache && !bloomidx_read_directory_pages(index, nblocks, copy));
 
 	/*
 	 * Blocks the copy names are below the length now: the index shrinks only
@@ -82,6 +84,32 @@ bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *cop
 										 bloomidx::PageProblem::BadDirectory);
 		}
 	}
+}
+
+/*
+ * The directory as it is now (a publish reads it so, and so does every
+ * caller that acts on its live counts).
+ */
+void
+bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+{
+	read_directory(index, nblocks, copy, false);
+}
+
+/*
+ * The directory for a scan: the directory pages' entries from what this
+ * backend kept of the same generation (header_cache.cpp), else read and
+ * then kept.  A kept live count may be a running VACUUM's removals behind
+ * (as a copy taken before that VACUUM would be): VACUUM moves the
+ * generation on when it is done, before the table's truncation could
+ * leave a dead row's TID past its end.
+ */
+void
+bloomidx_read_directory_for_scan(Relation index, BlockNumber *nblocks, DirectoryCopy *copy)
+{
+	read_directory(index, nblocks, copy, true);
+	if (copy->pages.count > 0)
+		bloomidx_keep_directory_pages(index, copy);
 }
 
 /* One directory entry's share of DirectoryStats. */
@@ -352,6 +380,18 @@ bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 nslice
 			bloomidx_report_corrupted_page(index, bloomidx::kMetaBlock,
 										   psprintf("Extent %u of the metapage's free list overlaps pages in use.",
 													i));
+}
+
+/*
+ * Publishes no change but the generation's: VACUUM, before and after it
+ * lowers live counts in place, so that no scan keeps a directory page's
+ * entries across its removals (header_cache.cpp).  Returns the new
+ * generation.
+ */
+uint32
+bloomidx_publish_generation(Relation index)
+{
+	return bloomidx_publish_free_extents(index, NULL, 0, NULL, 0);
 }
 
 /*

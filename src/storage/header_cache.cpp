@@ -1,6 +1,7 @@
 /*
- * header_cache.cpp: the filter groups' header pages a backend's scans
- * read, kept from one scan of an index to the next.  Every scan read the
+ * header_cache.cpp: the filter groups' header pages and the directory
+ * pages' entries a backend's scans read, kept from one scan of an index
+ * to the next.  Every scan read the
  * header page of each group it asked before the group's first region
  * page: at 1,953 segments 19 of a 2-column miss's 63 buffers, each pinned,
  * locked, checked and copied again for every query.  btree keeps its
@@ -20,15 +21,24 @@
  * backend that can have scanned it, and on its relcache invalidation, as
  * is an index dropped or rebuilt, so that the file in the key is a second
  * line of defence (an index given a dropped one's OID and file number
- * after OID wraparound, had this backend missed the invalidation).  The directory pages are not kept: VACUUM
- * changes their live counts in place, within a generation.
+ * after OID wraparound, had this backend missed the invalidation).
+ *
+ * The directory pages' entries (past the metapage's 224) are what a scan
+ * read of them at the generation; VACUUM alone changes them within one,
+ * lowering live counts in place, and it moves the generation on before
+ * and after (vacuum.cpp), so a kept count is at most a running VACUUM's
+ * removals behind, as a copy taken before that VACUUM would be, and none
+ * survives into the table's truncation.  Only scans take them
+ * (bloomidx_read_directory_for_scan): a publish, and everything that acts
+ * on the counts, reads the pages.
  *
  * What it costs: a context under TopMemoryContext ("bloomidx filter group
  * headers"), at most HEADER_CACHE_BYTES an index (a full build group's
  * header takes 4,236 bytes, so about 60 groups, 61,000 segments, beside
  * their 16 bytes each in the sorted array) for the last CACHED_INDEXES indexes a
- * backend scanned; what does not fit is read as before, and so is every
- * header when the arrays cannot grow.  A scan copies out
+ * backend scanned, and DIRECTORY_CACHE_BYTES of directory entries; what
+ * does not fit is read as before, and so is every header when the arrays
+ * cannot grow.  A scan copies out
  * of it and keeps no pointer into it.  bloomidx.debug_group_header_cache
  * turns it off, for comparisons.
  */
@@ -44,6 +54,8 @@ extern "C" {
 #define CACHED_INDEXES 8
 /* An index's kept headers, at most. */
 #define HEADER_CACHE_BYTES ((Size) 256 * 1024)
+/* An index's kept directory entries past the metapage's, at most (all of 32,228 segments'). */
+#define DIRECTORY_CACHE_BYTES ((Size) 1024 * 1024)
 
 /* A kept header page: its block and group, and where its bytes are. */
 typedef struct KeptHeader
@@ -66,6 +78,9 @@ typedef struct IndexHeaders
 	char	   *bytes;
 	Size		bytes_used;
 	Size		bytes_room;
+	/* The directory pages' entries (those past the metapage's), if kept. */
+	bloomidx::SegmentEntry *dir_entries;
+	uint32		dir_nentries;
 } IndexHeaders;
 
 static IndexHeaders kept[CACHED_INDEXES];
@@ -80,6 +95,8 @@ forget(IndexHeaders *p)
 		pfree(p->headers);
 	if (p->bytes != NULL)
 		pfree(p->bytes);
+	if (p->dir_entries != NULL)
+		pfree(p->dir_entries);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -292,4 +309,54 @@ bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 	memcpy(p->bytes + p->bytes_used, copy, length);
 	p->bytes_used += length;
 	p->nheaders++;
+}
+
+/*
+ * Copies into copy->entries the entries past the metapage's that a scan
+ * of the copy's generation read from the directory pages and checked
+ * (bloomidx_keep_directory_pages): true when kept.  Within a generation
+ * only VACUUM changes them, lowering live counts in place, and it moves
+ * the generation on before and after it does (vacuum.cpp), so a kept
+ * count is one the directory had during this generation: at most a
+ * VACUUM's removals behind, as a copy a scan took before that VACUUM.
+ */
+bool
+bloomidx_cached_directory_pages(Relation index, DirectoryCopy *copy)
+{
+	IndexHeaders *p = slot_of(index, copy->header.generation, false);
+	uint32		n = copy->header.nsegments;
+
+	if (p == NULL || p->dir_entries == NULL || n <= bloomidx::kInlineSegments ||
+		p->dir_nentries != n - bloomidx::kInlineSegments)
+		return false;
+	memcpy(&copy->entries[bloomidx::kInlineSegments], p->dir_entries,
+		   p->dir_nentries * sizeof(bloomidx::SegmentEntry));
+	return true;
+}
+
+/* Keeps the directory pages' entries a scan just read and checked into copy. */
+void
+bloomidx_keep_directory_pages(Relation index, const DirectoryCopy *copy)
+{
+	uint32		n = copy->header.nsegments;
+
+	if (n <= bloomidx::kInlineSegments ||
+		(Size) (n - bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry) > DIRECTORY_CACHE_BYTES)
+		return;
+
+	IndexHeaders *p = slot_of(index, copy->header.generation, true);
+
+	if (p == NULL || p->dir_entries != NULL)
+		return;
+
+	uint32		count = n - bloomidx::kInlineSegments;
+	bloomidx::SegmentEntry *entries = (bloomidx::SegmentEntry *)
+		alloc_or_null(count * sizeof(bloomidx::SegmentEntry));
+
+	if (entries == NULL)
+		return;
+	memcpy(entries, &copy->entries[bloomidx::kInlineSegments],
+		   count * sizeof(bloomidx::SegmentEntry));
+	p->dir_entries = entries;
+	p->dir_nentries = count;
 }

@@ -128,6 +128,9 @@ struct DirectoryCopy
 };
 
 void		bloomidx_read_directory(Relation index, BlockNumber *nblocks, DirectoryCopy *copy);
+void		bloomidx_read_directory_for_scan(Relation index, BlockNumber *nblocks,
+											 DirectoryCopy *copy);
+uint32		bloomidx_publish_generation(Relation index);
 
 typedef struct DirectoryStats
 {
@@ -444,9 +447,9 @@ bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints 
 
 /*
  * ---------------------------------------------------------------------
- * header_cache.cpp: the filter groups' header pages a backend's scans
- * read, kept for one generation of the directory of each of the last few
- * indexes scanned.
+ * header_cache.cpp: the filter groups' header pages and the directory
+ * pages' entries a backend's scans read, kept for one generation of the
+ * directory of each of the last few indexes scanned.
  * ---------------------------------------------------------------------
  */
 bool		bloomidx_cached_group_header(Relation index, uint32 generation, BlockNumber blkno,
@@ -456,6 +459,8 @@ bool		bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber 
 void		bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 									   uint32 group_id, const char *copy);
 void		bloomidx_forget_group_headers(Relation index);
+bool		bloomidx_cached_directory_pages(Relation index, DirectoryCopy *copy);
+void		bloomidx_keep_directory_pages(Relation index, const DirectoryCopy *copy);
 void		bloomidx_header_cache_init(void);
 
 /*

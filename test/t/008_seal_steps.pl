@@ -297,9 +297,9 @@ my $pending_group_pages = $node->safe_psql('postgres',
 	"SELECT count(*) FROM generate_series(1, ($size_sql) - 1) b, "
 	  . "LATERAL (SELECT detail FROM bloomidx_page_items('t_bloomidx', b::int) WHERE item IS NULL) k "
 	  . "WHERE k.detail LIKE 'pending group %'");
-is($pages_loaded - $pending_group_pages, $pages_before,
+cmp_ok($pages_loaded - $pending_group_pages, '<=', $pages_before,
 	"the new rows' pending pages took free pages ($pages_before pages before, $pages_loaded after, "
-	  . "$pending_group_pages of pending groups)");
+	  . "$pending_group_pages of pending groups, which may take a free page too)");
 $node->safe_psql('postgres', "$seal_gucs SELECT bloomidx_seal('t_bloomidx')");
 $node->safe_psql('postgres', "$seal_gucs VACUUM t");
 check_answers('at the end');
