@@ -58,10 +58,11 @@ SELECT * FROM abc_check('hc', 24);
 
 -- The directory pages' entries (past 224) are kept too, for a generation.
 -- VACUUM lowers their live counts in place, so it moves the generation on
--- before and after (vacuum.cpp): a scan that took an old count would skip
--- the segment's live page and return its deleted rows' TIDs, here past
--- the end of the table VACUUM truncated (an XX002 error; the generation
--- moves by those two alone here, no merge publishing).  240 segments; the
+-- after a pass that lowered one (vacuum.cpp): a scan that took an old
+-- count would skip the segment's live page and return its deleted rows'
+-- TIDs, here past the end of the table VACUUM truncated (an XX002 error
+-- from another session's scan; the generation moves by that one alone
+-- here, no merge publishing).  240 segments; the
 -- last 120 rows are wide and end the table.  First an index of them
 -- without filters, so that a query reads no group header: a warm one
 -- reads its directory page fewer, and nothing else.

@@ -122,7 +122,7 @@ static uint32
 visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nslices,
 			  BlockNumber nblocks, IndexBulkDeleteResult *stats,
 			  IndexBulkDeleteCallback callback, void *callback_state,
-			  BufferAccessStrategy strategy)
+			  BufferAccessStrategy strategy, bool *page_entry_lowered)
 {
 	const bloomidx::SegmentEntry *entry = &dir->entries[slot];
 
@@ -235,7 +235,11 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 				me->live_rows = (uint16) (me->live_rows - Min(cleared, (uint32) me->live_rows));
 				me->check = bloomidx::segment_entry_check(*me);
 				if (eblock != bloomidx::kMetaBlock)
+				{
 					bloomidx::directory_page_entry_changed(epage, place, before);
+					if (me->live_rows != before.live_rows)
+						*page_entry_lowered = true;
+				}
 				GenericXLogFinish(xlog);
 				stats->tuples_removed += cleared;
 				live = me->live_rows;
@@ -273,7 +277,7 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
  */
 static void
 visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-			IndexBulkDeleteCallback callback, void *callback_state)
+			IndexBulkDeleteCallback callback, void *callback_state, bool *page_entry_lowered)
 {
 	Relation	index = info->index;
 
@@ -293,7 +297,8 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	for (uint32 i = 0; i < dir->header.nsegments; i++)
 		stats->num_index_tuples += visit_segment(index, dir, i,
 												 meta.signature_bits, nblocks, stats,
-												 callback, callback_state, info->strategy);
+												 callback, callback_state, info->strategy,
+												 page_entry_lowered);
 
 	/* Pages are linked behind the tail meanwhile, never taken from the list. */
 	PendingWalk walk;
@@ -338,17 +343,6 @@ visit_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	IndexFreeSpaceMapVacuum(index);
 }
 
-/* Whether the directory has pages past the metapage's entries. */
-static bool
-has_directory_pages(Relation index)
-{
-	Buffer		buffer = bloomidx_lock_metapage(index, BUFFER_LOCK_SHARE);
-	bool		pages = bloomidx::directory_page_list((uint8 *) BufferGetPage(buffer))->count > 0;
-
-	UnlockReleaseBuffer(buffer);
-	return pages;
-}
-
 IndexBulkDeleteResult *
 bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
@@ -363,18 +357,19 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	/*
 	 * The live counts of entries on directory pages are lowered in place,
 	 * within a generation, and scans keep those pages' entries for a
-	 * generation (header_cache.cpp): the generation moves on before (what
-	 * a crash in an earlier VACUUM left kept, on a standby, goes) and
-	 * after (what was kept meanwhile goes), so that no kept count outlives
-	 * the removals into the table's truncation, which would leave a dead
-	 * row's TID past the table's end.
+	 * generation (header_cache.cpp): when this pass lowered one, the
+	 * generation moves on after it, so that what scans kept before goes
+	 * before the table's truncation could leave a dead row's TID past the
+	 * table's end.  Enough: a scan holds the table while it runs, the
+	 * truncation needs it alone, and the heap truncates no dead row's page
+	 * before an index pass that ends here (a pass cut short by a crash or
+	 * a cancel leaves its rows LP_DEAD, for the next one).  (A review of
+	 * the change, which tried it on a primary and a standby.)
 	 */
-	bool		directory_pages = has_directory_pages(info->index);
+	bool		page_entry_lowered = false;
 
-	if (directory_pages)
-		(void) bloomidx_publish_generation(info->index);
-	visit_pages(info, stats, callback, callback_state);
-	if (directory_pages)
+	visit_pages(info, stats, callback, callback_state, &page_entry_lowered);
+	if (page_entry_lowered)
 		(void) bloomidx_publish_generation(info->index);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	return stats;
@@ -398,7 +393,7 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 	{
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-		visit_pages(info, stats, NULL, NULL);
+		visit_pages(info, stats, NULL, NULL, NULL);
 	}
 	/* Pages a crashed or failed seal or merge left behind are freed. */
 	bloomidx_sweep(info->index, info->strategy, stats);

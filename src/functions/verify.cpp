@@ -456,7 +456,8 @@ check_slice_arg(const uint8 *page, const void *arg)
 /*
  * A segment's live rows by its live page and by its directory entry, when
  * the copies disagree: VACUUM clears live bits and the entry's count in
- * one record without a new generation, so it may have run between the
+ * one record (then moves the generation on once its pass is done, when it
+ * lowered an entry on a directory page), so it may have run between the
  * directory copy and the page's.  Both are read again together (the live
  * page, then the metapage: VACUUM's order).  They must agree, unless the
  * segment left the directory meanwhile (false: start again).

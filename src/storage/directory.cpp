@@ -383,10 +383,10 @@ bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 nslice
 }
 
 /*
- * Publishes no change but the generation's: VACUUM, before and after it
- * lowers live counts in place, so that no scan keeps a directory page's
- * entries across its removals (header_cache.cpp).  Returns the new
- * generation.
+ * Publishes no change but the generation's: VACUUM, after a pass that
+ * lowered live counts on directory pages in place, so that no scan keeps
+ * those pages' entries past its removals (header_cache.cpp).  Returns the
+ * new generation.
  */
 uint32
 bloomidx_publish_generation(Relation index)

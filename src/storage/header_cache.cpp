@@ -25,10 +25,10 @@
  *
  * The directory pages' entries (past the metapage's 224) are what a scan
  * read of them at the generation; VACUUM alone changes them within one,
- * lowering live counts in place, and it moves the generation on before
- * and after (vacuum.cpp), so a kept count is at most a running VACUUM's
- * removals behind, as a copy taken before that VACUUM would be, and none
- * survives into the table's truncation.  Only scans take them
+ * lowering live counts in place, and it moves the generation on after a
+ * pass that lowered one (vacuum.cpp), so a kept count is at most a running
+ * VACUUM's removals behind, as a copy taken before that VACUUM would be,
+ * and none survives into the table's truncation.  Only scans take them
  * (bloomidx_read_directory_for_scan): a publish, and everything that acts
  * on the counts, reads the pages.
  *
@@ -316,7 +316,7 @@ bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
  * of the copy's generation read from the directory pages and checked
  * (bloomidx_keep_directory_pages): true when kept.  Within a generation
  * only VACUUM changes them, lowering live counts in place, and it moves
- * the generation on before and after it does (vacuum.cpp), so a kept
+ * the generation on once its pass is done (vacuum.cpp), so a kept
  * count is one the directory had during this generation: at most a
  * VACUUM's removals behind, as a copy a scan took before that VACUUM.
  */
