@@ -90,11 +90,18 @@ double filter_rate(double bits_per_key, uint32_t probes) noexcept
         unset[i] = unset[i - 1] * (n - probes) / n;
         choose[i] = choose[i - 1] * (probes - i + 1) / i;
     }
+    // u_i^j kept from j to j + 1 (a pow each took 8 ms a sizing search,
+    // which the first scan or insert of a backend pays).
+    double power[kFilterMaxProbes + 1];
+    for (uint32_t i = 0; i <= probes; i++)
+        power[i] = 1;
     double rate = 0, p = std::exp(-lambda); // P(j = 0)
     for (int j = 0; j <= last; j++) {
         double all_set = 0;
-        for (uint32_t i = 0; i <= probes; i++)
-            all_set += ((i & 1) ? -1.0 : 1.0) * choose[i] * std::pow(unset[i], j);
+        for (uint32_t i = 0; i <= probes; i++) {
+            all_set += ((i & 1) ? -1.0 : 1.0) * choose[i] * power[i];
+            power[i] *= unset[i];
+        }
         rate += p * (all_set > 0 ? all_set : 0);
         p *= lambda / (j + 1);
     }
