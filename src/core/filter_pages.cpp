@@ -142,6 +142,16 @@ inline uint32_t table_home(uint32_t id, uint32_t mask) noexcept
     return static_cast<uint32_t>((uint64_t{id} * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
 
+// The first place of `id` among ids through the table, or n when none.
+inline uint32_t table_find(const uint32_t *table, uint32_t mask, const uint32_t *ids, uint32_t n,
+                           uint32_t id) noexcept
+{
+    for (uint32_t at = table_home(id, mask); table[at] != 0; at = (at + 1) & mask)
+        if (ids[table[at] - 1] == id)
+            return table[at] - 1;
+    return n;
+}
+
 } // namespace
 
 void group_segments_slot_ranges(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
@@ -164,27 +174,17 @@ void group_segments_slot_ranges(const FilterGroupHeader &h, const uint32_t *ids,
         }
     }
     for (uint32_t s = 0; s < h.slots_taken && s < kGroupSlots; s++) {
-        const uint32_t id = h.slot_segment[s];
-        for (uint32_t at = table_home(id, mask); table[at] != 0; at = (at + 1) & mask) {
-            const uint32_t j = table[at] - 1;
-            if (ids[j] != id)
-                continue;
-            SlotRange &r = ranges[j];
-            if (r.is_empty())
-                r.first = static_cast<uint16_t>(s);
-            r.last = static_cast<uint16_t>(s); // slots ascend
-            break;
-        }
-    }
-    for (uint32_t j = 0; j < n; j++) {
-        if (!ranges[j].is_empty())
+        const uint32_t j = table_find(table, mask, ids, n, h.slot_segment[s]);
+        if (j == n)
             continue;
-        for (uint32_t at = table_home(ids[j], mask); table[at] != 0; at = (at + 1) & mask)
-            if (ids[table[at] - 1] == ids[j]) {
-                ranges[j] = ranges[table[at] - 1];
-                break;
-            }
+        SlotRange &r = ranges[j];
+        if (r.is_empty())
+            r.first = static_cast<uint16_t>(s);
+        r.last = static_cast<uint16_t>(s); // slots ascend
     }
+    for (uint32_t j = 0; j < n; j++)
+        if (ranges[j].is_empty())
+            ranges[j] = ranges[table_find(table, mask, ids, n, ids[j])];
 }
 
 void sort_group_order(uint64_t *keys, uint32_t n) noexcept
