@@ -617,7 +617,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	 * buffers (a temporary index's local buffers are private and few).
 	 */
 	BufferHints *hints = bas == NULL && !RelationUsesLocalBuffers(index)
-		? bloomidx_buffer_hints(index, nblocks) : NULL;
+		? bloomidx_buffer_hints(index) : NULL;
 
 	/*
 	 * A pass that met a recycled page starts again, and the next takes the

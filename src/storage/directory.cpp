@@ -127,9 +127,12 @@ add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
  * What the planner needs of the directory (src/cost.cpp): segments (and those
  * with filters), their rows and live rows, and pending pages, read under a
  * short share lock of the metapage, as GIN's cost estimate reads its
- * metapage, then from the directory pages (one share lock at a time).
- * Little is checked here: a damaged or replaced directory only skews an
- * estimate, and the scan that follows reports damage.
+ * metapage, then from the directory pages' entries this backend's scans
+ * kept for the metapage's generation (header_cache.cpp), else from the
+ * pages (one share lock at a time): planning does not read more pages as
+ * the index grows.  Little is checked here: a damaged or replaced
+ * directory only skews an estimate, and the scan that follows reports
+ * damage.
  */
 void
 bloomidx_directory_stats(Relation index, DirectoryStats *stats)
@@ -151,7 +154,20 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 		add_entry_stats(stats, &bloomidx::directory_entries(page)[i]);
 	stats->pending_pages = d->pending_pages;
 	stats->pending_groups = bloomidx::pending_filters(page)->first_group != bloomidx::kMetaBlock;
+
+	uint32		generation = d->generation,
+				nsegments = d->nsegments;
+
 	UnlockReleaseBuffer(buffer);
+
+	const bloomidx::SegmentEntry *kept = bloomidx_kept_directory_entries(index, generation, nsegments);
+
+	if (kept != NULL)
+	{
+		for (uint32 i = 0; i < nsegments - bloomidx::kInlineSegments; i++)
+			add_entry_stats(stats, &kept[i]);
+		return;
+	}
 
 	if (pages.check != bloomidx::directory_page_list_check(pages))
 		return;

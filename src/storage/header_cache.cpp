@@ -323,15 +323,32 @@ bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 bool
 bloomidx_cached_directory_pages(Relation index, DirectoryCopy *copy)
 {
-	IndexHeaders *p = slot_of(index, copy->header.generation, false);
 	uint32		n = copy->header.nsegments;
+	const bloomidx::SegmentEntry *kept_entries =
+		bloomidx_kept_directory_entries(index, copy->header.generation, n);
 
-	if (p == NULL || p->dir_entries == NULL || n <= bloomidx::kInlineSegments ||
-		p->dir_nentries != n - bloomidx::kInlineSegments)
+	if (kept_entries == NULL)
 		return false;
-	memcpy(&copy->entries[bloomidx::kInlineSegments], p->dir_entries,
-		   p->dir_nentries * sizeof(bloomidx::SegmentEntry));
+	memcpy(&copy->entries[bloomidx::kInlineSegments], kept_entries,
+		   (n - bloomidx::kInlineSegments) * sizeof(bloomidx::SegmentEntry));
 	return true;
+}
+
+/*
+ * The kept entries past the metapage's of an index of nsegments segments
+ * at `generation` (read only, valid until the next scan): NULL when none
+ * are kept.  For the planner's sums (bloomidx_directory_stats), which
+ * then read no directory page.
+ */
+const bloomidx::SegmentEntry *
+bloomidx_kept_directory_entries(Relation index, uint32 generation, uint32 nsegments)
+{
+	IndexHeaders *p = slot_of(index, generation, false);
+
+	if (p == NULL || p->dir_entries == NULL || nsegments <= bloomidx::kInlineSegments ||
+		p->dir_nentries != nsegments - bloomidx::kInlineSegments)
+		return NULL;
+	return p->dir_entries;
 }
 
 /* Keeps the directory pages' entries a scan just read and checked into copy. */

@@ -55,16 +55,72 @@ bloomidx_segment_scan_work(void)
 }
 
 /*
+ * Slice pages and_slices keeps pinned, unlocked, from one pass to the
+ * next.  Packed slices share pages (a segment of 1,024 rows holds its
+ * slices in two), and the one-slice passes after the first would pin
+ * such a page again for each of its slices: a 2-column query over a
+ * small segment its filters let through pinned 3 pages 10 times.  A page
+ * taken again is locked and checked again (another backend may have
+ * recycled it meanwhile: a pin keeps it in its buffer, not unchanged);
+ * only its pin is saved.
+ */
+#define KEPT_SLICE_PAGES 8
+
+typedef struct SlicePins
+{
+	uint32		n;
+	Buffer		buffers[KEPT_SLICE_PAGES];
+} SlicePins;
+
+/* Keeps buffer's pin (its lock let go) in *pins, the oldest let go when full. */
+static void
+keep_slice_pin(SlicePins *pins, Buffer buffer)
+{
+	if (pins->n == KEPT_SLICE_PAGES)
+	{
+		ReleaseBuffer(pins->buffers[0]);
+		memmove(&pins->buffers[0], &pins->buffers[1], (KEPT_SLICE_PAGES - 1) * sizeof(Buffer));
+		pins->n--;
+	}
+	pins->buffers[pins->n++] = buffer;
+}
+
+/* Takes the pin on block blkno out of *pins: InvalidBuffer when none is kept. */
+static Buffer
+take_slice_pin(SlicePins *pins, BlockNumber blkno)
+{
+	for (uint32 i = 0; pins != NULL && i < pins->n; i++)
+		if (BufferGetBlockNumber(pins->buffers[i]) == blkno)
+		{
+			Buffer		buffer = pins->buffers[i];
+
+			pins->buffers[i] = pins->buffers[--pins->n];
+			return buffer;
+		}
+	return InvalidBuffer;
+}
+
+static void
+release_slice_pins(SlicePins *pins)
+{
+	for (uint32 i = 0; i < pins->n; i++)
+		ReleaseBuffer(pins->buffers[i]);
+	pins->n = 0;
+}
+
+/*
  * The bits of slice j of the segment in *words: its page pinned,
  * share-locked and checked (its sum once per page image, where the hints
  * allow), unless one of buffers[0..*nlocked) holds it already (packed
  * slices share pages); else locked into buffers[*nlocked], *nlocked one
- * more, and locked whatever the answer: the caller releases them.  *blkno:
- * the page's block.
+ * more, and locked whatever the answer: the caller releases them.  The
+ * pin is taken from *pins when it keeps the page's (pins may be NULL).
+ * *blkno: the page's block.
  */
 static bloomidx::PageProblem
 lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHints *hints,
-		   Buffer *buffers, uint32 *nlocked, const uint64 **words, BlockNumber *blkno)
+		   SlicePins *pins, Buffer *buffers, uint32 *nlocked, const uint64 **words,
+		   BlockNumber *blkno)
 {
 	bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
 
@@ -76,8 +132,10 @@ lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHint
 			return bloomidx::PageProblem::None;
 		}
 
-	Buffer		buffer = bloomidx_read_page(index, *blkno, NULL, hints);
+	Buffer		buffer = take_slice_pin(pins, *blkno);
 
+	if (!BufferIsValid(buffer))
+		buffer = bloomidx_read_page(index, *blkno, NULL, hints);
 	buffers[(*nlocked)++] = buffer;
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	Page		page = BufferGetPage(buffer);
@@ -126,6 +184,8 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 		   BufferHints *hints, bool prefetch, BlockNumber nblocks, uint32 *candidates,
 		   bool *recycled)
 {
+	SlicePins	pins = {0, {}};
+
 	memcpy(result, work->cur, sizeof(work->cur));
 	*candidates = 1;
 	for (uint32 first = 0, n; first < npositions && *candidates > 0; first += n)
@@ -139,7 +199,7 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 
 		for (uint32 i = 0; i < n; i++)
 		{
-			problem = lock_slice(index, e, positions[first + i], hints, buffers, &locked,
+			problem = lock_slice(index, e, positions[first + i], hints, &pins, buffers, &locked,
 								 &slices[i], &bad);
 			if (problem != bloomidx::PageProblem::None)
 				break;
@@ -153,15 +213,20 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 			*candidates = bloomidx::match_slices(and_, NULL, 0, work->next, e->rows, result);
 		}
 		for (uint32 i = 0; i < locked; i++)
-			UnlockReleaseBuffer(buffers[i]);
+		{
+			LockBuffer(buffers[i], BUFFER_LOCK_UNLOCK);
+			keep_slice_pin(&pins, buffers[i]);
+		}
 		if (problem != bloomidx::PageProblem::None)
 		{
+			release_slice_pins(&pins);
 			*recycled = bloomidx_page_was_recycled(index, bad, generation, problem);
 			return false;
 		}
 		if (prefetch && first == 0 && *candidates > 0 && npositions > n)
 			prefetch_slices(index, e, positions + n, npositions - n, nblocks, hints);
 	}
+	release_slice_pins(&pins);
 	return true;
 }
 
@@ -216,7 +281,7 @@ match_lists(Relation index, SegmentScanWork *work, const bloomidx::SliceQuery *q
 				uint16		j = list->positions[(Size) i * list->per_element + k];
 
 				/* Elements share slices, and slices pages: each page is locked once. */
-				problem = lock_slice(index, e, j, hints, work->list_buffers, &nlocked,
+				problem = lock_slice(index, e, j, hints, NULL, work->list_buffers, &nlocked,
 									 &work->element_words[nwords++], &bad);
 				if (problem != bloomidx::PageProblem::None)
 					break;

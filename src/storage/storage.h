@@ -460,6 +460,8 @@ void		bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber 
 									   uint32 group_id, const char *copy);
 void		bloomidx_forget_group_headers(Relation index);
 bool		bloomidx_cached_directory_pages(Relation index, DirectoryCopy *copy);
+const bloomidx::SegmentEntry *bloomidx_kept_directory_entries(Relation index, uint32 generation,
+															  uint32 nsegments);
 void		bloomidx_keep_directory_pages(Relation index, const DirectoryCopy *copy);
 void		bloomidx_header_cache_init(void);
 

@@ -87,15 +87,25 @@ void		bloomidx_init_data_page(Page page);
 Buffer		bloomidx_lock_metapage(Relation index, BloomidxLockMode mode);
 const bloomidx::MetaPageData *bloomidx_cached_meta(Relation index);
 
-/* Per data page: where this backend last found it, and when its sums passed. */
+/*
+ * Per data page a scan reads: where this backend last found it, and when
+ * its sums passed; a table of a bounded size (page.cpp).
+ */
+typedef struct BufferHint
+{
+	BlockNumber blkno;
+	Buffer		buffer;			/* InvalidBuffer: no hint in this slot */
+	XLogRecPtr	checked;		/* the page's LSN when its sums last passed; 0: never */
+} BufferHint;
+
 typedef struct BufferHints
 {
-	BlockNumber n;				/* blocks [0, n) have hints */
-	bool		trust_sums;		/* whether checked[] may be used */
-	Buffer	   *buffers;		/* InvalidBuffer: none yet */
-	XLogRecPtr *checked;		/* the page's LSN when its sums last passed; 0: never */
+	int			bits;			/* the table has 1 << bits slots */
+	uint32		evictions;		/* hints of other pages overwritten since it last grew */
+	bool		trust_sums;		/* whether checked may be used */
+	BufferHint *slots;
 } BufferHints;
-BufferHints *bloomidx_buffer_hints(Relation index, BlockNumber nblocks);
+BufferHints *bloomidx_buffer_hints(Relation index);
 bool		bloomidx_sums_checked_at_lsn(const BufferHints *hints, BlockNumber blkno, Page page);
 void		bloomidx_remember_sums_checked(BufferHints *hints, BlockNumber blkno, Page page);
 Buffer		bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
