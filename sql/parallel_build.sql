@@ -36,6 +36,15 @@ RESET client_min_messages;
 ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 
 SELECT bloomidx_verify('par_bl');
+-- Each participant's last filter group, partly filled, is the leader's to
+-- write (filter_write.cpp): the segments the three wrote share one group,
+-- of which a query reads a region page a key, where it read three.  (The
+-- leftovers the leader seals next each have a group of one slot.)
+SELECT count(*) FILTER (WHERE slots > 1) AS build_groups
+FROM (SELECT b, count(*) - 1 AS slots
+      FROM generate_series(1, pg_relation_size('par_bl') / 8192 - 1) b,
+           LATERAL bloomidx_page_items('par_bl', b::int) i
+      WHERE i.page_kind = 'filter group' GROUP BY b) g;
 -- Every row counted once; the segments nearly full but one (each
 -- participant's hold bloomidx.segment_rows rows; those sealed from the
 -- participants' leftovers, whole pages, at least a page fewer; the last

@@ -43,15 +43,6 @@ void		bloomidx_report_sizing(Relation index, bool warn);
  * ---------------------------------------------------------------------
  */
 
-/* Segment ids and directory slots, from one place for all participants. */
-typedef struct BuildSegmentIds
-{
-	slock_t		mutex;
-	uint32		next_id;		/* the next segment's id */
-	uint32		room;			/* directory slots left */
-	uint32		next_group_id;	/* the next filter group's (kFirstGroupId up) */
-} BuildSegmentIds;
-
 typedef struct BloomidxBuildPart
 {
 	BloomidxState state;

@@ -45,6 +45,7 @@ bloomidx_build_ids_init(BuildSegmentIds *ids)
 	ids->next_id = 1;
 	ids->next_group_id = bloomidx::kFirstGroupId;
 	ids->room = bloomidx::kMaxSegments;
+	ids->has_like = false;
 }
 
 void
@@ -157,16 +158,54 @@ rows_to_pending_pages(Relation index, BloomidxBuildPart *part)
 static void
 flush_filters(Relation index, BloomidxBuildPart *part)
 {
-	while (part->filters.nslots > 0)
-	{
-		uint32		group_id;
+	bloomidx_filter_group_flush_all(index, &part->filters, part->ids, part->entries, &part->writer);
+}
 
+/*
+ * Spools the filters of the segment just written (entry entry_index) for
+ * the part's group, writing the group when full.  A group starts from the
+ * block counts of the build's first segment, which every participant
+ * shares (BuildSegmentIds.like): the leader of a parallel build can then
+ * join their last groups (filter_write.cpp).
+ */
+static void
+spool_filters(Relation index, BloomidxBuildPart *part, uint32 entry_index)
+{
+	FilterGroupBuild *g = &part->filters;
+
+	if (!g->has_like)
+	{
 		SpinLockAcquire(&part->ids->mutex);
-		group_id = part->ids->next_group_id++;
+		if (part->ids->has_like)
+		{
+			memcpy(g->like, part->ids->like, sizeof(g->like));
+			g->has_like = true;
+		}
 		SpinLockRelease(&part->ids->mutex);
-		bloomidx_filter_group_flush(index, &part->filters, group_id, part->entries,
-									&part->writer);
 	}
+
+	FilterSpool spooled = bloomidx_filter_group_add(g, &part->state, &part->rows, entry_index);
+
+	if (spooled == FILTERS_NEED_NEW_GROUP)
+	{
+		flush_filters(index, part);
+		spooled = bloomidx_filter_group_add(g, &part->state, &part->rows, entry_index);
+	}
+	if (spooled != FILTERS_NONE && !g->has_like)
+	{
+		for (int c = 0; c < part->state.ncolumns; c++)
+			g->like[c] = g->slot_header[g->nslots - 1].columns[c].blocks;
+		g->has_like = true;
+		SpinLockAcquire(&part->ids->mutex);
+		if (!part->ids->has_like)
+		{
+			memcpy(part->ids->like, g->like, sizeof(g->like));
+			part->ids->has_like = true;
+		}
+		SpinLockRelease(&part->ids->mutex);
+	}
+	if (spooled == FILTERS_GROUP_FULL)
+		flush_filters(index, part);
 }
 
 /* Writes the gathered rows as a segment, if the directory has room for it. */
@@ -191,16 +230,7 @@ flush_segment(Relation index, BloomidxBuildPart *part)
 
 	bloomidx_write_segment(index, &part->state, &part->rows, id, &part->writer, NULL, NULL, NULL,
 						   false, &taken, &part->entries[id - 1]);
-	FilterSpool spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows,
-													id - 1);
-
-	if (spooled == FILTERS_NEED_NEW_GROUP)
-	{
-		flush_filters(index, part);
-		spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows, id - 1);
-	}
-	if (spooled == FILTERS_GROUP_FULL)
-		flush_filters(index, part);
+	spool_filters(index, part, id - 1);
 	part->nentries++;
 	/* Signatures are made by ORing bits into their slot: it must start at zero. */
 	memset(part->rows.signatures, 0, (Size) part->rows.nrows * part->rows.signature_bytes);
@@ -251,7 +281,9 @@ bloomidx_build_part_scan(BloomidxBuildPart *part, Relation heap, Relation index,
  * what all participants left, by the rule with every segment counted.
  * Sealing in the leader alone would pack the rows into fewer segments, but
  * the pending pages it frees stay in the file (up to a segment's worth a
- * participant), and its rows are written twice.
+ * participant), and its rows are written twice.  A parallel part's
+ * filters spooled last are left for the leader to write
+ * (bloomidx_filter_group_export, _import).
  */
 void
 bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool parallel)
@@ -260,7 +292,9 @@ bloomidx_build_part_finish(BloomidxBuildPart *part, Relation index, bool paralle
 		part->rows.nrows >= bloomidx_tail_segment_rows(&part->state,
 														parallel ? 0 : part->nentries))
 		flush_segment(index, part);
-	flush_filters(index, part);
+	/* A parallel part's last group is the leader's to write, joined with the others'. */
+	if (!parallel)
+		flush_filters(index, part);
 	rows_to_pending_pages(index, part);
 	if (bloomidx::page_opaque((uint8 *) part->page.data)->count > 0)
 		flush_page(index, part);

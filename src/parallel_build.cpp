@@ -23,6 +23,10 @@
  */
 #include "bloomidx.h"
 
+extern "C" {
+#include "storage/sharedfileset.h"
+}
+
 /* Keys of the shared memory table of contents. */
 #define KEY_SHARED			UINT64CONST(0xB1D5000000000001)
 #define KEY_SCAN			UINT64CONST(0xB1D5000000000002)
@@ -45,6 +49,7 @@ typedef struct ParallelBuildShared
 	double		index_tuples;
 	bool		broken_hot_chain;
 	BuildSegmentIds ids;		/* segment ids and directory slots, for all */
+	SharedFileSet fileset;		/* the workers' filter spools (filter_write.cpp) */
 } ParallelBuildShared;
 
 /* What a worker leaves the leader: its pending pages and its segments. */
@@ -53,6 +58,7 @@ typedef struct WorkerResult
 	BlockNumber pending_head;
 	BlockNumber pending_tail;
 	uint32		pending_pages;
+	FilterSlotsLeft filters;	/* its last filter slots, in its spool */
 } WorkerResult;
 
 /*
@@ -127,6 +133,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	shared->index_tuples = 0;
 	shared->broken_hot_chain = false;
 	bloomidx_build_ids_init(&shared->ids);
+	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
 
 	ParallelTableScanDesc pscan = (ParallelTableScanDesc) shm_toc_allocate(pcxt->toc, scan_size);
@@ -206,6 +213,26 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	leader->nentries = shared->ids.next_id - 1;
 	memcpy(own_entries, entries, leader->nentries * sizeof(bloomidx::SegmentEntry));
 	leader->entries = own_entries;
+
+	/*
+	 * Every participant's last filter group, partly filled, written by the
+	 * leader as few groups: the workers' spools are read before the file
+	 * set goes with the parallel context.
+	 */
+	BufFile   **spools = (BufFile **) palloc(Max(nworkers, 1) * sizeof(BufFile *));
+	int			nspools = 0;
+
+	for (int i = 0; i < nworkers; i++)
+		if (results[i].filters.nslots > 0)
+			spools[nspools++] = bloomidx_filter_group_import(&leader->filters, &shared->fileset.fs, i,
+															 &results[i].filters, index,
+															 leader->entries, leader->ids,
+															 &leader->writer);
+	bloomidx_filter_group_flush_all(index, &leader->filters, leader->ids, leader->entries,
+									&leader->writer);
+	for (int i = 0; i < nspools; i++)
+		BufFileClose(spools[i]);
+	pfree(spools);
 	leader->heap_tuples += shared->heap_tuples;
 	leader->index_tuples += shared->index_tuples;
 	if (shared->broken_hot_chain)
@@ -245,10 +272,13 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 
 	bloomidx_build_part_init(part, index, true, &shared->ids,
 							 (bloomidx::SegmentEntry *) shm_toc_lookup(toc, KEY_ENTRIES, false));
+	SharedFileSetAttach(&shared->fileset, seg);
+	bloomidx_filter_group_share(&part->filters, &shared->fileset.fs, ParallelWorkerNumber);
 	bloomidx_build_part_scan(part, heap, index, indexInfo, bloomidx_beginscan_parallel(heap, pscan),
 							 false);
 
 	bloomidx_build_part_finish(part, index, true);
+	bloomidx_filter_group_export(&part->filters, &result->filters);
 	result->pending_head = part->pending_head;
 	result->pending_tail = part->pending_tail;
 	result->pending_pages = part->pending_pages;

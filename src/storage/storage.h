@@ -283,15 +283,45 @@ bool		bloomidx_move_pending_page(Relation index, BlockNumber from, BlockNumber b
  * of up to kGroupSlots of them row by row from there.
  * ---------------------------------------------------------------------
  */
+/*
+ * Segment ids, directory slots and filter group ids, from one place for
+ * all of a build's participants (build_part.cpp); and the block counts
+ * their groups start from, the first segment's (so that the leader can
+ * join their last groups' slots into one).
+ */
+typedef struct BuildSegmentIds
+{
+	slock_t		mutex;
+	uint32		next_id;		/* the next segment's id */
+	uint32		room;			/* directory slots left */
+	uint32		next_group_id;	/* the next filter group's (kFirstGroupId up) */
+	bool		has_like;
+	uint16		like[INDEX_MAX_KEYS];
+} BuildSegmentIds;
+
 typedef struct FilterGroupBuild
 {
 	uint32		nslots;			/* segments spooled for the next group */
 	BufFile    *spool;			/* their filters, a one-slot group's rows each */
+	FileSet    *fileset;		/* a parallel build's: the spool is made there, by name */
+	int			participant;	/* its name's number */
+	bool		has_like;		/* like: the block counts a group starts from */
+	uint16		like[INDEX_MAX_KEYS];
 	bloomidx::FilterGroupHeader *slot_header;	/* [kGroupSlots] each one's own */
+	BufFile    *slot_spool[bloomidx::kGroupSlots];	/* where its rows are: spool, or
+													 * another participant's */
 	int			spool_file[bloomidx::kGroupSlots];	/* where its rows start */
 	off_t		spool_offset[bloomidx::kGroupSlots];
 	uint32		entry_index[bloomidx::kGroupSlots]; /* each slot's entry */
 } FilterGroupBuild;
+
+/* Where a parallel build's participant left its last slots (bloomidx_filter_group_export). */
+typedef struct FilterSlotsLeft
+{
+	uint32		nslots;
+	int			file;			/* in its spool: their headers, files, offsets, entries */
+	off_t		offset;
+} FilterSlotsLeft;
 
 double		bloomidx_filter_bits_per_key(Relation index);
 void		bloomidx_state_filters(BloomidxState *state, Relation index);
@@ -311,6 +341,15 @@ void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 gr
 										bloomidx::SegmentEntry *entries,
 										const BlockWriter *writer);
 void		bloomidx_filter_group_free(FilterGroupBuild *g);
+void		bloomidx_filter_group_share(FilterGroupBuild *g, FileSet *fileset, int participant);
+void		bloomidx_filter_group_export(FilterGroupBuild *g, FilterSlotsLeft *left);
+BufFile    *bloomidx_filter_group_import(FilterGroupBuild *g, FileSet *fileset, int participant,
+										 const FilterSlotsLeft *left, Relation index,
+										 bloomidx::SegmentEntry *entries, BuildSegmentIds *ids,
+										 const BlockWriter *writer);
+void		bloomidx_filter_group_flush_all(Relation index, FilterGroupBuild *g,
+											BuildSegmentIds *ids, bloomidx::SegmentEntry *entries,
+											const BlockWriter *writer);
 bool		bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 									 SegmentFilters *filters);
 void		bloomidx_free_unused_groups(Relation index, const DirectoryCopy *dir,
