@@ -37,14 +37,22 @@ ALTER EVENT TRIGGER bloomidx_ddl_check ENABLE ALWAYS;
 
 SELECT bloomidx_verify('par_bl');
 -- Each participant's last filter group, partly filled, is the leader's to
--- write (filter_write.cpp): the segments the three wrote share one group,
--- of which a query reads a region page a key, where it read three.  (The
--- leftovers the leader seals next each have a group of one slot.)
-SELECT count(*) FILTER (WHERE slots > 1) AS build_groups
+-- write (filter_write.cpp): the segments the workers wrote share one
+-- group, of which a query reads a region page a key, where it read one a
+-- worker.  (The leader takes no part here: taking part, it writes most
+-- segments before the workers start on this small table.  The leftovers
+-- it seals after each have a group of one slot.)
+SET parallel_leader_participation = off;
+CREATE INDEX par_groups ON par USING bloomidx (a, b, c) WITH (length = 96);
+RESET parallel_leader_participation;
+SELECT count(*) FILTER (WHERE slots > 1) AS build_groups, sum(slots) > 2 AS several_segments
 FROM (SELECT b, count(*) - 1 AS slots
-      FROM generate_series(1, pg_relation_size('par_bl') / 8192 - 1) b,
-           LATERAL bloomidx_page_items('par_bl', b::int) i
+      FROM generate_series(1, pg_relation_size('par_groups') / 8192 - 1) b,
+           LATERAL bloomidx_page_items('par_groups', b::int) i
       WHERE i.page_kind = 'filter group' GROUP BY b) g;
+SELECT bloomidx_verify('par_groups');
+SELECT index_vs_seqscan('SELECT id FROM par WHERE a = 17 AND c = ' || (SELECT c FROM par WHERE a = 17 LIMIT 1));
+DROP INDEX par_groups;
 -- Every row counted once; the segments nearly full but one (each
 -- participant's hold bloomidx.segment_rows rows; those sealed from the
 -- participants' leftovers, whole pages, at least a page fewer; the last

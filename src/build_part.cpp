@@ -161,48 +161,18 @@ flush_filters(Relation index, BloomidxBuildPart *part)
 	bloomidx_filter_group_flush_all(index, &part->filters, part->ids, part->entries, &part->writer);
 }
 
-/*
- * Spools the filters of the segment just written (entry entry_index) for
- * the part's group, writing the group when full.  A group starts from the
- * block counts of the build's first segment, which every participant
- * shares (BuildSegmentIds.like): the leader of a parallel build can then
- * join their last groups (filter_write.cpp).
- */
+/* Spools the filters of the segment just written (entry entry_index), writing full groups. */
 static void
 spool_filters(Relation index, BloomidxBuildPart *part, uint32 entry_index)
 {
-	FilterGroupBuild *g = &part->filters;
-
-	if (!g->has_like)
-	{
-		SpinLockAcquire(&part->ids->mutex);
-		if (part->ids->has_like)
-		{
-			memcpy(g->like, part->ids->like, sizeof(g->like));
-			g->has_like = true;
-		}
-		SpinLockRelease(&part->ids->mutex);
-	}
-
-	FilterSpool spooled = bloomidx_filter_group_add(g, &part->state, &part->rows, entry_index);
+	FilterSpool spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows,
+													entry_index);
 
 	if (spooled == FILTERS_NEED_NEW_GROUP)
 	{
 		flush_filters(index, part);
-		spooled = bloomidx_filter_group_add(g, &part->state, &part->rows, entry_index);
-	}
-	if (spooled != FILTERS_NONE && !g->has_like)
-	{
-		for (int c = 0; c < part->state.ncolumns; c++)
-			g->like[c] = g->slot_header[g->nslots - 1].columns[c].blocks;
-		g->has_like = true;
-		SpinLockAcquire(&part->ids->mutex);
-		if (!part->ids->has_like)
-		{
-			memcpy(part->ids->like, g->like, sizeof(g->like));
-			part->ids->has_like = true;
-		}
-		SpinLockRelease(&part->ids->mutex);
+		spooled = bloomidx_filter_group_add(&part->filters, &part->state, &part->rows,
+											entry_index);
 	}
 	if (spooled == FILTERS_GROUP_FULL)
 		flush_filters(index, part);

@@ -186,6 +186,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 
 	leader->ids = &shared->ids;
 	leader->entries = entries;
+	bloomidx_filter_group_share(&leader->filters, &shared->ids, NULL, -1);
 	/*
 	 * The scan's step of the progress ends with the leader's part of it; a
 	 * leader that takes no part waits for the workers' scans in it.
@@ -210,6 +211,7 @@ bloomidx_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int
 	own_ids->next_group_id = shared->ids.next_group_id;
 	own_ids->room = shared->ids.room;
 	leader->ids = own_ids;
+	bloomidx_filter_group_share(&leader->filters, NULL, NULL, -1);
 	leader->nentries = shared->ids.next_id - 1;
 	memcpy(own_entries, entries, leader->nentries * sizeof(bloomidx::SegmentEntry));
 	leader->entries = own_entries;
@@ -273,7 +275,8 @@ bloomidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	bloomidx_build_part_init(part, index, true, &shared->ids,
 							 (bloomidx::SegmentEntry *) shm_toc_lookup(toc, KEY_ENTRIES, false));
 	SharedFileSetAttach(&shared->fileset, seg);
-	bloomidx_filter_group_share(&part->filters, &shared->fileset.fs, ParallelWorkerNumber);
+	bloomidx_filter_group_share(&part->filters, &shared->ids, &shared->fileset.fs,
+								ParallelWorkerNumber);
 	bloomidx_build_part_scan(part, heap, index, indexInfo, bloomidx_beginscan_parallel(heap, pscan),
 							 false);
 

@@ -129,8 +129,8 @@ add_entry_stats(DirectoryStats *stats, const bloomidx::SegmentEntry *e)
  * short share lock of the metapage, as GIN's cost estimate reads its
  * metapage, then from the directory pages' entries this backend's scans
  * kept for the metapage's generation (header_cache.cpp), else from the
- * pages (one share lock at a time): planning does not read more pages as
- * the index grows.  Little is checked here: a damaged or replaced
+ * pages (one share lock at a time): once this backend has scanned the
+ * generation, planning does not read more pages as the index grows.  Little is checked here: a damaged or replaced
  * directory only skews an estimate, and the scan that follows reports
  * damage.
  */

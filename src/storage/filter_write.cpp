@@ -132,6 +132,34 @@ bloomidx_segment_filters(const BloomidxState *state, const SegmentRows *rows,
 	return true;
 }
 
+/*
+ * Takes the block counts every group of a parallel build starts from into
+ * g->like: those another participant shared, if any (true); else, given
+ * `mine` (this participant's first segment's filters, sized alone), shares
+ * those (false: g->like is mine's).  Under the spinlock, so that every
+ * participant takes the same counts.
+ */
+static bool
+take_shared_like(FilterGroupBuild *g, const bloomidx::FilterGroupHeader *mine)
+{
+	bool		taken = false;
+
+	SpinLockAcquire(&g->shared->mutex);
+	if (g->shared->has_like)
+	{
+		memcpy(g->like, g->shared->like, sizeof(g->like));
+		g->has_like = taken = true;
+	}
+	else if (mine != NULL)
+	{
+		for (uint32 c = 0; c < mine->ncolumns; c++)
+			g->shared->like[c] = g->like[c] = mine->columns[c].blocks;
+		g->shared->has_like = g->has_like = true;
+	}
+	SpinLockRelease(&g->shared->mutex);
+	return taken;
+}
+
 /* Seeks the spool to row `row` of the slot spooled at (file, offset). */
 static void
 seek_spool(BufFile *spool, int file, off_t offset, uint32 row)
@@ -154,7 +182,7 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 {
 	SegmentFilters filters;
 	uint16		first[INDEX_MAX_KEYS];
-	const uint16 *like = g->has_like ? g->like : NULL;
+	const uint16 *like = NULL;
 
 	if (g->nslots > 0)
 	{
@@ -162,17 +190,25 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 			first[c] = g->slot_header[0].columns[c].blocks;
 		like = first;
 	}
+	else if (g->shared != NULL && (g->has_like || take_shared_like(g, NULL)))
+		like = g->like;
 
 	/*
-	 * A group's slots take its first segment's block counts (a new group's
-	 * first, the build's first segment's), doubled where a segment's keys
-	 * need it: a slot of any other count would be widened into the group's
-	 * with blocks that draw on two source blocks, holding both one's bits
-	 * (measured: a 2-column miss on 32 M rows read 3.5 times the pages, its
-	 * segments passing far more often).
+	 * A group's slots take its first segment's block counts (in a parallel
+	 * build, every group the build's first segment's), doubled where a
+	 * segment's keys need it: a slot of any other count would be widened
+	 * into the group's with blocks that draw on two source blocks, holding
+	 * both one's bits (measured: a 2-column miss on 32 M rows read 3.5
+	 * times the pages, its segments passing far more often).
 	 */
 	if (!size_segment_filters(state, rows, like, false, &filters.header))
 		return FILTERS_NONE;
+	if (like == NULL && g->shared != NULL && take_shared_like(g, &filters.header))
+	{
+		/* Another participant's first segment came first: its counts. */
+		like = g->like;
+		(void) size_segment_filters(state, rows, like, false, &filters.header);
+	}
 	for (uint32 c = 0; like != NULL && c < (uint32) state->ncolumns; c++)
 		if (filters.header.columns[c].blocks > GROUP_MAX_WIDENING * like[c])
 		{
@@ -187,9 +223,15 @@ bloomidx_filter_group_add(FilterGroupBuild *g, const BloomidxState *state,
 	{
 		/* In temp_tablespaces, as a sort's or a hash join's files. */
 		PrepareTempTablespaces();
-		g->spool = g->fileset != NULL
-			? BufFileCreateFileSet(g->fileset, spool_name(g->participant))
-			: BufFileCreateTemp(false);
+		if (g->fileset != NULL)
+		{
+			char	   *name = spool_name(g->participant);
+
+			g->spool = BufFileCreateFileSet(g->fileset, name);
+			pfree(name);
+		}
+		else
+			g->spool = BufFileCreateTemp(false);
 	}
 	if (g->slot_header == NULL)
 		g->slot_header = (bloomidx::FilterGroupHeader *)
@@ -368,11 +410,19 @@ bloomidx_filter_group_flush_all(Relation index, FilterGroupBuild *g, BuildSegmen
  * slots' headers and places after their rows (export), which the leader
  * reads back (import) and gives slots in its own group.  Measured on 2 M
  * rows, segments of 1,024 rows, three participants: 2 groups of 1,953
- * segments where there were 3, a 2-column miss two region pages fewer.
+ * segments where there were 3, a 2-column miss two region pages fewer;
+ * 2 M to 32 M rows, one group where there were three.
+ */
+/*
+ * Makes g a parallel build participant's: its groups start from the
+ * build's first segment's block counts, shared in *shared; a worker's
+ * spool is made in fileset (the leader's, NULL, stays its own).
  */
 void
-bloomidx_filter_group_share(FilterGroupBuild *g, FileSet *fileset, int participant)
+bloomidx_filter_group_share(FilterGroupBuild *g, BuildSegmentIds *shared, FileSet *fileset,
+							int participant)
 {
+	g->shared = shared;
 	g->fileset = fileset;
 	g->participant = participant;
 }
@@ -403,9 +453,10 @@ bloomidx_filter_group_export(FilterGroupBuild *g, FilterSlotsLeft *left)
 
 /*
  * Whether a slot of `slot`'s block counts joins a group whose first slot
- * has `first`'s: each column widens into the group's by a power of two,
- * within GROUP_MAX_WIDENING, as bloomidx_filter_group_add keeps a
- * participant's slots.
+ * has `first`'s: each column's count and the first's are a power of two
+ * apart (the group takes the most, and every slot widens into it whole),
+ * and the slot's at most GROUP_MAX_WIDENING times the first's, as
+ * bloomidx_filter_group_add keeps a participant's slots.
  */
 static bool
 slot_joins_group(const bloomidx::FilterGroupHeader *first, const bloomidx::FilterGroupHeader *slot)
@@ -444,7 +495,8 @@ bloomidx_filter_group_import(FilterGroupBuild *g, FileSet *fileset, int particip
 							 const BlockWriter *writer)
 {
 	uint32		n = left->nslots;
-	BufFile    *spool = BufFileOpenFileSet(fileset, spool_name(participant), O_RDONLY, false);
+	char	   *name = spool_name(participant);
+	BufFile    *spool = BufFileOpenFileSet(fileset, name, O_RDONLY, false);
 	bloomidx::FilterGroupHeader *headers = (bloomidx::FilterGroupHeader *)
 		palloc0((Size) n * sizeof(bloomidx::FilterGroupHeader));
 	int		   *files = (int *) palloc(n * sizeof(int));
@@ -482,6 +534,7 @@ bloomidx_filter_group_import(FilterGroupBuild *g, FileSet *fileset, int particip
 	pfree(offsets);
 	pfree(files);
 	pfree(headers);
+	pfree(name);
 	return spool;
 }
 

@@ -28,9 +28,10 @@
  * lowering live counts in place, and it moves the generation on after a
  * pass that lowered one (vacuum.cpp), so a kept count is at most a running
  * VACUUM's removals behind, as a copy taken before that VACUUM would be,
- * and none survives into the table's truncation.  Only scans take them
- * (bloomidx_read_directory_for_scan): a publish, and everything that acts
- * on the counts, reads the pages.
+ * and none survives into the table's truncation.  Only scans keep them
+ * (bloomidx_read_directory_for_scan), and scans and the planner's sums
+ * (bloomidx_directory_stats, an estimate) take them: a publish, and
+ * everything that acts on the counts, reads the pages.
  *
  * What it costs: a context under TopMemoryContext ("bloomidx filter group
  * headers"), at most HEADER_CACHE_BYTES an index (a full build group's
@@ -39,7 +40,8 @@
  * backend scanned, and DIRECTORY_CACHE_BYTES of directory entries; what
  * does not fit is read as before, and so is every header when the arrays
  * cannot grow.  A scan copies out
- * of it and keeps no pointer into it.  bloomidx.debug_group_header_cache
+ * of it and keeps no pointer into it; the planner reads the entries in
+ * place (bloomidx_kept_directory_entries), nothing in between.  bloomidx.debug_group_header_cache
  * turns it off, for comparisons.
  */
 #include "storage/storage.h"

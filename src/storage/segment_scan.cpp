@@ -72,7 +72,7 @@ typedef struct SlicePins
 	Buffer		buffers[KEPT_SLICE_PAGES];
 } SlicePins;
 
-/* Keeps buffer's pin (its lock let go) in *pins, the oldest let go when full. */
+/* Keeps buffer's pin (its lock let go) in *pins, one of the others let go when full. */
 static void
 keep_slice_pin(SlicePins *pins, Buffer buffer)
 {

@@ -303,9 +303,10 @@ typedef struct FilterGroupBuild
 {
 	uint32		nslots;			/* segments spooled for the next group */
 	BufFile    *spool;			/* their filters, a one-slot group's rows each */
-	FileSet    *fileset;		/* a parallel build's: the spool is made there, by name */
+	FileSet    *fileset;		/* a parallel worker's: the spool is made there, by name */
 	int			participant;	/* its name's number */
-	bool		has_like;		/* like: the block counts a group starts from */
+	BuildSegmentIds *shared;	/* a parallel build's: where like is shared; else NULL */
+	bool		has_like;		/* like: the block counts its groups start from */
 	uint16		like[INDEX_MAX_KEYS];
 	bloomidx::FilterGroupHeader *slot_header;	/* [kGroupSlots] each one's own */
 	BufFile    *slot_spool[bloomidx::kGroupSlots];	/* where its rows are: spool, or
@@ -341,7 +342,8 @@ void		bloomidx_filter_group_flush(Relation index, FilterGroupBuild *g, uint32 gr
 										bloomidx::SegmentEntry *entries,
 										const BlockWriter *writer);
 void		bloomidx_filter_group_free(FilterGroupBuild *g);
-void		bloomidx_filter_group_share(FilterGroupBuild *g, FileSet *fileset, int participant);
+void		bloomidx_filter_group_share(FilterGroupBuild *g, BuildSegmentIds *shared,
+										FileSet *fileset, int participant);
 void		bloomidx_filter_group_export(FilterGroupBuild *g, FilterSlotsLeft *left);
 BufFile    *bloomidx_filter_group_import(FilterGroupBuild *g, FileSet *fileset, int participant,
 										 const FilterSlotsLeft *left, Relation index,

@@ -80,11 +80,12 @@ bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem prob
 }
 
 /*
- * What a backend keeps of an index in rd_amcache, freed by the relcache
- * whenever the index is rebuilt or altered (with rd_indexcxt): the
- * metapage's contents, read once, and per data page its scans read the
- * buffer where they last found it and the LSN at which its sums last
- * passed.
+ * What a backend keeps of an index in rd_amcache, one chunk that the
+ * relcache frees whenever the index is rebuilt or altered (rel.h: the
+ * relcache pfrees it alone, and keeps rd_indexcxt while the index is
+ * open): the metapage's contents, read once, and per data page its scans
+ * read the buffer where they last found it and the LSN at which its sums
+ * last passed.
  *
  * With the buffer hint the next scan pins the page without a lookup in
  * the shared buffer table (ReadRecentBuffer checks that the buffer still
@@ -102,18 +103,22 @@ bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem prob
  *
  * The hints are a table of slots, one per block hashed, which a hint for
  * another block may overwrite (its page is then pinned and checked as
- * without one).  It starts at HINT_BITS_MIN and doubles, up to
- * HINT_BITS_MAX, each time its scans have overwritten as many hints as
- * half its slots: it follows the pages the scans read, not the index's
+ * without one), made by the first scan (the planner, inserts and VACUUM
+ * read the metapage's contents alone) at HINT_BITS_MIN.  A scan that
+ * starts after scans overwrote as many hints as half its slots grows it,
+ * to twice the slots and hints overwritten (an IN list that reads 1,800
+ * pages: from 512 to 4,096 slots at its second scan), up to
+ * HINT_BITS_MAX: it follows the pages the scans read, not the index's
  * size.  It was an array of a hint per block of the index, made on a
- * backend's first scan: for a 10 M-row index 410 kB written at once, whose
- * first touch (page faults) took about 1 ms of that scan, and up to 12
- * MB.
+ * backend's first scan: for a 10 M-row index 410 kB written at once,
+ * whose first touch (page faults) took about 1 ms of that scan, and up to
+ * 12 MB.  (It grows only between scans: the chunk moves.)
  */
 typedef struct IndexCache
 {
 	MetaPageData meta;
 	BufferHints hints;
+	BufferHint	slots[FLEXIBLE_ARRAY_MEMBER];	/* hints.slots: 1 << hints.bits, or none */
 } IndexCache;
 
 #define HINT_BITS_MIN 9			/* 512 slots, 8 kB */
@@ -135,59 +140,67 @@ find_hint(const BufferHints *hints, BlockNumber blkno)
 	return BufferIsValid(h->buffer) && h->blkno == blkno ? h : NULL;
 }
 
-static BufferHint *
-new_hint_slots(Relation index, int bits)
-{
-	return (BufferHint *) MemoryContextAllocZero(index->rd_indexcxt,
-												 ((Size) 1 << bits) * sizeof(BufferHint));
-}
-
 /*
- * Doubles the table once its scans have overwritten half its slots' worth
- * of hints, keeping the hints it holds.
+ * A new rd_amcache chunk: the metapage's contents, and an empty table of
+ * 1 << bits hints (none for bits 0).
  */
-static void
-grow_hints(Relation index, BufferHints *hints)
-{
-	if (hints->bits >= HINT_BITS_MAX || hints->evictions < ((uint32) 1 << hints->bits) / 2)
-		return;
-
-	BufferHints grown = *hints;
-
-	grown.bits = hints->bits + 1;
-	grown.evictions = 0;
-	grown.slots = new_hint_slots(index, grown.bits);
-	for (uint32 i = 0; i < ((uint32) 1 << hints->bits); i++)
-		if (BufferIsValid(hints->slots[i].buffer))
-			*hint_slot(&grown, hints->slots[i].blkno) = hints->slots[i];
-	pfree(hints->slots);
-	*hints = grown;
-}
-
-/* The metapage's contents in rd_amcache, and an empty table of hints. */
 static IndexCache *
-new_index_cache(Relation index, const MetaPageData *meta)
+new_index_cache(Relation index, const MetaPageData *meta, int bits)
 {
-	IndexCache *cache = (IndexCache *) MemoryContextAllocZero(index->rd_indexcxt,
-															  sizeof(IndexCache));
+	Size		nslots = bits > 0 ? (Size) 1 << bits : 0;
+	IndexCache *cache = (IndexCache *)
+		MemoryContextAllocZero(index->rd_indexcxt,
+							   offsetof(IndexCache, slots) + nslots * sizeof(BufferHint));
 
 	cache->meta = *meta;
-	cache->hints.bits = HINT_BITS_MIN;
-	cache->hints.slots = new_hint_slots(index, HINT_BITS_MIN);
+	cache->hints.bits = bits;
+	cache->hints.slots = nslots > 0 ? cache->slots : NULL;
 	return cache;
 }
 
 /*
- * The buffer hints of the index; valid until the relcache entry next
- * changes (never within a scan).
+ * The bits of the table the next scan should have: the least, for the
+ * first; once scans overwrote half its slots' worth of hints, enough for
+ * twice the slots and hints overwritten.
+ */
+static int
+hint_bits_wanted(const BufferHints *hints)
+{
+	if (hints->bits == 0)
+		return HINT_BITS_MIN;
+
+	Size		slots = (Size) 1 << hints->bits;
+	int			bits = hints->bits;
+
+	if (hints->evictions < slots / 2)
+		return bits;
+	while (bits < HINT_BITS_MAX && ((Size) 1 << bits) < 2 * (slots + hints->evictions))
+		bits++;
+	return bits;
+}
+
+/*
+ * The buffer hints of the index, for a scan; valid until the relcache
+ * entry next changes (never within a scan) or the next scan begins.
  */
 BufferHints *
 bloomidx_buffer_hints(Relation index)
 {
 	(void) bloomidx_cached_meta(index);
 	IndexCache *cache = (IndexCache *) index->rd_amcache;
+	int			bits = hint_bits_wanted(&cache->hints);
 
-	grow_hints(index, &cache->hints);
+	if (bits != cache->hints.bits)
+	{
+		IndexCache *grown = new_index_cache(index, &cache->meta, bits);
+
+		for (Size i = 0; cache->hints.bits > 0 && i < ((Size) 1 << cache->hints.bits); i++)
+			if (BufferIsValid(cache->slots[i].buffer))
+				*hint_slot(&grown->hints, cache->slots[i].blkno) = cache->slots[i];
+		pfree(cache);
+		index->rd_amcache = grown;
+		cache = grown;
+	}
 
 	/*
 	 * Without data checksums (or with their failures ignored) nothing
@@ -310,7 +323,7 @@ bloomidx_cached_meta(Relation index)
 	if (copy.ncolumns != RelationGetNumberOfAttributes(index))
 		bloomidx_report_page_problem(index, bloomidx::kMetaBlock, PageProblem::BadOptions);
 
-	IndexCache *cache = new_index_cache(index, &copy);
+	IndexCache *cache = new_index_cache(index, &copy, 0);
 
 	index->rd_amcache = cache;
 	return &cache->meta;
@@ -352,11 +365,13 @@ bloomidx_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy bas,
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
 
 	/* Maybe read from disk again: its sums are to be checked again too. */
-	if (BufferIsValid(h->buffer) && h->blkno != blkno)
-		hints->evictions++;
+	bool		evicted = BufferIsValid(h->buffer) && h->blkno != blkno;
+
 	h->blkno = blkno;
 	h->buffer = buffer;
 	h->checked = InvalidXLogRecPtr;
+	if (evicted)
+		hints->evictions++;
 	return buffer;
 }
 

@@ -100,7 +100,7 @@ typedef struct BufferHint
 
 typedef struct BufferHints
 {
-	int			bits;			/* the table has 1 << bits slots */
+	int			bits;			/* the table has 1 << bits slots; 0: no table yet */
 	uint32		evictions;		/* hints of other pages overwritten since it last grew */
 	bool		trust_sums;		/* whether checked may be used */
 	BufferHint *slots;
