@@ -8,6 +8,49 @@ namespace bloomidx {
 
 namespace {
 
+// The bits set in a slice line's words.  Debian builds for the x86-64
+// baseline, which lacks the popcnt instruction, so __builtin_popcountll
+// is libgcc's table lookup: counting a scan's candidates took 15 % of a
+// warm 2-column hit (5,000 hits on 10 M rows of data set A: 55 against 47
+// microseconds each).  Where the CPU has popcnt (nearly every x86-64 since
+// 2008), checked once at run time as PostgreSQL's pg_popcount64 does, a
+// copy of the loop built for it counts.
+inline uint32_t count_line_portable(const uint64_t *line) noexcept
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < kSliceLineWords; w++)
+        n += static_cast<uint32_t>(__builtin_popcountll(line[w]));
+    return n;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("popcnt"))) uint32_t count_line_popcnt(const uint64_t *line) noexcept
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < kSliceLineWords; w++)
+        n += static_cast<uint32_t>(__builtin_popcountll(line[w]));
+    return n;
+}
+
+bool cpu_has_popcnt() noexcept
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt");
+}
+
+const bool kCpuHasPopcnt = cpu_has_popcnt();
+
+inline uint32_t count_line(const uint64_t *line) noexcept
+{
+    return kCpuHasPopcnt ? count_line_popcnt(line) : count_line_portable(line);
+}
+#else
+inline uint32_t count_line(const uint64_t *line) noexcept
+{
+    return count_line_portable(line);
+}
+#endif
+
 // Transposes a 64 x 64 bit matrix in place: bit j of a[r] trades places
 // with bit r of a[j] (Hacker's Delight, 7-3: swaps of ever smaller blocks).
 inline void transpose64(uint64_t a[64]) noexcept
@@ -126,8 +169,7 @@ uint32_t match_slices(const SliceAnd &base, const SliceOr *lists, uint32_t nlist
                 else if (nrows - row0 < 64)
                     line[w] &= (uint64_t{1} << (nrows - row0)) - 1;
             }
-        for (uint32_t w = 0; w < kSliceLineWords; w++)
-            candidates += static_cast<uint32_t>(__builtin_popcountll(line[w]));
+        candidates += count_line(line);
         std::memcpy(out + static_cast<size_t>(l) * kSliceLineWords, line, sizeof line);
     }
     return candidates;
