@@ -296,6 +296,8 @@ seal_one_as_worker(Oid indexoid)
 	if (worker_try_lock(try_seal_lock, index, InvalidOid))
 	{
 		sealed = bloomidx_seal_once(index, bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity));
+		if (sealed > 0)
+			bloomidx_pending_filters_after_seal(index);
 		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	}
 	XLogFlush(XactLastRecEnd);	/* the rest: the publish, its last pages */

@@ -331,5 +331,7 @@ bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
 		return;
 	while (sealed < 2 * (int64) capacity && (n = bloomidx_seal_once(index, threshold)) > 0)
 		sealed += n;
+	if (sealed > 0)
+		bloomidx_pending_filters_after_seal(index);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 }
