@@ -15,7 +15,13 @@ namespace {
 // microseconds each).  Where the CPU has popcnt (nearly every x86-64 since
 // 2008), checked once at run time as PostgreSQL's pg_popcount64 does, a
 // copy of the loop built for it counts.
-inline uint32_t count_line_portable(const uint64_t *line) noexcept
+#if defined(__GNUC__) || defined(__clang__)
+#define BLOOMIDX_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define BLOOMIDX_ALWAYS_INLINE inline
+#endif
+
+BLOOMIDX_ALWAYS_INLINE uint32_t count_line_portable(const uint64_t *line) noexcept
 {
     uint32_t n = 0;
     for (uint32_t w = 0; w < kSliceLineWords; w++)
@@ -24,12 +30,10 @@ inline uint32_t count_line_portable(const uint64_t *line) noexcept
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same loop, inlined where the popcnt instruction may be used.
 __attribute__((target("popcnt"))) uint32_t count_line_popcnt(const uint64_t *line) noexcept
 {
-    uint32_t n = 0;
-    for (uint32_t w = 0; w < kSliceLineWords; w++)
-        n += static_cast<uint32_t>(__builtin_popcountll(line[w]));
-    return n;
+    return count_line_portable(line);
 }
 
 bool cpu_has_popcnt() noexcept
