@@ -297,7 +297,7 @@ seal_one_as_worker(Oid indexoid)
 	{
 		sealed = bloomidx_seal_once(index, bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity));
 		if (sealed > 0)
-			bloomidx_pending_filters_after_seal(index);
+			bloomidx_pending_filters_after_seal(index, false);
 		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	}
 	XLogFlush(XactLastRecEnd);	/* the rest: the publish, its last pages */
