@@ -131,29 +131,45 @@ DROP INDEX bs_owned_bl;
 SELECT bs_settled('bs_bl', 2 * 1000 + 400) AS settled;
 SELECT count(*) FROM bs_owned WHERE a = 7;
 
--- A worker's seal drops the pending groups (their run must stay a run of
--- the list), and gives the full pages it leaves pending theirs again:
--- else a query reads those row by row until inserts link more pages (a
--- seal after 100,000 rows into a table of 10 M left 190 pages that a miss
--- read).  Long signatures (99 rows a page) and segments of 10,000 rows:
--- 9,000 rows (no seal, their pages in groups), then 6,000 in one statement,
--- which asks for a worker and goes on; the worker seals the first 10,000
--- and leaves about 50 full pages.
-SET bloomidx.segment_rows = 10000;
-CREATE TABLE bs_groups (id int, a int, b text, c int4) WITH (autovacuum_enabled = off);
-CREATE INDEX bs_groups_bl ON bs_groups USING bloomidx (a, b, c) WITH (length = 512);
-INSERT INTO bs_groups SELECT i, floor(random() * 2000), 'w' || floor(random() * 300), floor(random() * 40)
-FROM generate_series(1, 9000) i;
-INSERT INTO bs_groups SELECT i, floor(random() * 2000), 'w' || floor(random() * 300), floor(random() * 40)
-FROM generate_series(9001, 15000) i;
-SELECT bs_settled('bs_groups_bl', 9000) AS settled;
-SELECT segments AS sealed_by_a_worker, pending_pages > 40 AS pages_left,
-       index_buffers($$SELECT * FROM bs_groups WHERE a = 99999 AND b = 'none'$$) < pending_pages / 4
+-- A seal drops the pending groups (their run must stay a run of the
+-- list), and gives the full pages it leaves pending theirs again: before,
+-- a query read those row by row until later inserts summarized them, 32
+-- pages for every 4 they linked (a worker's seal after 100,000 rows into
+-- a table of 10 M left 190 pages that a miss read).  Long signatures (99
+-- rows a page): 15,000 rows at the default segment size (no seal; the
+-- inserts summarize their pages), then, with segments of 10,000 rows, a
+-- one-page INSERT, after which one seal is due and about 50 full pages
+-- are left: sealed by a worker, then (another table) by the INSERT
+-- itself.  A one-page statement cannot summarize them on its own.
+CREATE FUNCTION bs_groups_case(tbl text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE TABLE %I (id int, a int, b text, c int4) WITH (autovacuum_enabled = off)', tbl);
+    EXECUTE format('CREATE INDEX %I ON %I USING bloomidx (a, b, c) WITH (length = 512)', tbl || '_bl', tbl);
+    SET LOCAL bloomidx.segment_rows = 65024;
+    EXECUTE format('INSERT INTO %I SELECT i, floor(random() * 2000), ''w'' || floor(random() * 300), floor(random() * 40)
+                    FROM generate_series(1, 15000) i', tbl);
+    SET LOCAL bloomidx.segment_rows = 10000;
+    EXECUTE format('INSERT INTO %I SELECT i, floor(random() * 2000), ''w'' || floor(random() * 300), floor(random() * 40)
+                    FROM generate_series(15001, 15099) i', tbl);
+END
+$$;
+SELECT bs_groups_case('bs_worker');
+SELECT bs_settled('bs_worker_bl', 9000) AS settled;
+SELECT segments AS sealed, pending_pages > 40 AS pages_left,
+       index_buffers($$SELECT * FROM bs_worker WHERE a = 99999 AND b = 'none'$$) < pending_pages / 4
          AS miss_reads_few
-FROM bloomidx_index_info('bs_groups_bl');
-SELECT * FROM bs_check('bs_groups', 'bs_groups_bl', 40);
-DROP TABLE bs_groups;
-SET bloomidx.segment_rows = 1000;
+FROM bloomidx_index_info('bs_worker_bl');
+SELECT * FROM bs_check('bs_worker', 'bs_worker_bl', 40);
+SET bloomidx.background_seal = off;
+SELECT bs_groups_case('bs_insert');
+SELECT segments AS sealed, pending_pages > 40 AS pages_left,
+       index_buffers($$SELECT * FROM bs_insert WHERE a = 99999 AND b = 'none'$$) < pending_pages / 4
+         AS miss_reads_few
+FROM bloomidx_index_info('bs_insert_bl');
+SELECT * FROM bs_check('bs_insert', 'bs_insert_bl', 40);
+SET bloomidx.background_seal = on;
+DROP TABLE bs_worker, bs_insert;
+DROP FUNCTION bs_groups_case(text);
 
 -- Off, the inserts seal in the statement, as before.
 SET bloomidx.background_seal = off;

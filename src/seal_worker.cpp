@@ -259,7 +259,9 @@ try_seal_lock(Relation index, Oid relid)
  * One transaction of the worker: locks the table and the index as an
  * insert does, unless the index has gone or no longer takes rows; then, as
  * the table's owner (as VACUUM does), seals one segment if one is due,
- * under the seal lock, and flushes the WAL of it.  True when it sealed one.
+ * under the seal lock, gives the pending pages it left their pending
+ * filters again (bloomidx_pending_filters_after_seal), and flushes the WAL
+ * of it.  True when it sealed one.
  */
 static bool
 seal_one_as_worker(Oid indexoid)

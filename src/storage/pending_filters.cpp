@@ -26,7 +26,9 @@
  *  - Each of those holds the seal lock and drops the groups first: a
  *    publish that moves the pending head drops them in its record; VACUUM
  *    drops them before it removes pending rows (bloomidx_pending_filters_drop).
- *    A new run starts at the next page that fills.
+ *    A new run starts at the list's head after a seal (the sealer writes
+ *    it: bloomidx_pending_filters_after_seal), else at the next page that
+ *    fills.
  *  - A slot's region blocks are written (whole blocks, not ORed: a crash
  *    may have left another page's there) before its header names it, so a
  *    scan that sees the slot sees its filters; a scan that copied the
@@ -40,7 +42,8 @@
  * pages that filled since the last slot, PENDING_FILTERS_BATCH at most,
  * when the seal lock is free (else the next one does): a page's filters
  * cost about 1/4 of a page's WAL, a group's pages (about 20 for six
- * columns) once per 127 pages.
+ * columns) once per 127 pages.  And on a seal, which dropped the groups:
+ * it gives the pages it left theirs again before it lets go of the lock.
  */
 #include "storage/storage.h"
 
@@ -64,9 +67,11 @@
 
 /*
  * Pages a seal summarizes at most after it (bloomidx_pending_filters_after_seal):
- * more than a segment's worth of pending pages of six int4 columns (350).
+ * a worker's, more than a segment's worth of pending pages of six int4
+ * columns (350); an INSERT's own, about 10 ms of it.
  */
 #define PENDING_FILTERS_AFTER_SEAL 512
+#define PENDING_FILTERS_AFTER_INSERT_SEAL 128
 
 /* Region pages one Generic WAL record takes (MAX_GENERIC_XLOG_PAGES). */
 #define PAGES_A_RECORD 4
@@ -491,16 +496,17 @@ find_last_group(Relation index, const bloomidx::PendingFilters *pf, char *hcopy,
  * too large to list).
  */
 static bool
-pending_shape(Relation index, const BloomidxState *state, uint32 next_group_id,
+pending_shape(Relation index, const bloomidx::MetaPageData *meta, uint32 next_group_id,
 			  bloomidx::FilterGroupHeader *shape)
 {
-	const bloomidx::RowPageGeometry *g = &state->geometry;
+	const bloomidx::RowPageGeometry geometry = bloomidx::meta_row_geometry(*meta);
+	const bloomidx::RowPageGeometry *g = &geometry;
 	double		bits_per_key;
 
-	if (g->keys == 0 || !state->meta.filter_keys ||
+	if (g->keys == 0 || !meta->filter_keys ||
 		(bits_per_key = bloomidx_filter_bits_per_key(index)) <= 0)
 		return false;
-	bloomidx::pending_group_init(shape, next_group_id, (uint32) state->ncolumns, g->capacity,
+	bloomidx::pending_group_init(shape, next_group_id, (uint32) meta->ncolumns, g->capacity,
 								 bits_per_key);
 	return shape->region_pages > 0 &&
 		shape->region_pages <= bloomidx::group_listed_pages_max(shape->slot_capacity, true);
@@ -508,21 +514,23 @@ pending_shape(Relation index, const BloomidxState *state, uint32 next_group_id,
 
 /*
  * Gives the pending pages that filled since the last slot their slots,
- * max_pages at most, starting a run where there is none (below).  The
- * caller holds the seal lock.
+ * max_pages at most, starting a run where there is none as
+ * bloomidx_pending_filters_add says (at the list's head if that page is
+ * full, else at `filled`).  The caller holds the seal lock.
  */
 static void
-summarize_filled(Relation index, const BloomidxState *state, BlockNumber filled,
+summarize_filled(Relation index, const bloomidx::MetaPageData *meta, BlockNumber filled,
 				 uint32 max_pages)
 {
-	const bloomidx::RowPageGeometry *g = &state->geometry;
+	const bloomidx::RowPageGeometry geometry = bloomidx::meta_row_geometry(*meta);
+	const bloomidx::RowPageGeometry *g = &geometry;
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
 	bloomidx::FilterGroupHeader shape;
 
 	/* Under the seal lock: only its holders change the groups. */
 	read_pending_filters(index, &pf, &d);
-	if (!pending_shape(index, state, d.next_group_id, &shape))
+	if (!pending_shape(index, meta, d.next_group_id, &shape))
 		return;
 
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx pending filters",
@@ -613,53 +621,47 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 	bloomidx::DirectoryHeader d;
 	bloomidx::FilterGroupHeader shape;
 
-	if (pending_pages % PENDING_FILTERS_EVERY != 0)
+	if (pending_pages % PENDING_FILTERS_EVERY != 0 || state->geometry.keys == 0 ||
+		!state->meta.filter_keys)
 		return;
 
 	/* Nothing to do yet (most inserts): no chain and a short list. */
 	read_pending_filters(index, &pf, &d);
-	if (!pending_shape(index, state, d.next_group_id, &shape) ||
+	if (!pending_shape(index, &state->meta, d.next_group_id, &shape) ||
 		(pf.first_group == bloomidx::kMetaBlock && d.pending_pages < 2 * (1 + shape.region_pages)))
 		return;
 	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return;
-	summarize_filled(index, state, filled, PENDING_FILTERS_BATCH);
+	summarize_filled(index, &state->meta, filled, PENDING_FILTERS_BATCH);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 }
 
 /*
  * After a seal, whose publish dropped the pending groups (their run must
  * stay a run of the list): the pending pages left that are full get slots
- * again, from the head, unless another seal is due: PENDING_FILTERS_AFTER_SEAL
- * pages at most after a worker's seal (about 24 ms for 300 pages of data
- * set A), as many as an insert's summary after an INSERT's own seal
- * (`in_statement`: the INSERT already waits for the seal; the inserts
- * after it summarize the rest, PENDING_FILTERS_BATCH pages each).
- * Else they would stay unsummarized until inserts link PENDING_FILTERS_EVERY
- * more pages, and every query would read them row by row: a background
- * seal of a segment's worth after 100,000 rows were inserted into a table
- * of 10 M left 190 pages that a 2-column miss read, 194 buffers against 3.
- * The caller holds the seal lock.
+ * again, from the head, unless another seal is due (it would drop them
+ * again).  Else a query reads them row by row until inserts summarize
+ * them, PENDING_FILTERS_BATCH pages every PENDING_FILTERS_EVERY linked: a
+ * background seal after 100,000 rows were inserted into a table of 10 M
+ * left 190 pages, and a 2-column miss read 194 buffers against 3.  A
+ * worker's seal gives up to PENDING_FILTERS_AFTER_SEAL pages (about 24 ms
+ * for 300 pages of data set A); an INSERT's own seal (`in_statement`)
+ * PENDING_FILTERS_AFTER_INSERT_SEAL, for the INSERT already waits for its
+ * seal.  The caller holds the seal lock.
  */
 void
 bloomidx_pending_filters_after_seal(Relation index, bool in_statement)
 {
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
-	const uint32 capacity = bloomidx_cached_meta(index)->capacity;
+	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 
-	/* Not while another seal is due: it would drop them again. */
 	read_pending_filters(index, &pf, &d);
-	if (bloomidx_pending_rows_sealable(d.pending_pages, capacity) >=
-		bloomidx_seal_threshold(capacity))
+	if (bloomidx_pending_rows_sealable(d.pending_pages, meta->capacity) >=
+		bloomidx_seal_threshold(meta->capacity))
 		return;
-
-	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
-
-	bloomidx_init_state(state, index);
-	summarize_filled(index, state, bloomidx::kMetaBlock,
-					 in_statement ? PENDING_FILTERS_BATCH : PENDING_FILTERS_AFTER_SEAL);
-	pfree(state);
+	summarize_filled(index, meta, bloomidx::kMetaBlock,
+					 in_statement ? PENDING_FILTERS_AFTER_INSERT_SEAL : PENDING_FILTERS_AFTER_SEAL);
 }
 
 /*

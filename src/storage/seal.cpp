@@ -316,6 +316,8 @@ bloomidx_vacuum_flush(Relation index)
  * than that (one seal would take just the page linked, and a backlog
  * would never shrink).  So each tail linked seals more than it added, a
  * backlog shrinks by a page or more each time, and VACUUM seals all.
+ * Then, still under the seal lock, the pages left get pending filters
+ * again (bloomidx_pending_filters_after_seal).
  */
 void
 bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
