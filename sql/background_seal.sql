@@ -153,23 +153,31 @@ BEGIN
                     FROM generate_series(15001, 15099) i', tbl);
 END
 $$;
+-- Once no worker runs: the segments, whether about 50 pages are left, and
+-- whether a miss reads fewer than a quarter of them.
+CREATE FUNCTION bs_groups_state(tbl text) RETURNS TABLE (settled boolean, sealed int,
+                                                         pages_left boolean, miss_reads_few boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+    settled := bs_settled((tbl || '_bl')::regclass, 9000);
+    SELECT i.segments, i.pending_pages > 40,
+           index_buffers(format('SELECT * FROM %I WHERE a = 99999 AND b = ''none''', tbl)) <
+             i.pending_pages / 4
+    INTO sealed, pages_left, miss_reads_few
+    FROM bloomidx_index_info((tbl || '_bl')::regclass) i;
+    RETURN NEXT;
+END
+$$;
 SELECT bs_groups_case('bs_worker');
-SELECT bs_settled('bs_worker_bl', 9000) AS settled;
-SELECT segments AS sealed, pending_pages > 40 AS pages_left,
-       index_buffers($$SELECT * FROM bs_worker WHERE a = 99999 AND b = 'none'$$) < pending_pages / 4
-         AS miss_reads_few
-FROM bloomidx_index_info('bs_worker_bl');
+SELECT * FROM bs_groups_state('bs_worker');
 SELECT * FROM bs_check('bs_worker', 'bs_worker_bl', 40);
 SET bloomidx.background_seal = off;
 SELECT bs_groups_case('bs_insert');
-SELECT segments AS sealed, pending_pages > 40 AS pages_left,
-       index_buffers($$SELECT * FROM bs_insert WHERE a = 99999 AND b = 'none'$$) < pending_pages / 4
-         AS miss_reads_few
-FROM bloomidx_index_info('bs_insert_bl');
+SELECT * FROM bs_groups_state('bs_insert');
 SELECT * FROM bs_check('bs_insert', 'bs_insert_bl', 40);
 SET bloomidx.background_seal = on;
 DROP TABLE bs_worker, bs_insert;
-DROP FUNCTION bs_groups_case(text);
+DROP FUNCTION bs_groups_case(text), bs_groups_state(text);
 
 -- Off, the inserts seal in the statement, as before.
 SET bloomidx.background_seal = off;
