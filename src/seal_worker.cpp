@@ -297,9 +297,11 @@ seal_one_as_worker(Oid indexoid)
 	bloomidx_restrict_search_path();
 	if (worker_try_lock(try_seal_lock, index, InvalidOid))
 	{
-		sealed = bloomidx_seal_once(index, bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity));
+		uint32		threshold = bloomidx_seal_threshold(bloomidx_cached_meta(index)->capacity);
+
+		sealed = bloomidx_seal_once(index, threshold);
 		if (sealed > 0)
-			bloomidx_pending_filters_after_seal(index, false);
+			bloomidx_pending_filters_after_seal(index, threshold, false);
 		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	}
 	XLogFlush(XactLastRecEnd);	/* the rest: the publish, its last pages */

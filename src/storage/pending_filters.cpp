@@ -647,18 +647,18 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
  * worker's seal gives up to PENDING_FILTERS_AFTER_SEAL pages (about 24 ms
  * for 300 pages of data set A); an INSERT's own seal (`in_statement`)
  * PENDING_FILTERS_AFTER_INSERT_SEAL, for the INSERT already waits for its
- * seal.  The caller holds the seal lock.
+ * seal.  The caller holds the seal lock and says what rows make a seal
+ * due (seal_threshold: bloomidx_seal_threshold).
  */
 void
-bloomidx_pending_filters_after_seal(Relation index, bool in_statement)
+bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool in_statement)
 {
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 
 	read_pending_filters(index, &pf, &d);
-	if (bloomidx_pending_rows_sealable(d.pending_pages, meta->capacity) >=
-		bloomidx_seal_threshold(meta->capacity))
+	if (bloomidx_pending_rows_sealable(d.pending_pages, meta->capacity) >= seal_threshold)
 		return;
 	summarize_filled(index, meta, bloomidx::kMetaBlock,
 					 in_statement ? PENDING_FILTERS_AFTER_INSERT_SEAL : PENDING_FILTERS_AFTER_SEAL);

@@ -334,6 +334,6 @@ bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity)
 	while (sealed < 2 * (int64) capacity && (n = bloomidx_seal_once(index, threshold)) > 0)
 		sealed += n;
 	if (sealed > 0)
-		bloomidx_pending_filters_after_seal(index, true);
+		bloomidx_pending_filters_after_seal(index, threshold, true);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 }

@@ -206,7 +206,8 @@ void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 
  */
 void		bloomidx_pending_filters_add(Relation index, const BloomidxState *state,
 										 BlockNumber filled, uint32 pending_pages);
-void		bloomidx_pending_filters_after_seal(Relation index, bool in_statement);
+void		bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold,
+												bool in_statement);
 bloomidx::PageProblem bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id,
 												  BlockNumber *nblocks,
 												  BufferAccessStrategy strategy, char *copy);
