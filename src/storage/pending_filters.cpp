@@ -655,12 +655,13 @@ bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool 
 {
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
-	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
+	/* A copy, as a BloomidxState keeps one: nothing points into rd_amcache meanwhile. */
+	const bloomidx::MetaPageData meta = *bloomidx_cached_meta(index);
 
 	read_pending_filters(index, &pf, &d);
-	if (bloomidx_pending_rows_sealable(d.pending_pages, meta->capacity) >= seal_threshold)
+	if (bloomidx_pending_rows_sealable(d.pending_pages, meta.capacity) >= seal_threshold)
 		return;
-	summarize_filled(index, meta, bloomidx::kMetaBlock,
+	summarize_filled(index, &meta, bloomidx::kMetaBlock,
 					 in_statement ? PENDING_FILTERS_AFTER_INSERT_SEAL : PENDING_FILTERS_AFTER_SEAL);
 }
 
