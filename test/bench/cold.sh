@@ -10,8 +10,10 @@
 #   COLD_ROWS=3000000 COLD_IO_CONCURRENCY=16 bash test/bench/cold.sh
 #
 # COLD_IO_CONCURRENCY sets effective_io_concurrency (default: the
-# server's, 1 before PostgreSQL 18, 16 from 18 on); COLD_RUNS (default 3,
-# odd) and COLD_KINDS (default "bloomidx bloom btree") too.
+# server's, 1 before PostgreSQL 18, 16 from 18 on); COLD_SETTINGS more
+# settings, separated by ';' (e.g. "io_method = io_uring" on 18);
+# COLD_RUNS (default 3, odd) and COLD_KINDS (default "bloomidx bloom
+# btree") too.
 #
 # Data set A (six int4 columns) in one table per kind, the same rows:
 # bloomidx on all six columns, contrib/bloom on all six (its defaults), and
@@ -33,6 +35,7 @@ COLD_ROWS="${COLD_ROWS:-10000000}"
 COLD_RUNS="${COLD_RUNS:-3}"
 COLD_KINDS="${COLD_KINDS:-bloomidx bloom btree}"
 COLD_IO_CONCURRENCY="${COLD_IO_CONCURRENCY:-}"
+COLD_SETTINGS="${COLD_SETTINGS:-}"
 PORT="${BLOOMIDX_BENCH_PORT:-5496}"
 OUT_DIR="${BLOOMIDX_BENCH_OUT:-$BENCH/results}"
 [[ "$COLD_ROWS" =~ ^[0-9]+$ && "$COLD_ROWS" -ge 100 ]] || die "COLD_ROWS must be a whole number of 100 or more"
@@ -48,12 +51,15 @@ bench_install
 cluster_trap
 CLUSTER_INITDB_FLAGS=--data-checksums cluster_start "$PORT" bloomidx-cold
 q() { cluster_psql -qAt "$@"; }
+settings=()
 if [[ -n "$COLD_IO_CONCURRENCY" ]]; then
 	[[ "$COLD_IO_CONCURRENCY" =~ ^[0-9]+$ ]] || die "COLD_IO_CONCURRENCY must be a whole number"
-	bench_cluster_settings "effective_io_concurrency = $COLD_IO_CONCURRENCY"
-else
-	bench_cluster_settings
+	settings+=("effective_io_concurrency = $COLD_IO_CONCURRENCY")
 fi
+IFS=';' read -ra extra <<<"$COLD_SETTINGS"
+settings+=("${extra[@]}")
+bench_cluster_settings "${settings[@]}"
+
 q -c "CREATE EXTENSION bloomidx" -c "CREATE EXTENSION bloom" -f "$BENCH/scaling.sql" -f "$BENCH/cold.sql"
 
 mkdir -p "$OUT_DIR"
