@@ -27,6 +27,11 @@
  *     inserted before) has an entry with its TID whose signature holds
  *     every bit the row's values set.  Entries of rows the snapshot does
  *     not see (dead, not yet vacuumed) are fine.
+ * The entries it keeps to compare with the table take about 30 bytes
+ * each: within maintenance_work_mem, and past that in batches of heap
+ * blocks, each a pass over the index's pages and over those blocks
+ * (check_batch).  The filter groups' pages a pass copies are not bounded
+ * so (about a fifth of the index's size).
  * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
  * for the index's contents) that names the index and the page or the row;
  * a page whose entry sums disagree is reported last, as the checks of its
@@ -51,6 +56,7 @@
 #include "core/hash.hpp"
 
 extern "C" {
+#include "access/heapam.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/transam.h"
@@ -96,11 +102,26 @@ typedef struct VerifyState
 	BlockNumber heap_blocks;	/* the table's length, as last measured */
 
 	MemoryContext cxt;			/* everything below */
+	MemoryContext pass_cxt;		/* a pass's segment filter copies, reset at each pass */
 	MemoryContext tuple_cxt;	/* reset after every heap row */
 	EntryKey   *keys;
 	uint8	   *signatures;		/* entry i at i * signature_bytes */
 	Size		nentries;
 	Size		max_entries;	/* room in keys and signatures */
+
+	/*
+	 * The entries kept are those of heap blocks [rows_lo, rows_hi)
+	 * (rows_hi InvalidBlockNumber: to the end), at most entry_budget of
+	 * them (maintenance_work_mem); a pass that met more sets overflow, and
+	 * is made again over fewer blocks (check_batch).
+	 */
+	BlockNumber rows_lo;
+	BlockNumber rows_hi;
+	Size		entry_budget;
+	bool		overflow;
+	Size		entries_in_range;	/* the pass's entries of the batch's blocks, kept or not */
+	uint32		passes;			/* passes over the index's pages */
+	uint32		batches;		/* heap block ranges checked */
 
 	BlockNumber index_blocks;
 	BlockNumber pending_pages;
@@ -258,7 +279,9 @@ reserve_entries_for(VerifyState *vs, Size n)
 				 errmsg("index \"%s\" has too many entries to verify",
 						RelationGetRelationName(vs->index))));
 
-	Size		room = Min(Max(need, Max(vs->max_entries * 2, (Size) 1024)),
+	/* Past the budget by one segment's rows at most: those are untransposed in place. */
+	Size		room = Min(Max(need, Min(Max(vs->max_entries * 2, (Size) 1024),
+									 vs->entry_budget + bloomidx::kSegmentRows)),
 						   (Size) PG_UINT32_MAX);
 	Size		key_bytes = room * sizeof(EntryKey);
 	Size		sig_bytes = room * vs->geometry.signature_bytes;
@@ -343,6 +366,16 @@ add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
 					psprintf("Entry %u (heap tuple (%u,%u)) has %u bits set, fewer than the %u that column %d sets alone.",
 							 i, heap_block, offset, set, vs->min_bits,
 							 vs->min_bits_column));
+
+	/* Checked above in every pass; kept only in its batch, and while the budget lasts. */
+	if (heap_block < vs->rows_lo || heap_block >= vs->rows_hi)
+		return;
+	vs->entries_in_range++;
+	if (vs->nentries >= vs->entry_budget)
+	{
+		vs->overflow = true;
+		return;
+	}
 
 	EntryKey   *k = &vs->keys[vs->nentries];
 
@@ -567,7 +600,7 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 		{
 			vs->max_groups = Max(16, vs->max_groups * 2);
 			vs->groups = vs->groups == NULL
-				? (VerifyGroup *) MemoryContextAlloc(vs->cxt, vs->max_groups * sizeof(VerifyGroup))
+				? (VerifyGroup *) MemoryContextAlloc(vs->pass_cxt, vs->max_groups * sizeof(VerifyGroup))
 				: (VerifyGroup *) repalloc(vs->groups, vs->max_groups * sizeof(VerifyGroup));
 		}
 		VerifyGroup *vg = &vs->groups[g];
@@ -575,9 +608,9 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 		vg->block = e->filter_block;
 		memcpy(&vg->header, bloomidx::filter_group_header((const uint8 *) vs->page.data),
 			   sizeof(vg->header));
-		vg->region = (uint8 *) MemoryContextAllocHuge(vs->cxt,
+		vg->region = (uint8 *) MemoryContextAllocHuge(vs->pass_cxt,
 													  (Size) Max(vg->header.region_pages, 1) * BLCKSZ);
-		vg->region_blocks = (uint32 *) MemoryContextAlloc(vs->cxt,
+		vg->region_blocks = (uint32 *) MemoryContextAlloc(vs->pass_cxt,
 														  Max(vg->header.region_pages, 1) * sizeof(uint32));
 		for (uint32 p = 0; p < vg->header.region_pages; p++)
 			vg->region_blocks[p] = bloomidx::group_region_block((const uint8 *) vs->page.data,
@@ -606,7 +639,7 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 	{
 		vs->max_filter_refs = Max(64, vs->max_filter_refs * 2);
 		vs->filter_refs = vs->filter_refs == NULL
-			? (SegmentFilterRef *) MemoryContextAlloc(vs->cxt, vs->max_filter_refs * sizeof(SegmentFilterRef))
+			? (SegmentFilterRef *) MemoryContextAlloc(vs->pass_cxt, vs->max_filter_refs * sizeof(SegmentFilterRef))
 			: (SegmentFilterRef *) repalloc(vs->filter_refs, vs->max_filter_refs * sizeof(SegmentFilterRef));
 	}
 	SegmentFilterRef *ref = &vs->filter_refs[vs->nfilter_refs++];
@@ -1041,9 +1074,10 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 							psprintf("Slice %u of segment %u sets a row past its %u rows.",
 									 j, e->segment_id, (uint32) e->rows));
 		}
+		/* (A row another batch keeps is not added: the next one's signature moves down.) */
 		for (uint32 r = 0; r < e->rows; r++)
 			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
-				add_entry(vs, e->header_block, r, vs->signatures + vs->nentries * nbytes,
+				add_entry(vs, e->header_block, r, base + (Size) slot[r] * nbytes,
 						  &tids[r],
 						  row_keys == NULL ? 0 :
 						  key_digest(row_keys + (Size) r * vs->state.ncolumns * sizeof(uint32),
@@ -1158,20 +1192,60 @@ check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	return ok;
 }
 
+/* What a pass collects, let go of before the next. */
 static void
-check_data_pages(VerifyState *vs)
+reset_pass(VerifyState *vs)
+{
+	vs->nentries = 0;
+	vs->overflow = false;
+	vs->entries_in_range = 0;
+	vs->pending_pages = 0;
+	vs->sums_problem = PageProblem::None;
+	MemoryContextReset(vs->pass_cxt);
+	vs->groups = NULL;
+	vs->ngroups = 0;
+	vs->max_groups = 0;
+	vs->filter_refs = NULL;
+	vs->nfilter_refs = 0;
+	vs->max_filter_refs = 0;
+	free_pending_groups(vs);
+}
+
+/*
+ * Checks every page, keeping the entries of heap blocks [rows_lo,
+ * rows_hi): passes until one saw the directory unchanged throughout and
+ * its entries fit the budget.  A pass whose batch held more entries than
+ * the budget is made again over fewer blocks, as many as its count says
+ * would fit (nine tenths, for blocks that hold more than others).
+ */
+static void
+check_batch(VerifyState *vs)
 {
 	BufferAccessStrategy bas = GetAccessStrategy(BAS_BULKREAD);
 
-	vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
-	while (!check_pages_pass(vs, bas))
+	for (;;)
 	{
-		vs->nentries = 0;
-		vs->pending_pages = 0;
-		vs->sums_problem = PageProblem::None;
-		vs->ngroups = 0;		/* their copies stay in vs->cxt until the end */
-		vs->nfilter_refs = 0;
-		free_pending_groups(vs);
+		reset_pass(vs);
+		vs->passes++;
+		vs->heap_blocks = RelationGetNumberOfBlocks(vs->heap);
+		if (!check_pages_pass(vs, bas))
+			continue;
+		if (!vs->overflow)
+			break;
+
+		BlockNumber end = vs->rows_hi != InvalidBlockNumber ? vs->rows_hi
+			: Max(vs->heap_blocks, vs->rows_lo + 1);
+		double		fits = (double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
+		BlockNumber width = (BlockNumber) Min((double) (end - vs->rows_lo) * fits * 0.9,
+											  (double) (end - vs->rows_lo) / 2);
+
+		if (width == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("index \"%s\" has more entries for heap block %u than maintenance_work_mem holds",
+							RelationGetRelationName(vs->index), vs->rows_lo),
+					 errhint("Raise maintenance_work_mem.")));
+		vs->rows_hi = vs->rows_lo + width;
 	}
 	FreeAccessStrategy(bas);
 }
@@ -1279,6 +1353,12 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	VerifyState *vs = (VerifyState *) arg;
 	uint32		nbytes = vs->geometry.signature_bytes;
+	BlockNumber tid_block = ItemPointerGetBlockNumber(tid);
+
+	/* Another batch's row. */
+	if (tid_block < vs->rows_lo || tid_block >= vs->rows_hi)
+		return;
+
 	MemoryContext old = MemoryContextSwitchTo(vs->tuple_cxt);
 
 	memset(vs->expected, 0, nbytes);
@@ -1339,12 +1419,13 @@ check_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 }
 
 /*
- * Every row the snapshot sees must have its entry: a scan of the table as
- * CREATE INDEX CONCURRENTLY's first one does it (an MVCC snapshot, index
- * expressions and the partial index's predicate evaluated for us).
+ * Every row the snapshot sees in the batch's heap blocks must have its
+ * entry: a scan of the table as CREATE INDEX CONCURRENTLY's first one does
+ * it (an MVCC snapshot, index expressions and the partial index's
+ * predicate evaluated for us).
  */
 static void
-check_every_row(VerifyState *vs, Snapshot snapshot)
+check_batch_rows(VerifyState *vs, Snapshot snapshot)
 {
 	pg_qsort(vs->keys, vs->nentries, sizeof(EntryKey), compare_keys);
 	if (vs->nfilter_refs > 0)
@@ -1360,6 +1441,19 @@ check_every_row(VerifyState *vs, Snapshot snapshot)
 
 	/* No synchronized scan: the first row reported is the first in the table. */
 	TableScanDesc scan = table_beginscan_strat(vs->heap, snapshot, 0, NULL, true, false);
+
+	/*
+	 * Only the batch's blocks (check_row skips the others whatever the
+	 * table's access method): a heap scan is told where to start and stop
+	 * (the build scan takes a range only with a snapshot of its own, and a
+	 * later one than ours would see rows whose entries came after the
+	 * index was read).
+	 */
+	if (vs->heap->rd_tableam == GetHeapamTableAmRoutine() &&
+		(vs->rows_lo > 0 || vs->rows_hi != InvalidBlockNumber))
+		heap_setscanlimits(scan, vs->rows_lo,
+						   vs->rows_hi == InvalidBlockNumber ? InvalidBlockNumber
+						   : vs->rows_hi - vs->rows_lo);
 
 	/* It ends the scan. */
 	table_index_build_scan(vs->heap, vs->index, indexInfo, true, false,
@@ -1481,21 +1575,61 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 	vs->cxt = cxt;
 	vs->tuple_cxt = AllocSetContextCreate(cxt, "bloomidx verify row", ALLOCSET_DEFAULT_SIZES);
 
+	vs->pass_cxt = AllocSetContextCreate(cxt, "bloomidx verify pass", ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * The entries kept, their signatures and keys, within
+	 * maintenance_work_mem (as amcheck's heapallindexed sizes its filter),
+	 * but room for a segment's rows at least.  A larger index is checked
+	 * in batches of heap blocks, every page again in each (check_batch).
+	 */
 	check_metapage(vs);
-	check_data_pages(vs);
-	if (all_rows)
+
+	Size		entry_bytes = sizeof(EntryKey) + vs->geometry.signature_bytes +
+		(vs->geometry.keys > 0 ? sizeof(uint64) : 0);
+
+	vs->entry_budget = Max((Size) maintenance_work_mem * 1024 / entry_bytes,
+						   (Size) 2 * bloomidx::kSegmentRows) - bloomidx::kSegmentRows;
+	vs->rows_lo = 0;
+	vs->rows_hi = all_rows ? InvalidBlockNumber : 0;	/* not valid: no entry kept */
+	/* Every pass checks every page: the first's page whose sums disagree, reported last. */
+	PageProblem sums_problem = PageProblem::None;
+	BlockNumber sums_problem_block = InvalidBlockNumber;
+
+	for (;;)
 	{
-		check_every_row(vs, snapshot);
-		UnregisterSnapshot(snapshot);
+		check_batch(vs);
+		vs->batches++;
+		if (sums_problem == PageProblem::None)
+		{
+			sums_problem = vs->sums_problem;
+			sums_problem_block = vs->sums_problem_block;
+		}
+		if (!all_rows)
+			break;
+		check_batch_rows(vs, snapshot);
+		if (vs->rows_hi == InvalidBlockNumber)
+			break;
+
+		/* The next blocks, as many as this batch's; the last batch to the table's end. */
+		BlockNumber width = vs->rows_hi - vs->rows_lo;
+
+		vs->rows_lo = vs->rows_hi;
+		vs->rows_hi = (BlockNumber) Min((uint64) vs->rows_lo + width, (uint64) InvalidBlockNumber);
+		if (vs->rows_hi >= RelationGetNumberOfBlocks(heap))
+			vs->rows_hi = InvalidBlockNumber;
 	}
-	if (vs->sums_problem != PageProblem::None)
-		bloomidx_report_page_problem(index, vs->sums_problem_block, vs->sums_problem);
+	if (all_rows)
+		UnregisterSnapshot(snapshot);
+	if (sums_problem != PageProblem::None)
+		bloomidx_report_page_problem(index, sums_problem_block, sums_problem);
 
 	ereport(DEBUG1,
-			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages (%u in %u pending groups), %zu entries; table \"%s\": " INT64_FORMAT " rows checked",
+			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages (%u in %u pending groups), %zu entries in the last batch; table \"%s\": " INT64_FORMAT " rows checked in %u batches, %u passes over the index",
 							 RelationGetRelationName(index), vs->index_blocks, vs->segments,
 							 vs->pending_pages, vs->npending_slots, vs->npending_groups,
-							 vs->nentries, RelationGetRelationName(heap), vs->heap_rows)));
+							 vs->nentries, RelationGetRelationName(heap), vs->heap_rows,
+							 vs->batches, vs->passes)));
 
 	MemoryContextDelete(cxt);
 	AtEOXact_GUC(false, save_nestlevel);
