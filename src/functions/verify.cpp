@@ -27,11 +27,14 @@
  *     inserted before) has an entry with its TID whose signature holds
  *     every bit the row's values set.  Entries of rows the snapshot does
  *     not see (dead, not yet vacuumed) are fine.
- * The entries it keeps to compare with the table take about 30 bytes
- * each: within maintenance_work_mem, and past that in batches of heap
- * blocks, each a pass over the index's pages and over those blocks
- * (check_batch).  The filter groups' pages a pass copies are not bounded
- * so (about a fifth of the index's size).
+ * The entries it keeps to compare with the table (16 bytes and a
+ * signature each, 8 more where pending rows keep filter keys: 38 for six
+ * int4 columns) stay within maintenance_work_mem, but for room for two
+ * segments' rows; past that it checks the table in batches of heap blocks,
+ * each a pass over the index's pages and over those blocks (check_batch).
+ * The filter groups' pages a pass copies are not bounded so (a third of
+ * the index of data set A); nor is a table of another access method than
+ * heap read only once: it is read whole for each batch.
  * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
  * for the index's contents) that names the index and the page or the row;
  * a page whose entry sums disagree is reported last, as the checks of its
@@ -110,10 +113,9 @@ typedef struct VerifyState
 	Size		max_entries;	/* room in keys and signatures */
 
 	/*
-	 * The entries kept are those of heap blocks [rows_lo, rows_hi)
-	 * (rows_hi InvalidBlockNumber: to the end), at most entry_budget of
-	 * them (maintenance_work_mem); a pass that met more sets overflow, and
-	 * is made again over fewer blocks (check_batch).
+	 * The entries kept are those of heap blocks [rows_lo, rows_hi), at
+	 * most entry_budget of them (maintenance_work_mem); a pass that met more
+	 * sets overflow, and is made again over fewer blocks (check_batch).
 	 */
 	BlockNumber rows_lo;
 	BlockNumber rows_hi;
@@ -121,6 +123,7 @@ typedef struct VerifyState
 	bool		overflow;
 	Size		entries_in_range;	/* the pass's entries of the batch's blocks, kept or not */
 	uint32		passes;			/* passes over the index's pages */
+	IndexInfo  *indexInfo;		/* for the table scans, made once */
 	uint32		batches;		/* heap block ranges checked */
 
 	BlockNumber index_blocks;
@@ -917,7 +920,7 @@ static bool
 check_pending_run(VerifyState *vs, uint32 generation)
 {
 	const PendingSlotRef **order = (const PendingSlotRef **)
-		MemoryContextAlloc(vs->cxt, Max(vs->npending_slots, 1) * sizeof(PendingSlotRef *));
+		MemoryContextAlloc(vs->pass_cxt, Max(vs->npending_slots, 1) * sizeof(PendingSlotRef *));
 	uint32		k = 0;
 	const PendingSlotRef *prev = NULL;
 	BlockNumber prev_after = bloomidx::kMetaBlock;
@@ -969,12 +972,13 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 	const bloomidx::SegmentEntry *e = &dir->entries[entry];
 	uint32		generation = dir->header.generation;
 	SegmentCheckArg arg = {e, NULL, vs->meta.signature_bits, nblocks, 0, vs->index, NULL};
+	/* In the pass's memory: a pass that starts again returns early, without freeing them. */
 	bloomidx::SegmentHeader *h = (bloomidx::SegmentHeader *)
-		MemoryContextAlloc(vs->cxt, sizeof(bloomidx::SegmentHeader));
-	uint64	   *live = (uint64 *) MemoryContextAlloc(vs->cxt, BLCKSZ);
+		MemoryContextAlloc(vs->pass_cxt, sizeof(bloomidx::SegmentHeader));
+	uint64	   *live = (uint64 *) MemoryContextAlloc(vs->pass_cxt, BLCKSZ);
 	ItemPointerData *tids = (ItemPointerData *)
-		MemoryContextAlloc(vs->cxt, e->rows * sizeof(ItemPointerData));
-	uint32	   *slot = (uint32 *) MemoryContextAlloc(vs->cxt, e->rows * sizeof(uint32));
+		MemoryContextAlloc(vs->pass_cxt, e->rows * sizeof(ItemPointerData));
+	uint32	   *slot = (uint32 *) MemoryContextAlloc(vs->pass_cxt, e->rows * sizeof(uint32));
 	uint32		nbytes = vs->geometry.signature_bytes;
 	uint8	   *row_keys = NULL;	/* a small segment's rows' filter keys */
 	bool		ok = false;
@@ -1035,7 +1039,7 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		/* Where and how many: check_segment_page checked the header. */
 		Assert((uint64) first + h->key_pages == e->header_block &&
 			   bloomidx::key_page_count(e->rows, nkeys) == h->key_pages);
-		row_keys = (uint8 *) MemoryContextAlloc(vs->cxt, (Size) e->rows * nkeys * sizeof(uint32));
+		row_keys = (uint8 *) MemoryContextAlloc(vs->pass_cxt, (Size) e->rows * nkeys * sizeof(uint32));
 		for (uint32 p = 0; p < h->key_pages; p++)
 		{
 			arg.index = p;
@@ -1074,7 +1078,13 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 							psprintf("Slice %u of segment %u sets a row past its %u rows.",
 									 j, e->segment_id, (uint32) e->rows));
 		}
-		/* (A row another batch keeps is not added: the next one's signature moves down.) */
+		/*
+		 * A row of another batch's blocks is not kept: the next row's
+		 * signature is copied down to the next entry.  Row r's slot is at or
+		 * past the entries added since base (slots count every live row),
+		 * and the rows after it are further still: nothing not yet added
+		 * is overwritten.
+		 */
 		for (uint32 r = 0; r < e->rows; r++)
 			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
 				add_entry(vs, e->header_block, r, base + (Size) slot[r] * nbytes,
@@ -1233,19 +1243,19 @@ check_batch(VerifyState *vs)
 		if (!vs->overflow)
 			break;
 
-		BlockNumber end = vs->rows_hi != InvalidBlockNumber ? vs->rows_hi
-			: Max(vs->heap_blocks, vs->rows_lo + 1);
+		BlockNumber blocks = vs->rows_hi - vs->rows_lo;
 		double		fits = (double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
-		BlockNumber width = (BlockNumber) Min((double) (end - vs->rows_lo) * fits * 0.9,
-											  (double) (end - vs->rows_lo) / 2);
 
-		if (width == 0)
+		/* A heap page holds a few hundred rows, the budget tens of thousands of entries. */
+		if (blocks <= 1)
 			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("index \"%s\" has more entries for heap block %u than maintenance_work_mem holds",
-							RelationGetRelationName(vs->index), vs->rows_lo),
-					 errhint("Raise maintenance_work_mem.")));
-		vs->rows_hi = vs->rows_lo + width;
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has more than %zu entries for heap block %u of table \"%s\"",
+							RelationGetRelationName(vs->index), vs->entry_budget, vs->rows_lo,
+							RelationGetRelationName(vs->heap)),
+					 errhint("Please REINDEX it.")));
+		vs->rows_hi = vs->rows_lo +
+			(BlockNumber) Max(1.0, Min((double) blocks * fits * 0.9, (double) blocks / 2));
 	}
 	FreeAccessStrategy(bas);
 }
@@ -1431,7 +1441,7 @@ check_batch_rows(VerifyState *vs, Snapshot snapshot)
 	if (vs->nfilter_refs > 0)
 		pg_qsort(vs->filter_refs, vs->nfilter_refs, sizeof(SegmentFilterRef), compare_filter_refs);
 
-	IndexInfo  *indexInfo = BuildIndexInfo(vs->index);
+	IndexInfo  *indexInfo = vs->indexInfo;
 
 	indexInfo->ii_Concurrent = true;	/* the MVCC snapshot's rows only */
 	indexInfo->ii_Unique = false;
@@ -1449,11 +1459,8 @@ check_batch_rows(VerifyState *vs, Snapshot snapshot)
 	 * later one than ours would see rows whose entries came after the
 	 * index was read).
 	 */
-	if (vs->heap->rd_tableam == GetHeapamTableAmRoutine() &&
-		(vs->rows_lo > 0 || vs->rows_hi != InvalidBlockNumber))
-		heap_setscanlimits(scan, vs->rows_lo,
-						   vs->rows_hi == InvalidBlockNumber ? InvalidBlockNumber
-						   : vs->rows_hi - vs->rows_lo);
+	if (vs->heap->rd_tableam == GetHeapamTableAmRoutine())
+		heap_setscanlimits(scan, vs->rows_lo, vs->rows_hi - vs->rows_lo);
 
 	/* It ends the scan. */
 	table_index_build_scan(vs->heap, vs->index, indexInfo, true, false,
@@ -1577,21 +1584,33 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 
 	vs->pass_cxt = AllocSetContextCreate(cxt, "bloomidx verify pass", ALLOCSET_DEFAULT_SIZES);
 
-	/*
-	 * The entries kept, their signatures and keys, within
-	 * maintenance_work_mem (as amcheck's heapallindexed sizes its filter),
-	 * but room for a segment's rows at least.  A larger index is checked
-	 * in batches of heap blocks, every page again in each (check_batch).
-	 */
 	check_metapage(vs);
 
+	/*
+	 * The entries kept (a TID key, a signature, a pending row's keys'
+	 * digest: 16 bytes and the signature's, 8 more where pending rows keep
+	 * filter keys) within maintenance_work_mem, as amcheck's heapallindexed
+	 * sizes its filter, but room for two segments' rows at least.  A larger
+	 * index is checked in batches of heap blocks, every page again in each
+	 * (check_batch).
+	 */
 	Size		entry_bytes = sizeof(EntryKey) + vs->geometry.signature_bytes +
 		(vs->geometry.keys > 0 ? sizeof(uint64) : 0);
 
 	vs->entry_budget = Max((Size) maintenance_work_mem * 1024 / entry_bytes,
 						   (Size) 2 * bloomidx::kSegmentRows) - bloomidx::kSegmentRows;
+
+	/*
+	 * Every row the snapshot sees lies before the table's length now (a
+	 * rewrite would need a stronger lock than ours): the batches end there,
+	 * and entries past it, of rows inserted since, are checked but not kept.
+	 * An index that is not valid keeps none.
+	 */
+	BlockNumber rows_end = all_rows ? RelationGetNumberOfBlocks(heap) : 0;
+
 	vs->rows_lo = 0;
-	vs->rows_hi = all_rows ? InvalidBlockNumber : 0;	/* not valid: no entry kept */
+	vs->rows_hi = rows_end;
+	vs->indexInfo = all_rows ? BuildIndexInfo(index) : NULL;
 	/* Every pass checks every page: the first's page whose sums disagree, reported last. */
 	PageProblem sums_problem = PageProblem::None;
 	BlockNumber sums_problem_block = InvalidBlockNumber;
@@ -1605,19 +1624,23 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 			sums_problem = vs->sums_problem;
 			sums_problem_block = vs->sums_problem_block;
 		}
-		if (!all_rows)
+		if (!all_rows || rows_end == 0)
 			break;
 		check_batch_rows(vs, snapshot);
-		if (vs->rows_hi == InvalidBlockNumber)
+
+		if (vs->rows_hi >= rows_end)
 			break;
 
-		/* The next blocks, as many as this batch's; the last batch to the table's end. */
-		BlockNumber width = vs->rows_hi - vs->rows_lo;
+		/*
+		 * The next blocks: as many as would have filled nine tenths of the
+		 * budget at this batch's density, so that a dense stretch of the
+		 * table does not narrow every batch after it.
+		 */
+		double		width = (double) (vs->rows_hi - vs->rows_lo) * 0.9 *
+			(double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
 
 		vs->rows_lo = vs->rows_hi;
-		vs->rows_hi = (BlockNumber) Min((uint64) vs->rows_lo + width, (uint64) InvalidBlockNumber);
-		if (vs->rows_hi >= RelationGetNumberOfBlocks(heap))
-			vs->rows_hi = InvalidBlockNumber;
+		vs->rows_hi = (BlockNumber) Min((double) rows_end, (double) vs->rows_lo + Max(width, 1.0));
 	}
 	if (all_rows)
 		UnregisterSnapshot(snapshot);
