@@ -32,9 +32,10 @@
  * int4 columns) stay within maintenance_work_mem, but for room for two
  * segments' rows; past that it checks the table in batches of heap blocks,
  * each a pass over the index's pages and over those blocks (check_batch).
- * The filter groups' pages a pass copies are not bounded so (a third of
- * the index of data set A); nor is a table of another access method than
- * heap read only once: it is read whole for each batch.
+ * A pass keeps copies of the filter groups of the segments that hold rows
+ * of its batch's blocks only (each group up to 1,016 segments' filters: a
+ * third of data set A's index when one group holds them all); a table of
+ * another access method than heap is read whole for each batch.
  * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
  * for the index's contents) that names the index and the page or the row;
  * a page whose entry sums disagree is reported last, as the checks of its
@@ -165,7 +166,7 @@ typedef struct VerifyGroup
 	BlockNumber block;			/* its header */
 	bloomidx::FilterGroupHeader header;
 	bloomidx::PendingGroupLinks links;	/* a pending group's */
-	uint8	   *region;			/* its region pages, copied */
+	uint8	   *region;			/* its region pages, copied; NULL: checked, not kept */
 	uint32	   *region_blocks;	/* where they are */
 } VerifyGroup;
 
@@ -574,13 +575,41 @@ check_filter_arg(const uint8 *page, const void *arg)
 }
 
 /*
- * Copies and checks the filter group of segment entry e (once per group)
- * and notes the segment's slot in it, for check_row.  False: replaced
- * meanwhile.
+ * Checks the region pages of group vg (header copied, for segment entry
+ * e's check args) and, if keep, copies them for check_row_filter.  False:
+ * replaced meanwhile.
+ */
+static bool
+check_group_region(VerifyState *vs, VerifyGroup *vg, const bloomidx::SegmentEntry *e,
+				   BufferAccessStrategy bas, uint32 generation, BlockNumber nblocks, bool keep)
+{
+	SegmentCheckArg arg = {e, NULL, 0, nblocks, 0, vs->index, &vg->header};
+
+	if (keep)
+		vg->region = (uint8 *) MemoryContextAllocHuge(vs->pass_cxt,
+													  (Size) Max(vg->header.region_pages, 1) * BLCKSZ);
+	for (uint32 p = 0; p < vg->header.region_pages; p++)
+	{
+		arg.index = p;
+		if (!copy_checked(vs, vg->region_blocks[p], bas, generation, check_filter_arg, &arg))
+			return false;
+		if (keep)
+			memcpy(vg->region + (Size) p * BLCKSZ, vs->page.data, BLCKSZ);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
+/*
+ * Checks the filter group of segment entry e (once per group) and notes
+ * the segment's slot in it, for check_row; keeps a copy of its region
+ * pages if keep (the segment has rows of the batch's blocks), else only
+ * checks them, so that a batch holds the groups of its own rows.  False:
+ * replaced meanwhile.
  */
 static bool
 collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStrategy bas,
-			   uint32 generation, BlockNumber nblocks)
+			   uint32 generation, BlockNumber nblocks, bool keep)
 {
 	if (e->filter_block == 0)
 		return true;
@@ -611,24 +640,19 @@ collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStr
 		vg->block = e->filter_block;
 		memcpy(&vg->header, bloomidx::filter_group_header((const uint8 *) vs->page.data),
 			   sizeof(vg->header));
-		vg->region = (uint8 *) MemoryContextAllocHuge(vs->pass_cxt,
-													  (Size) Max(vg->header.region_pages, 1) * BLCKSZ);
+		vg->region = NULL;
 		vg->region_blocks = (uint32 *) MemoryContextAlloc(vs->pass_cxt,
 														  Max(vg->header.region_pages, 1) * sizeof(uint32));
 		for (uint32 p = 0; p < vg->header.region_pages; p++)
 			vg->region_blocks[p] = bloomidx::group_region_block((const uint8 *) vs->page.data,
 																e->filter_block, p);
-		arg.group = &vg->header;
-		for (uint32 p = 0; p < vg->header.region_pages; p++)
-		{
-			arg.index = p;
-			if (!copy_checked(vs, vg->region_blocks[p], bas, generation, check_filter_arg, &arg))
-				return false;
-			memcpy(vg->region + (Size) p * BLCKSZ, vs->page.data, BLCKSZ);
-			CHECK_FOR_INTERRUPTS();
-		}
 		vs->ngroups++;
+		if (!check_group_region(vs, vg, e, bas, generation, nblocks, keep))
+			return false;
 	}
+	else if (keep && vs->groups[g].region == NULL &&
+			 !check_group_region(vs, &vs->groups[g], e, bas, generation, nblocks, true))
+		return false;			/* (checked before, not kept: read again) */
 
 	const VerifyGroup *vg = &vs->groups[g];
 
@@ -987,8 +1011,6 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		return false;
 	memcpy(h, bloomidx::segment_header((const uint8 *) vs->page.data), sizeof(*h));
 	arg.header = h;
-	if (!collect_filter(vs, e, bas, generation, nblocks))
-		return false;
 
 	if (!copy_checked(vs, h->live_block, bas, generation, check_live_arg, &arg))
 		return false;
@@ -1022,6 +1044,18 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 			for (uint32 i = 0; i < n; i++)
 				ItemPointerSet(&tids[first + i], group[i].block, group[i].offset);
 		}
+	}
+
+	/* Its filters, copied if some live row is of the batch's blocks (check_row_filter). */
+	{
+		bool		in_batch = false;
+
+		for (uint32 r = 0; r < e->rows && !in_batch; r++)
+			in_batch = (live[r / 64] & (UINT64CONST(1) << (r % 64))) != 0 &&
+				ItemPointerGetBlockNumberNoCheck(&tids[r]) >= vs->rows_lo &&
+				ItemPointerGetBlockNumberNoCheck(&tids[r]) < vs->rows_hi;
+		if (!collect_filter(vs, e, bas, generation, nblocks, in_batch))
+			goto done;
 	}
 
 	/*
@@ -1315,6 +1349,11 @@ check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, Off
 
 	const VerifyGroup *vg = &vs->groups[ref->group];
 	bloomidx::SlotMask slots = ref->slots;
+
+	/* Kept for every segment with a row of the batch (collect_filter): this one has k. */
+	if (vg->region == NULL)
+		elog(ERROR, "bloomidx_verify: the filter group at block %u was not kept for its batch",
+			 vg->block);
 
 	/*
 	 * A scan lets the segment through when one of its slots holds every
