@@ -185,8 +185,8 @@ SELECT regexp_replace(verify_outcome('tv_missing_bl'), '\(\d+,\d+\)', '(B,O)') A
 REINDEX INDEX tv_missing_bl;
 SELECT verify_outcome('tv_missing_bl');
 
--- More entries than maintenance_work_mem holds (1MB: 65,024 of them, a
--- segment's rows): the table is checked in batches of heap blocks, every
+-- More entries than maintenance_work_mem holds (1MB: 4,096 of them, beside
+-- a segment's rows): the table is checked in batches of heap blocks, every
 -- index page read again for each, each batch's rows against its blocks'
 -- entries (DEBUG1 counts them).  Sound; then with a row the index lacks
 -- at the table's end (the last batch), and one near its start (the first).

@@ -88,6 +88,13 @@ typedef struct EntryKey
 	BlockNumber index_block;
 } EntryKey;
 
+/*
+ * The fewest entries a batch keeps, whatever maintenance_work_mem says: a
+ * heap page holds at most MaxHeapTuplesPerPage rows, each one entry (more
+ * only while VACUUM has not removed a dead one's).
+ */
+#define ENTRIES_AT_LEAST ((Size) 4096)
+
 static inline uint64
 tid_key(BlockNumber block, OffsetNumber offset)
 {
@@ -1629,15 +1636,18 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 	 * The entries kept (a TID key, a signature, a pending row's keys'
 	 * digest: 16 bytes and the signature's, 8 more where pending rows keep
 	 * filter keys) within maintenance_work_mem, as amcheck's heapallindexed
-	 * sizes its filter, but room for two segments' rows at least.  A larger
-	 * index is checked in batches of heap blocks, every page again in each
-	 * (check_batch).
+	 * sizes its filter.  The arena holds a segment's rows more, where their
+	 * signatures are put back together before the batch's are kept
+	 * (check_segment): that much, and room for ENTRIES_AT_LEAST entries,
+	 * whatever the setting.  A larger index is checked in batches of heap
+	 * blocks, every page again in each (check_batch).
 	 */
 	Size		entry_bytes = sizeof(EntryKey) + vs->geometry.signature_bytes +
 		(vs->geometry.keys > 0 ? sizeof(uint64) : 0);
+	Size		entries = (Size) maintenance_work_mem * 1024 / entry_bytes;
 
-	vs->entry_budget = Max((Size) maintenance_work_mem * 1024 / entry_bytes,
-						   (Size) 2 * bloomidx::kSegmentRows) - bloomidx::kSegmentRows;
+	vs->entry_budget = Max(entries, ENTRIES_AT_LEAST + bloomidx::kSegmentRows) -
+		bloomidx::kSegmentRows;
 
 	/*
 	 * Every row the snapshot sees lies before the table's length now (a
