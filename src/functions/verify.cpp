@@ -29,13 +29,16 @@
  *     not see (dead, not yet vacuumed) are fine.
  * The entries it keeps to compare with the table (16 bytes and a
  * signature each, 8 more where pending rows keep filter keys: 38 for six
- * int4 columns) stay within maintenance_work_mem, but for room for two
- * segments' rows; past that it checks the table in batches of heap blocks,
+ * int4 columns) stay within maintenance_work_mem, beside one segment's
+ * rows and at least ENTRIES_AT_LEAST (a floor that grows with the
+ * signature: 2.6 MB for six int4 columns, 37 MB for 4,096 bits); past that
+ * it checks the table in batches of heap blocks,
  * each a pass over the index's pages and over those blocks (check_batch).
  * A pass keeps copies of the filter groups of the segments that hold rows
  * of its batch's blocks only (each group up to 1,016 segments' filters: a
- * third of data set A's index when one group holds them all); a table of
- * another access method than heap is read whole for each batch.
+ * third of data set A's index when one group holds them all), and every
+ * pending group's; a table of another access method than heap is read
+ * whole for each batch.
  * The first problem found is raised as an ERROR (ERRCODE_INDEX_CORRUPTED
  * for the index's contents) that names the index and the page or the row;
  * a page whose entry sums disagree is reported last, as the checks of its
@@ -89,11 +92,14 @@ typedef struct EntryKey
 } EntryKey;
 
 /*
- * The fewest entries a batch keeps, whatever maintenance_work_mem says: a
- * heap page holds at most MaxHeapTuplesPerPage rows, each one entry (more
- * only while VACUUM has not removed a dead one's).
+ * The fewest entries a batch keeps, whatever maintenance_work_mem says:
+ * more than a heap page's line pointers, one entry each at most (a dead
+ * row keeps its line pointer until VACUUM has removed its entries), so
+ * that a batch of one block always fits.
  */
 #define ENTRIES_AT_LEAST ((Size) 4096)
+StaticAssertDecl(ENTRIES_AT_LEAST > MaxHeapTuplesPerPage,
+				 "a batch of one heap block fits the fewest entries kept");
 
 static inline uint64
 tid_key(BlockNumber block, OffsetNumber offset)
@@ -1287,7 +1293,7 @@ check_batch(VerifyState *vs)
 		BlockNumber blocks = vs->rows_hi - vs->rows_lo;
 		double		fits = (double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
 
-		/* A heap page holds a few hundred rows, the budget tens of thousands of entries. */
+		/* A heap page has fewer line pointers than the budget has entries (ENTRIES_AT_LEAST). */
 		if (blocks <= 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -1495,7 +1501,7 @@ check_batch_rows(VerifyState *vs, Snapshot snapshot)
 	indexInfo->ii_ExclusionProcs = NULL;
 	indexInfo->ii_ExclusionStrats = NULL;
 
-	/* No synchronized scan: the first row reported is the first in the table. */
+	/* No synchronized scan: the first row reported is the first of the batch's blocks. */
 	TableScanDesc scan = table_beginscan_strat(vs->heap, snapshot, 0, NULL, true, false);
 
 	/*
