@@ -32,8 +32,8 @@
  * int4 columns) stay within maintenance_work_mem, beside one segment's
  * rows and at least ENTRIES_AT_LEAST (a floor that grows with the
  * signature: 2.6 MB for six int4 columns, 37 MB for 4,096 bits); past that
- * it checks the table in batches of heap blocks,
- * each a pass over the index's pages and over those blocks (check_batch).
+ * it checks the table in batches of heap blocks, each a pass over the
+ * index's pages and over those blocks (check_batch).
  * A pass keeps copies of the filter groups of the segments that hold rows
  * of its batch's blocks only (each group up to 1,016 segments' filters: a
  * third of data set A's index when one group holds them all), and every
@@ -119,7 +119,7 @@ typedef struct VerifyState
 	BlockNumber heap_blocks;	/* the table's length, as last measured */
 
 	MemoryContext cxt;			/* everything below */
-	MemoryContext pass_cxt;		/* a pass's segment filter copies, reset at each pass */
+	MemoryContext pass_cxt;		/* a pass's filter copies and segment scratch, reset at each pass */
 	MemoryContext tuple_cxt;	/* reset after every heap row */
 	EntryKey   *keys;
 	uint8	   *signatures;		/* entry i at i * signature_bytes */
@@ -137,8 +137,8 @@ typedef struct VerifyState
 	bool		overflow;
 	Size		entries_in_range;	/* the pass's entries of the batch's blocks, kept or not */
 	uint32		passes;			/* passes over the index's pages */
-	IndexInfo  *indexInfo;		/* for the table scans, made once */
 	uint32		batches;		/* heap block ranges checked */
+	IndexInfo  *indexInfo;		/* for the table scans, made once */
 
 	BlockNumber index_blocks;
 	BlockNumber pending_pages;
