@@ -1269,11 +1269,23 @@ reset_pass(VerifyState *vs)
 }
 
 /*
+ * How many heap blocks would fill nine tenths of the entry budget at the
+ * density of the last pass's batch (nine tenths: some blocks hold more
+ * rows than others).
+ */
+static double
+blocks_that_fit(const VerifyState *vs)
+{
+	return (double) (vs->rows_hi - vs->rows_lo) * 0.9 *
+		(double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
+}
+
+/*
  * Checks every page, keeping the entries of heap blocks [rows_lo,
  * rows_hi): passes until one saw the directory unchanged throughout and
  * its entries fit the budget.  A pass whose batch held more entries than
  * the budget is made again over fewer blocks, as many as its count says
- * would fit (nine tenths, for blocks that hold more than others).
+ * would fit (blocks_that_fit), half of them at most.
  */
 static void
 check_batch(VerifyState *vs)
@@ -1291,7 +1303,6 @@ check_batch(VerifyState *vs)
 			break;
 
 		BlockNumber blocks = vs->rows_hi - vs->rows_lo;
-		double		fits = (double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
 
 		/* A heap page has fewer line pointers than the budget has entries (ENTRIES_AT_LEAST). */
 		if (blocks <= 1)
@@ -1302,7 +1313,7 @@ check_batch(VerifyState *vs)
 							RelationGetRelationName(vs->heap)),
 					 errhint("Please REINDEX it.")));
 		vs->rows_hi = vs->rows_lo +
-			(BlockNumber) Max(1.0, Min((double) blocks * fits * 0.9, (double) blocks / 2));
+			(BlockNumber) Max(1.0, Min(blocks_that_fit(vs), (double) blocks / 2));
 	}
 	FreeAccessStrategy(bas);
 }
@@ -1687,12 +1698,10 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 			break;
 
 		/*
-		 * The next blocks: as many as would have filled nine tenths of the
-		 * budget at this batch's density, so that a dense stretch of the
-		 * table does not narrow every batch after it.
+		 * The next blocks: as many as fit at this batch's density, so that a
+		 * dense stretch of the table does not narrow every batch after it.
 		 */
-		double		width = (double) (vs->rows_hi - vs->rows_lo) * 0.9 *
-			(double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
+		double		width = blocks_that_fit(vs);
 
 		vs->rows_lo = vs->rows_hi;
 		vs->rows_hi = (BlockNumber) Min((double) rows_end, (double) vs->rows_lo + Max(width, 1.0));
