@@ -88,6 +88,29 @@ TEST(SegmentFilter, Sizing)
     EXPECT_EQ(filter_blocks(10, 10, 0), 0u);
 }
 
+// filter_bits_per_key bisects the grid: it must give what walking it
+// step by step gives, for every rate, which holds when the best rate falls
+// step after step.
+TEST(SegmentFilter, SizingBisectsLikeTheWalk)
+{
+    double last_best = 2;
+    for (double bpk = 1; bpk <= 64; bpk += 0.25) {
+        double best = filter_rate(bpk, filter_probes(bpk));
+        EXPECT_LT(best, last_best) << bpk;
+        last_best = best;
+    }
+    auto walk = [](double rate) {
+        for (double bpk = 1; bpk <= 64; bpk += 0.25)
+            if (filter_rate(bpk, filter_probes(bpk)) <= rate)
+                return bpk;
+        return 64.0;
+    };
+    for (double rate = 0.9; rate > 1e-12; rate *= 0.83)
+        EXPECT_EQ(filter_bits_per_key(rate), walk(rate)) << rate;
+    for (double rate : {0.025, 0.02, 0.01, 0.001, 1e-30})
+        EXPECT_EQ(filter_bits_per_key(rate), walk(rate)) << rate;
+}
+
 // A sealed segment's block count: never below its need (the rate holds),
 // at most an eighth above it, on the grid (m * 2^j, m in 8..15; a count on
 // it maps to itself), so that seals of like rows share a count; its need
