@@ -416,7 +416,7 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 
 	if (pf->first_group != bloomidx::kMetaBlock && so->query.filter.nkeys > 0)
 	{
-		hcopy = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, 3 * (Size) BLCKSZ);
+		hcopy = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, SCRATCH_PAGES_BYTES);
 		if (!read_pending_group(index, so, pf->first_group, pf->first_group_id, &nblocks, bas,
 								hcopy))
 			return false;
@@ -457,8 +457,7 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 										   "A pending group does not start where the one before it ended.");
 		}
 		if (!bloomidx_pending_group_probe(index, &so->query.filter, hcopy, group,
-										  so->dir.header.generation, bas, hints,
-										  hcopy + 2 * BLCKSZ, &passed))
+										  so->dir.header.generation, bas, hints, &passed))
 			return false;
 		for (uint32 s = 0; s < h->slots_taken; s++)
 		{

@@ -61,50 +61,54 @@ order_index(uint64 key)
 }
 
 /*
- * Copies region page `region_page` of the group whose header (checked) is
- * h, at block blkno, into *copy (whole page) if it passes its check (its
- * sums trusted where hints remember them checked at the page's LSN):
- * the problem found, quietly.  For segments' groups and pending groups.
+ * Pins and share-locks region page `region_page` of the group whose header
+ * (checked) is h, at block blkno, into *buffer if it passes its check (its
+ * sums trusted where hints remember them checked at the page's LSN): the
+ * problem found, quietly (the page let go then, *buffer invalid).  The
+ * caller probes the page in place, then lets it go (UnlockReleaseBuffer).
+ * A probe reads one word a slot of one block row: a copy of the page cost
+ * more than the probes did, and on a backend's first scan two faults of
+ * fresh memory, about 15 us each on this project's virtual machines.  For
+ * segments' groups and pending groups.
  */
 bloomidx::PageProblem
-bloomidx_copy_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
+bloomidx_lock_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
 						  uint32 region_page, BufferAccessStrategy bas, BufferHints *hints,
-						  char *copy)
+						  Buffer *buffer)
 {
-	Buffer		buffer = bloomidx_read_page(index, blkno, bas, hints);
+	Buffer		b = bloomidx_read_page(index, blkno, bas, hints);
 
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	Page		page = BufferGetPage(buffer);
+	LockBuffer(b, BUFFER_LOCK_SHARE);
+	Page		page = BufferGetPage(b);
 	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
 	bloomidx::PageProblem problem =
 		bloomidx::check_filter_page((const uint8 *) page, *h, region_page,
 									known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
 
-	if (problem == bloomidx::PageProblem::None)
+	if (problem != bloomidx::PageProblem::None)
 	{
-		memcpy(copy, page, BLCKSZ);
-		if (!known)
-			bloomidx_remember_sums_checked(hints, blkno, page);
+		UnlockReleaseBuffer(b);
+		*buffer = InvalidBuffer;
+		return problem;
 	}
-	UnlockReleaseBuffer(buffer);
+	if (!known)
+		bloomidx_remember_sums_checked(hints, blkno, page);
+	*buffer = b;
 	return problem;
 }
 
 /*
- * Copies group page blkno (its header when region_page < 0) into *copy
- * and checks it: the problem found, quietly.  A region page is copied
- * whole; a header this backend kept for the directory's `generation`
- * (header_cache.cpp) only up to its pd_lower, all a scan reads of it: the
- * rest of *copy, its special space included, is not the page's then.
+ * Copies the header page blkno of segment e's group into *copy and checks
+ * it: the problem found, quietly.  A header this backend kept for the
+ * directory's `generation` (header_cache.cpp) is copied only up to its
+ * pd_lower, all a scan reads of it: the rest of *copy, its special space
+ * included, is not the page's then.
  */
 static bloomidx::PageProblem
-copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
-				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
-				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
+copy_group_header(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
+				  uint32 ncolumns, BlockNumber nblocks, uint32 generation, BufferHints *hints,
+				  char *copy)
 {
-	if (region_page >= 0)
-		return bloomidx_copy_region_page(index, blkno, h, (uint32) region_page, NULL, hints,
-										 copy);
 	if (bloomidx_cached_group_header(index, generation, blkno, e->filter_group, copy))
 		return bloomidx::PageProblem::None;
 
@@ -139,16 +143,37 @@ copy_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry 
 }
 
 /*
- * copy_group_page, a problem reported: false when the page turned out
+ * copy_group_header, a problem reported: false when the page turned out
  * recycled since the directory copy of `generation` (else an ERROR).
  */
 static bool
-read_group_page(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
-				const bloomidx::FilterGroupHeader *h, int64 region_page, uint32 ncolumns,
-				BlockNumber nblocks, uint32 generation, BufferHints *hints, char *copy)
+read_group_header(Relation index, BlockNumber blkno, const bloomidx::SegmentEntry *e,
+				  uint32 ncolumns, BlockNumber nblocks, uint32 generation, BufferHints *hints,
+				  char *copy)
 {
-	bloomidx::PageProblem problem = copy_group_page(index, blkno, e, h, region_page, ncolumns,
-													nblocks, generation, hints, copy);
+	bloomidx::PageProblem problem = copy_group_header(index, blkno, e, ncolumns, nblocks,
+													  generation, hints, copy);
+
+	if (problem != bloomidx::PageProblem::None)
+	{
+		(void) bloomidx_page_was_recycled(index, blkno, generation, problem);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * bloomidx_lock_region_page, a problem reported: false when the page
+ * turned out recycled since the directory copy of `generation` (else an
+ * ERROR).  For segments' groups and pending groups.
+ */
+bool
+bloomidx_read_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
+						  uint32 region_page, uint32 generation, BufferAccessStrategy bas,
+						  BufferHints *hints, Buffer *buffer)
+{
+	bloomidx::PageProblem problem = bloomidx_lock_region_page(index, blkno, h, region_page, bas,
+															  hints, buffer);
 
 	if (problem != bloomidx::PageProblem::None)
 	{
@@ -269,8 +294,8 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
 			const bloomidx::SegmentEntry *e = &dir->entries[order_index(order[start])];
 
 			/* Asked for from the copy, so that no system call is made under the page's lock. */
-			if (copy_group_page(index, blkno, e, NULL, -1, ncolumns, nblocks,
-								dir->header.generation, hints, scratch) ==
+			if (copy_group_header(index, blkno, e, ncolumns, nblocks, dir->header.generation,
+								  hints, scratch) ==
 				bloomidx::PageProblem::None)
 				prefetch_region_pages(index, query, (const uint8 *) scratch, blkno, stats,
 									  nblocks, hints);
@@ -294,9 +319,8 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
  */
 static bool
 probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::SegmentEntry *e,
-			const char *header_copy, bloomidx::SlotMask wanted, uint32 ncolumns,
-			BlockNumber nblocks, uint32 generation, BufferHints *hints, bool may_prefetch,
-			ReadAhead *ra, char *copy,
+			const char *header_copy, bloomidx::SlotMask wanted, BlockNumber nblocks,
+			uint32 generation, BufferHints *hints, bool may_prefetch, ReadAhead *ra,
 			const bloomidx::SlotRange *seg_slots, const uint64 *segs, uint32 nsegs,
 			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
 {
@@ -311,7 +335,8 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 		const bloomidx::FilterKey *key = &query->keys[k];
 		const bloomidx::FilterColumn *fc = &h->columns[key->column];
 		bloomidx::SlotMask key_mask = bloomidx::SlotMask::none();
-		int64		loaded = -1;	/* the region page in copy */
+		int64		loaded = -1;	/* the region page locked in `region` */
+		Buffer		region = InvalidBuffer;
 
 		/* A list's elements are each asked; another key's hashes until every slot passed. */
 		bool		per_element = key->list >= 0 && elements != NULL;
@@ -340,20 +365,26 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			}
 			if (loaded != (int64) region_page)
 			{
-				if (!read_group_page(index,
-									 bloomidx::group_region_block((const uint8 *) header_copy,
-																  e->filter_block, region_page),
-									 e, h, region_page, ncolumns, nblocks, generation, hints, copy))
+				if (BufferIsValid(region))
+					UnlockReleaseBuffer(region);
+				if (!bloomidx_read_region_page(index,
+											   bloomidx::group_region_block((const uint8 *) header_copy,
+																			e->filter_block,
+																			region_page),
+											   h, region_page, generation, NULL, hints, &region))
 					return false;
 				loaded = region_page;
 			}
-			holds = bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
-											  h->slots_taken, fkey);
+			holds = bloomidx::group_row_probe((const uint8 *) BufferGetPage(region) + offset,
+											  fc->probes, h->slots_taken, fkey);
 			key_mask |= holds;
 			for (uint32 j = 0; per_element && j < nsegs; j++)
 				if (holds.any_in(seg_slots[j].first, seg_slots[j].last))
 					elements[(Size) order_index(segs[j]) * nlists + key->list] |= UINT64CONST(1) << i;
 		}
+		if (BufferIsValid(region))
+			UnlockReleaseBuffer(region);
+
 		bloomidx::SlotMask kept = mask & key_mask;
 
 		for (uint32 j = 0; j < nsegs; j++)
@@ -433,9 +464,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	uint32	   *table = (uint32 *)	/* group_segments_slot_ranges' */
 		bloomidx_scan_scratch(SCRATCH_SLOT_TABLE,
 							  bloomidx::group_slot_table_size(n) * sizeof(uint32));
-	char	   *pages = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, 3 * (Size) BLCKSZ);
+	char	   *pages = (char *) bloomidx_scan_scratch(SCRATCH_PAGES, SCRATCH_PAGES_BYTES);
 	char	   *header_copy = pages;
-	char	   *copy = pages + BLCKSZ;
 	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
 	int			nasked = query->nkeys;
 	bool		ok = true;
@@ -447,7 +477,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 	/* Per group (at its first entry of the order), how far read_ahead went. */
 	uint8	   *ahead = NULL;
-	char	   *ahead_page = ra->distance > 0 ? pages + 2 * BLCKSZ : NULL;
+	char	   *ahead_page = ra->distance > 0 ? pages + BLCKSZ : NULL;
 
 	if (ra->distance > 0)
 	{
@@ -466,8 +496,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		if (bloomidx_read_ahead_on(ra))
 			read_ahead(index, query, dir, order, ngrouped, first, ahead, stats, ncolumns, nblocks,
 					   hints, ra, ahead_page);
-		if (!read_group_page(index, e->filter_block, e, NULL, -1, ncolumns, nblocks,
-							 generation, hints, header_copy))
+		if (!read_group_header(index, e->filter_block, e, ncolumns, nblocks, generation, hints,
+							   header_copy))
 		{
 			ok = false;
 			break;
@@ -501,9 +531,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 		bloomidx::SlotMask passed = bloomidx::SlotMask::none();
 
-		if (ok && !probe_group(index, query, e, header_copy, wanted, ncolumns, nblocks, generation,
-							   hints, ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, copy,
-							   slot_range, &order[first], last - first, stats, elements, nlists,
+		if (ok && !probe_group(index, query, e, header_copy, wanted, nblocks, generation, hints,
+							   ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, slot_range, &order[first], last - first, stats, elements, nlists,
 							   &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)

@@ -676,7 +676,7 @@ bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool 
 bool
 bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query, const char *hcopy,
 							 BlockNumber header_block, uint32 generation, BufferAccessStrategy bas,
-							 BufferHints *hints, char *copy, bloomidx::SlotMask *passed)
+							 BufferHints *hints, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) hcopy);
 	bloomidx::SlotMask mask = bloomidx::SlotMask::first(h->slots_taken);
@@ -686,7 +686,8 @@ bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
 		const bloomidx::FilterKey *key = &query->keys[k];
 		const bloomidx::FilterColumn *fc = &h->columns[key->column];
 		bloomidx::SlotMask key_mask = bloomidx::SlotMask::none();
-		int64		loaded = -1;	/* the region page in copy */
+		int64		loaded = -1;	/* the region page locked in `region` */
+		Buffer		region = InvalidBuffer;
 
 		if (fc->blocks == 0)
 			continue;			/* no filter for the column: every slot passes */
@@ -703,21 +704,21 @@ bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
 			}
 			if (loaded != (int64) region_page)
 			{
-				BlockNumber blkno = bloomidx::group_region_block((const uint8 *) hcopy,
-																 header_block, region_page);
-				bloomidx::PageProblem problem =
-					bloomidx_copy_region_page(index, blkno, h, region_page, bas, hints, copy);
-
-				if (problem != bloomidx::PageProblem::None)
-				{
-					(void) bloomidx_page_was_recycled(index, blkno, generation, problem);
+				if (BufferIsValid(region))
+					UnlockReleaseBuffer(region);
+				if (!bloomidx_read_region_page(index,
+											   bloomidx::group_region_block((const uint8 *) hcopy,
+																			header_block,
+																			region_page),
+											   h, region_page, generation, bas, hints, &region))
 					return false;
-				}
 				loaded = region_page;
 			}
-			key_mask |= bloomidx::group_row_probe((const uint8 *) copy + offset, fc->probes,
-												  h->slots_taken, fkey);
+			key_mask |= bloomidx::group_row_probe((const uint8 *) BufferGetPage(region) + offset,
+												  fc->probes, h->slots_taken, fkey);
 		}
+		if (BufferIsValid(region))
+			UnlockReleaseBuffer(region);
 		mask &= key_mask;
 	}
 	*passed = mask;

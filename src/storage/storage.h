@@ -217,7 +217,7 @@ void		bloomidx_pending_filters_drop(Relation index);
 bool		bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
 										 const char *hcopy, BlockNumber header_block,
 										 uint32 generation, BufferAccessStrategy bas,
-										 BufferHints *hints, char *copy, bloomidx::SlotMask *passed);
+										 BufferHints *hints, bloomidx::SlotMask *passed);
 
 /*
  * ---------------------------------------------------------------------
@@ -521,9 +521,13 @@ bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *quer
 void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
 											BlockNumber nblocks, const BufferHints *hints,
 											int distance);
-bloomidx::PageProblem bloomidx_copy_region_page(Relation index, BlockNumber blkno,
+bloomidx::PageProblem bloomidx_lock_region_page(Relation index, BlockNumber blkno,
 												const bloomidx::FilterGroupHeader *h,
 												uint32 region_page, BufferAccessStrategy bas,
-												BufferHints *hints, char *copy);
+												BufferHints *hints, Buffer *buffer);
+bool		bloomidx_read_region_page(Relation index, BlockNumber blkno,
+									  const bloomidx::FilterGroupHeader *h, uint32 region_page,
+									  uint32 generation, BufferAccessStrategy bas,
+									  BufferHints *hints, Buffer *buffer);
 
 #endif							/* BLOOMIDX_STORAGE_H */

@@ -132,9 +132,11 @@ typedef enum ScanScratch
 	SCRATCH_GROUP_IDS,			/* filter_scan.cpp: a group's segments' ids */
 	SCRATCH_SLOT_TABLE,			/* filter_scan.cpp: group_segments_slot_ranges' table */
 	SCRATCH_GROUP_AHEAD,		/* filter_scan.cpp: how far each group was read ahead */
-	SCRATCH_PAGES,				/* filter_scan.cpp: its page copies */
+	SCRATCH_PAGES,				/* filter_scan.cpp, scan.cpp: group header copies */
 	SCRATCH_COUNT
 } ScanScratch;
+/* SCRATCH_PAGES: a group's header, and one read ahead (region pages are probed in place). */
+#define SCRATCH_PAGES_BYTES ((Size) 2 * BLCKSZ)
 /* The most one buffer keeps (a directory copy takes 1 MB at most); IN list masks past it are the query's. */
 #define SCRATCH_MAX_BYTES ((Size) 2 * 1024 * 1024)
 void		bloomidx_scan_scratch_begin(void);
