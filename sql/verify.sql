@@ -185,11 +185,13 @@ SELECT regexp_replace(verify_outcome('tv_missing_bl'), '\(\d+,\d+\)', '(B,O)') A
 REINDEX INDEX tv_missing_bl;
 SELECT verify_outcome('tv_missing_bl');
 
--- More entries than maintenance_work_mem holds (1MB: 4,096 of them, beside
--- a segment's rows): the table is checked in batches of heap blocks, every
+-- More entries than maintenance_work_mem holds (1MB: about 40,000 of a
+-- 1-column index's): the table is checked in batches of heap blocks, every
 -- index page read again for each, each batch's rows against its blocks'
--- entries (DEBUG1 counts them).  Sound; then with a row the index lacks
--- at the table's end (the last batch), and one near its start (the first).
+-- entries (DEBUG1 counts them, and the room the entries took: the budget
+-- and a pending page's rows at most).  Sound; then with a row the index
+-- lacks at the table's end (the last batch), and one near its start (the
+-- first).
 CREATE TABLE tv_batches (id int4, a int4) WITH (autovacuum_enabled = off);
 INSERT INTO tv_batches SELECT i, i % 1000 FROM generate_series(1, 250000) i;
 SET max_parallel_maintenance_workers = 0;
@@ -218,6 +220,24 @@ SELECT regexp_replace(verify_outcome('tv_batches_bl'), '\(4,\d+\)', '(4,N)') AS 
 RESET maintenance_work_mem;
 SELECT regexp_replace(verify_outcome('tv_batches_bl'), '\(4,\d+\)', '(4,N)') AS outcome;
 DROP TABLE tv_batches;
+-- Signatures of 4,096 bits (536 bytes an entry): 1MB holds fewer than the
+-- 4,096 entries kept whatever the setting, which is what the room then is
+-- (a segment of 29,985 rows took that room and more before: its rows were
+-- put back together whole before the batch's were kept).
+CREATE TABLE tv_wide (id int4, a int4) WITH (autovacuum_enabled = off);
+INSERT INTO tv_wide SELECT i, i % 1000 FROM generate_series(1, 30000) i;
+CREATE INDEX tv_wide_bl ON tv_wide USING bloomidx (a) WITH (length = 4096);
+SELECT bloomidx_seal('tv_wide_bl');
+SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
+SELECT bloomidx_verify('tv_wide_bl');
+RESET client_min_messages;
+UPDATE pg_index SET indisready = false WHERE indexrelid = 'tv_wide_bl'::regclass;
+INSERT INTO tv_wide VALUES (30001, 1);
+UPDATE pg_index SET indisready = true WHERE indexrelid = 'tv_wide_bl'::regclass;
+SELECT verify_outcome('tv_wide_bl');
+RESET maintenance_work_mem;
+DROP TABLE tv_wide;
 
 -- Every bloomidx index the earlier tests left (of this database, other
 -- sessions' temporary ones aside) is sound.

@@ -199,6 +199,23 @@ bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nro
     return true;
 }
 
+bool count_slice_bits(const uint64_t *words, const uint64_t *mask, uint32_t nrows,
+                      uint16_t *counts) noexcept
+{
+    const uint32_t nwords = slice_lines(nrows < kSegmentRows ? nrows : kSegmentRows) * kSliceLineWords;
+    for (uint32_t w = 0; w < nwords; w++) {
+        uint64_t bits = words[w] & mask[w];
+        while (bits != 0) {
+            const uint32_t r = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (r >= nrows)
+                return false;
+            counts[r]++;
+        }
+    }
+    return true;
+}
+
 uint32_t candidate_rows(const uint64_t *words, uint32_t *rows) noexcept
 {
     uint32_t n = 0;

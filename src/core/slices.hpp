@@ -43,6 +43,14 @@ bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nro
                        uint32_t slice, const uint32_t *slot, uint8_t *signatures,
                        uint32_t sig_bytes) noexcept;
 
+// Adds 1 to counts[r] for each row r set in both words and mask (the
+// lines that hold rows [0, nrows), as untranspose_slice reads them): over
+// every slice, each row's signature's bits set, without putting the
+// signature back together.  Returns false, counting nothing more, if words
+// sets a masked row at or past nrows: a damaged slice.
+bool count_slice_bits(const uint64_t *words, const uint64_t *mask, uint32_t nrows,
+                      uint16_t *counts) noexcept;
+
 // The slices that one value (or one IN-list element) tests: an AND.
 struct SliceAnd {
     const uint64_t *const *slices;

@@ -29,11 +29,13 @@
  *     not see (dead, not yet vacuumed) are fine.
  * The entries it keeps to compare with the table (16 bytes and a
  * signature each, 8 more where pending rows keep filter keys: 38 for six
- * int4 columns) stay within maintenance_work_mem, beside one segment's
- * rows and at least ENTRIES_AT_LEAST (a floor that grows with the
- * signature: 2.6 MB for six int4 columns, 37 MB for 4,096 bits); past that
- * it checks the table in batches of heap blocks, each a pass over the
- * index's pages and over those blocks (check_batch).
+ * int4 columns) stay within maintenance_work_mem, and at least
+ * ENTRIES_AT_LEAST of them (150 kB for six int4 columns, 2.2 MB for
+ * 4,096-bit signatures); past that it checks the table in batches of heap
+ * blocks, each a pass over the index's pages and over those blocks
+ * (check_batch).  A segment's rows are checked one segment at a time
+ * (their TIDs, slots and bit counts: 12 bytes a row, 0.8 MB at most),
+ * only those of the batch's blocks put back together, in the entries.
  * A pass keeps copies of the filter groups of the segments that hold rows
  * of its batch's blocks only (each group up to 1,016 segments' filters: a
  * third of data set A's index when one group holds them all), and every
@@ -296,9 +298,13 @@ reserve_entries_for(VerifyState *vs, Size n)
 				 errmsg("index \"%s\" has too many entries to verify",
 						RelationGetRelationName(vs->index))));
 
-	/* Past the budget by one segment's rows at most: those are untransposed in place. */
+	/*
+	 * Past the budget by a pending page's entries at most (reserve_entries:
+	 * add_entry keeps no more than the budget); a segment's rows are asked
+	 * for only where they fit it (check_segment).
+	 */
 	Size		room = Min(Max(need, Min(Max(vs->max_entries * 2, (Size) 1024),
-									 vs->entry_budget + bloomidx::kSegmentRows)),
+									 vs->entry_budget + vs->geometry.capacity)),
 						   (Size) PG_UINT32_MAX);
 	Size		key_bytes = room * sizeof(EntryKey);
 	Size		sig_bytes = room * vs->geometry.signature_bytes;
@@ -339,17 +345,10 @@ key_digest(const uint8 *keys, uint32 nkeys)
 		(uint32) bloomidx::hash_bytes(keys, nkeys * bloomidx::kFilterKeySize, bloomidx::kMetaMagic);
 }
 
-/*
- * Checks one entry (slot i of block blkno: a pending page's entry, or a
- * segment's row) and collects it; digest: its key_digest, 0 for a
- * segment's row.
- */
+/* Checks entry i of block blkno's heap TID: a tuple's place, within the table. */
 static void
-add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
-		  const ItemPointerData *tidp, uint64 digest)
+check_entry_tid(VerifyState *vs, BlockNumber blkno, uint32 i, const ItemPointerData *tidp)
 {
-	uint32		nbits = vs->meta.signature_bits;
-	uint32		nbytes = vs->geometry.signature_bytes;
 	BlockNumber heap_block = ItemPointerGetBlockNumberNoCheck(tidp);
 	OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(tidp);
 
@@ -368,23 +367,34 @@ add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
 								 i, heap_block, offset,
 								 RelationGetRelationName(vs->heap), vs->heap_blocks));
 	}
+}
 
-	uint32		set = 0;
-
-	for (uint32 b = 0; b < nbytes; b++)
-		set += __builtin_popcount(sig[b]);
-	for (uint32 pos = nbits; pos < nbytes * 8; pos++)
-		if (bloomidx::signature_test_bit(sig, pos))
-			bloomidx_report_corrupted_page(vs->index, blkno,
-						psprintf("Entry %u (heap tuple (%u,%u)) sets bit %u, past the index's %u bits.",
-								 i, heap_block, offset, pos, nbits));
+/* Checks that entry i of block blkno (TID checked) sets at least the bits one column sets. */
+static void
+check_entry_bits(VerifyState *vs, BlockNumber blkno, uint32 i, const ItemPointerData *tidp,
+				 uint32 set)
+{
 	if (set < vs->min_bits)
 		bloomidx_report_corrupted_page(vs->index, blkno,
 					psprintf("Entry %u (heap tuple (%u,%u)) has %u bits set, fewer than the %u that column %d sets alone.",
-							 i, heap_block, offset, set, vs->min_bits,
+							 i, ItemPointerGetBlockNumberNoCheck(tidp),
+							 ItemPointerGetOffsetNumberNoCheck(tidp), set, vs->min_bits,
 							 vs->min_bits_column));
+}
 
-	/* Checked above in every pass; kept only in its batch, and while the budget lasts. */
+/*
+ * Keeps entry i of block blkno (checked), its signature sig, if its heap
+ * block is of the batch's and the budget has room (else notes the
+ * overflow); digest: its key_digest, 0 for a segment's row.
+ */
+static void
+keep_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
+		   const ItemPointerData *tidp, uint64 digest)
+{
+	uint32		nbytes = vs->geometry.signature_bytes;
+	BlockNumber heap_block = ItemPointerGetBlockNumberNoCheck(tidp);
+
+	/* Checked in every pass; kept only in its batch, and while the budget lasts. */
 	if (heap_block < vs->rows_lo || heap_block >= vs->rows_hi)
 		return;
 	vs->entries_in_range++;
@@ -396,7 +406,7 @@ add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
 
 	EntryKey   *k = &vs->keys[vs->nentries];
 
-	k->key = tid_key(heap_block, offset) | (i & 0xFFFF);
+	k->key = tid_key(heap_block, ItemPointerGetOffsetNumberNoCheck(tidp)) | (i & 0xFFFF);
 	k->entry = (uint32) vs->nentries;
 	k->index_block = blkno;
 	if (sig != vs->signatures + vs->nentries * nbytes)
@@ -404,6 +414,31 @@ add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
 	if (vs->key_digests)
 		vs->key_digests[vs->nentries] = digest;
 	vs->nentries++;
+}
+
+/*
+ * Checks one pending entry (slot i of pending page blkno), its signature
+ * sig as stored, and collects it; digest: its key_digest.
+ */
+static void
+add_entry(VerifyState *vs, BlockNumber blkno, uint32 i, const uint8 *sig,
+		  const ItemPointerData *tidp, uint64 digest)
+{
+	uint32		nbits = vs->meta.signature_bits;
+	uint32		nbytes = vs->geometry.signature_bytes;
+	uint32		set = 0;
+
+	check_entry_tid(vs, blkno, i, tidp);
+	for (uint32 b = 0; b < nbytes; b++)
+		set += __builtin_popcount(sig[b]);
+	for (uint32 pos = nbits; pos < nbytes * 8; pos++)
+		if (bloomidx::signature_test_bit(sig, pos))
+			bloomidx_report_corrupted_page(vs->index, blkno,
+						psprintf("Entry %u (heap tuple (%u,%u)) sets bit %u, past the index's %u bits.",
+								 i, ItemPointerGetBlockNumberNoCheck(tidp),
+								 ItemPointerGetOffsetNumberNoCheck(tidp), pos, nbits));
+	check_entry_bits(vs, blkno, i, tidp, set);
+	keep_entry(vs, blkno, i, sig, tidp, digest);
 }
 
 /* Checks the entries of the pending page in vs->page and collects them. */
@@ -1099,16 +1134,40 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		}
 	}
 
-	/* The live rows' signatures, in the arena, from the slices. */
-	reserve_entries_for(vs, nlive);
+	/*
+	 * Every live row's bits counted from the slices (each checked, as a
+	 * pending entry is, in every pass), and the signatures of the rows of
+	 * the batch's blocks put back together in the arena, where they are
+	 * kept: no more memory than the entries kept (a pass they would take
+	 * past the budget keeps none, and is made again over fewer blocks).
+	 */
 	{
-		uint8	   *base = vs->signatures + vs->nentries * nbytes;
-		uint32		n = 0;
+		uint64	   *keep = (uint64 *) MemoryContextAllocZero(vs->pass_cxt, BLCKSZ);
+		uint16	   *counts = (uint16 *) MemoryContextAllocZero(vs->pass_cxt,
+															   e->rows * sizeof(uint16));
+		uint32		nkeep = 0;
+		uint8	   *base = NULL;
 
-		memset(base, 0, (Size) nlive * nbytes);
 		for (uint32 r = 0; r < e->rows; r++)
-			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
-				slot[r] = n++;
+			if ((live[r / 64] & (UINT64CONST(1) << (r % 64))) &&
+				ItemPointerGetBlockNumberNoCheck(&tids[r]) >= vs->rows_lo &&
+				ItemPointerGetBlockNumberNoCheck(&tids[r]) < vs->rows_hi)
+			{
+				keep[r / 64] |= UINT64CONST(1) << (r % 64);
+				slot[r] = nkeep++;
+			}
+		if (vs->nentries + nkeep > vs->entry_budget)
+		{
+			vs->overflow = true;
+			vs->entries_in_range += nkeep;
+			nkeep = 0;
+		}
+		else if (nkeep > 0)
+		{
+			reserve_entries_for(vs, nkeep);
+			base = vs->signatures + vs->nentries * nbytes;
+			memset(base, 0, (Size) nkeep * nbytes);
+		}
 		for (uint32 j = 0; j < vs->meta.signature_bits; j++)
 		{
 			bloomidx::SliceSpot spot = bloomidx::slice_spot(j, e->rows, e->slices_per_page);
@@ -1119,26 +1178,31 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 			if (spot.first == j &&
 				!copy_checked(vs, e->first_slice + spot.page, bas, generation, check_slice_arg, &arg))
 				goto done;
-			if (!bloomidx::untranspose_slice(bloomidx::slice_page_words((const uint8 *) vs->page.data) +
-											 spot.word, live, e->rows, j, slot, base, nbytes))
+
+			const uint64 *words = bloomidx::slice_page_words((const uint8 *) vs->page.data) + spot.word;
+
+			if (!bloomidx::count_slice_bits(words, live, e->rows, counts))
 				bloomidx_report_corrupted_page(vs->index, e->first_slice + spot.page,
 							psprintf("Slice %u of segment %u sets a row past its %u rows.",
 									 j, e->segment_id, (uint32) e->rows));
+			if (nkeep > 0)
+				(void) bloomidx::untranspose_slice(words, keep, e->rows, j, slot, base, nbytes);
 		}
-		/*
-		 * A row of another batch's blocks is not kept: the next row's
-		 * signature is copied down to the next entry.  Row r's slot is at or
-		 * past the entries added since base (slots count every live row),
-		 * and the rows after it are further still: nothing not yet added
-		 * is overwritten.
-		 */
 		for (uint32 r = 0; r < e->rows; r++)
-			if (live[r / 64] & (UINT64CONST(1) << (r % 64)))
-				add_entry(vs, e->header_block, r, base + (Size) slot[r] * nbytes,
-						  &tids[r],
-						  row_keys == NULL ? 0 :
-						  key_digest(row_keys + (Size) r * vs->state.ncolumns * sizeof(uint32),
-									 (uint32) vs->state.ncolumns));
+		{
+			if (!(live[r / 64] & (UINT64CONST(1) << (r % 64))))
+				continue;
+			check_entry_tid(vs, e->header_block, r, &tids[r]);
+			check_entry_bits(vs, e->header_block, r, &tids[r], counts[r]);
+			/* Kept in row order: row r's slot is the next entry's place. */
+			if (nkeep > 0 && (keep[r / 64] & (UINT64CONST(1) << (r % 64))))
+				keep_entry(vs, e->header_block, r, base + (Size) slot[r] * nbytes, &tids[r],
+						   row_keys == NULL ? 0 :
+						   key_digest(row_keys + (Size) r * vs->state.ncolumns * sizeof(uint32),
+									  (uint32) vs->state.ncolumns));
+		}
+		pfree(keep);
+		pfree(counts);
 	}
 	ok = true;
 done:
@@ -1653,18 +1717,15 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 	 * The entries kept (a TID key, a signature, a pending row's keys'
 	 * digest: 16 bytes and the signature's, 8 more where pending rows keep
 	 * filter keys) within maintenance_work_mem, as amcheck's heapallindexed
-	 * sizes its filter.  The arena holds a segment's rows more, where their
-	 * signatures are put back together before the batch's are kept
-	 * (check_segment): that much, and room for ENTRIES_AT_LEAST entries,
-	 * whatever the setting.  A larger index is checked in batches of heap
-	 * blocks, every page again in each (check_batch).
+	 * sizes its filter, and room for ENTRIES_AT_LEAST entries whatever the
+	 * setting.  A larger index is checked in batches of heap blocks, every
+	 * page again in each (check_batch).
 	 */
 	Size		entry_bytes = sizeof(EntryKey) + vs->geometry.signature_bytes +
 		(vs->geometry.keys > 0 ? sizeof(uint64) : 0);
 	Size		entries = (Size) maintenance_work_mem * 1024 / entry_bytes;
 
-	vs->entry_budget = Max(entries, ENTRIES_AT_LEAST + bloomidx::kSegmentRows) -
-		bloomidx::kSegmentRows;
+	vs->entry_budget = Max(entries, ENTRIES_AT_LEAST);
 
 	/*
 	 * Every row the snapshot sees lies before the table's length now (a
@@ -1712,10 +1773,10 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 		bloomidx_report_page_problem(index, sums_problem_block, sums_problem);
 
 	ereport(DEBUG1,
-			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages (%u in %u pending groups), %zu entries in the last batch; table \"%s\": " INT64_FORMAT " rows checked in %u batches, %u passes over the index",
+			(errmsg_internal("bloomidx_verify: index \"%s\": %u blocks, %u segments, %u pending pages (%u in %u pending groups), %zu entries in the last batch, room for %zu; table \"%s\": " INT64_FORMAT " rows checked in %u batches, %u passes over the index",
 							 RelationGetRelationName(index), vs->index_blocks, vs->segments,
 							 vs->pending_pages, vs->npending_slots, vs->npending_groups,
-							 vs->nentries, RelationGetRelationName(heap), vs->heap_rows,
+							 vs->nentries, vs->max_entries, RelationGetRelationName(heap), vs->heap_rows,
 							 vs->batches, vs->passes)));
 
 	MemoryContextDelete(cxt);

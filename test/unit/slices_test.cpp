@@ -156,6 +156,37 @@ TEST(Slices, UntransposeRefusesABitPastTheRows)
     EXPECT_TRUE(untranspose_slice(words.data(), live.data(), 6, 3, slot.data(), out.data(), 12));
 }
 
+// bloomidx_verify counts each live row's bits from the slices, and puts
+// back only the rows of its batch: the counts are the signatures' own
+// popcounts, and a masked row past the rows is refused as untranspose_slice
+// refuses it.
+TEST(Slices, CountedBitsAreTheSignaturesPopcounts)
+{
+    std::mt19937_64 rng(29);
+    std::vector<std::vector<uint64_t>> values;
+    for (uint32_t nrows : {1u, 64u, 700u, 40000u, kSegmentRows}) {
+        Segment s = make_segment(nrows, 5, rng, &values);
+        std::vector<uint16_t> counts(kSegmentRows, 0);
+        for (uint32_t j = 0; j < kBits; j++)
+            ASSERT_TRUE(count_slice_bits(s.slices[j].data(), s.live.data(), nrows, counts.data()));
+        for (uint32_t r = 0; r < nrows; r++) {
+            uint32_t set = 0;
+            for (uint32_t b = 0; b < s.sig_bytes; b++)
+                set += static_cast<uint32_t>(__builtin_popcount(s.signatures[static_cast<size_t>(r) * s.sig_bytes + b]));
+            ASSERT_EQ(counts[r], live(s, r) ? set : 0u) << nrows << " rows, row " << r;
+        }
+    }
+    std::vector<uint64_t> words(kSliceWords, 0), mask(kSliceWords, ~uint64_t{0});
+    std::vector<uint16_t> counts(kSegmentRows, 0);
+    words[0] = uint64_t{1} << 5;
+    EXPECT_TRUE(count_slice_bits(words.data(), mask.data(), 6, counts.data()));
+    EXPECT_EQ(counts[5], 1u);
+    words[0] = uint64_t{1} << 6;
+    EXPECT_FALSE(count_slice_bits(words.data(), mask.data(), 6, counts.data()));
+    mask[0] = 0;
+    EXPECT_TRUE(count_slice_bits(words.data(), mask.data(), 6, counts.data()));
+}
+
 TEST(Slices, QueriesSelectExactlyTheRowsARowWiseTestSelects)
 {
     std::mt19937_64 rng(22);
