@@ -138,6 +138,36 @@ SELECT pfl_fill(90001, 110000);
 SELECT * FROM abc_check('pfl', 300);
 SELECT bloomidx_verify('pfl_bl');
 
+-- In an index of 16 groups' pages or more, the run starts at 8 pending
+-- pages, not twice a group's (44 for six int4 columns): 25 pages after a
+-- seal are not walked row by row by every query (pending_run_due).
+CREATE TABLE pfl_big (i1 int, i2 int, i3 int, i4 int, i5 int, i6 int) WITH (autovacuum_enabled = off);
+INSERT INTO pfl_big SELECT (random() * 1000000)::int, (random() * 1000000)::int,
+       (random() * 1000000)::int, (random() * 1000000)::int, (random() * 1000000)::int,
+       (random() * 1000000)::int FROM generate_series(1, 140000);
+CREATE INDEX pfl_big_bl ON pfl_big USING bloomidx (i1, i2, i3, i4, i5, i6);
+SELECT bloomidx_seal('pfl_big_bl') >= 0 AS sealed;
+INSERT INTO pfl_big SELECT (random() * 1000000)::int, (random() * 1000000)::int,
+       (random() * 1000000)::int, (random() * 1000000)::int, (random() * 1000000)::int,
+       (random() * 1000000)::int FROM generate_series(1, 4600);
+SELECT pg_relation_size('pfl_big_bl') / 8192 >= 16 * 22 AS big_index,
+       pending_pages BETWEEN 20 AND 43 AS fewer_than_twice_a_group,
+       index_buffers($$SELECT * FROM pfl_big WHERE i2 = -1 AND i5 = -1$$) < pending_pages / 2 AS miss_reads_few
+FROM bloomidx_index_info('pfl_big_bl');
+-- Rows of the build, of the seal and pending, through the index as by a
+-- sequential scan (2-column and 1-column lookups, a 3-element IN list).
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE index_vs_seqscan(q) NOT LIKE 'same %') AS differences
+FROM (SELECT format('SELECT * FROM pfl_big WHERE i2 = %s AND i5 = %s', i2, i5) AS q
+      FROM (SELECT * FROM pfl_big ORDER BY random() LIMIT 40) r
+      UNION ALL
+      SELECT format('SELECT * FROM pfl_big WHERE i3 = %s', i3)
+      FROM (SELECT * FROM pfl_big ORDER BY random() LIMIT 20) r
+      UNION ALL
+      SELECT format('SELECT * FROM pfl_big WHERE i1 IN (%s, %s, -1) AND i6 = %s', i1, i1 + 1, i6)
+      FROM (SELECT * FROM pfl_big ORDER BY random() LIMIT 20) r) q;
+DROP TABLE pfl_big;
+
 -- An index without filters (segment_filter_rate = 0) keeps no filter keys
 -- in its pending rows: no groups, every pending page read.
 CREATE INDEX pfl_nf ON pfl USING bloomidx (a, b, c) WITH (segment_filter_rate = 0);

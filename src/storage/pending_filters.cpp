@@ -66,6 +66,14 @@
 #define PENDING_FILTERS_EVERY 4
 
 /*
+ * The fewest pending pages a run of groups starts at, in an index of at
+ * least START_EARLY_GROUPS groups' pages (below, twice a group's pages:
+ * pending_run_due).
+ */
+#define PENDING_FILTERS_START 8
+#define START_EARLY_GROUPS 16
+
+/*
  * Pages a seal summarizes at most after it (bloomidx_pending_filters_after_seal):
  * a worker's, more than a segment's worth of pending pages of six int4
  * columns (350); an INSERT's own, about 10 ms of it.
@@ -513,6 +521,31 @@ pending_shape(Relation index, const bloomidx::MetaPageData *meta, uint32 next_gr
 }
 
 /*
+ * Whether a pending list of pending_pages pages, without groups yet, is
+ * long enough for a run of them to start (groups of `shape`).  A group
+ * costs a query its header and a region page a key (3 pages for a
+ * 2-column query), the pages after its run walked too, and the index its
+ * 1 + region_pages pages (22 for six int4 columns) until the next seal
+ * frees them: in a small index, the run starts at twice a group's pages,
+ * which it would otherwise double; in an index of START_EARLY_GROUPS
+ * groups' pages or more, at PENDING_FILTERS_START pages, so that the
+ * pages a seal leaves pending, and the first ones filled after it, are
+ * not walked row by row by every query until 44 have gathered (10 M rows
+ * of data set A and 29 pending pages: a 2-column hit / miss read 48 / 32
+ * index buffers, now 24 / 7; 29 / 4 with none pending).
+ */
+static bool
+pending_run_due(Relation index, uint32 pending_pages, const bloomidx::FilterGroupHeader *shape)
+{
+	uint32		group_pages = 1 + shape->region_pages;
+
+	if (pending_pages >= 2 * group_pages)
+		return true;
+	return pending_pages >= PENDING_FILTERS_START &&
+		RelationGetNumberOfBlocks(index) >= (BlockNumber) START_EARLY_GROUPS * group_pages;
+}
+
+/*
  * Gives the pending pages that filled since the last slot their slots,
  * max_pages at most, starting a run where there is none as
  * bloomidx_pending_filters_add says (at the list's head if that page is
@@ -553,7 +586,7 @@ summarize_filled(Relation index, const bloomidx::MetaPageData *meta, BlockNumber
 	if (next == bloomidx::kMetaBlock)
 	{
 		next = filled;
-		if (d.pending_pages < 2 * (1 + shape.region_pages))
+		if (!pending_run_due(index, d.pending_pages, &shape))
 			next = bloomidx::kMetaBlock;	/* not yet: read_filled_page says no */
 		else if (read_filled_page(index, d.pending_head, g, keys, &count, &after))
 			next = d.pending_head;
@@ -607,10 +640,9 @@ summarize_filled(Relation index, const bloomidx::MetaPageData *meta, BlockNumber
  * Gives the pending pages that filled since the last slot their slots
  * (PENDING_FILTERS_BATCH at most), where the index keeps filter keys and
  * the seal lock is free: the insert that linked a new tail behind page
- * `filled`, the list's pending_pages-th, calls it.  Without a group yet, the run starts once the list
- * has twice a group's pages (a shorter list costs a query less than its
- * groups would, and a small index would double): at the list's head if
- * that page is full, else at `filled`.  A damaged group is warned of and
+ * `filled`, the list's pending_pages-th, calls it.  Without a group yet,
+ * the run starts once the list is long enough (pending_run_due): at the
+ * list's head if that page is full, else at `filled`.  A damaged group is warned of and
  * the groups dropped, not an INSERT failed: queries then walk the list.
  */
 void
@@ -628,7 +660,7 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 	/* Nothing to do yet (most inserts): no chain and a short list. */
 	read_pending_filters(index, &pf, &d);
 	if (!pending_shape(index, &state->meta, d.next_group_id, &shape) ||
-		(pf.first_group == bloomidx::kMetaBlock && d.pending_pages < 2 * (1 + shape.region_pages)))
+		(pf.first_group == bloomidx::kMetaBlock && !pending_run_due(index, d.pending_pages, &shape)))
 		return;
 	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return;
