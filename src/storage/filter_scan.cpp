@@ -65,14 +65,14 @@ order_index(uint64 key)
  * (checked) is h, at block blkno, into *buffer if it passes its check (its
  * sums trusted where hints remember them checked at the page's LSN): the
  * problem found, quietly (the page let go then, *buffer invalid).  The
- * caller probes the page in place, then lets it go (UnlockReleaseBuffer).
- * A probe reads one word a slot of one block row: a copy of the page cost
- * more than the probes did, and on a backend's first scan two faults of
- * fresh memory, about 15 us each on this project's virtual machines.  For
- * segments' groups and pending groups.
+ * caller probes the page in place, a word a slot of one block row, for
+ * each of a key's hashes on it, then lets it go (UnlockReleaseBuffer):
+ * while it holds the lock it reads, locks or waits for no other buffer, so
+ * writers that lock several pages (slots written, groups gathered) only
+ * wait for it.  A copy of the page cost more than the probes did.
  */
-bloomidx::PageProblem
-bloomidx_lock_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
+static bloomidx::PageProblem
+lock_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
 						  uint32 region_page, BufferAccessStrategy bas, BufferHints *hints,
 						  Buffer *buffer)
 {
@@ -163,7 +163,7 @@ read_group_header(Relation index, BlockNumber blkno, const bloomidx::SegmentEntr
 }
 
 /*
- * bloomidx_lock_region_page, a problem reported: false when the page
+ * lock_region_page, a problem reported: false when the page
  * turned out recycled since the directory copy of `generation` (else an
  * ERROR).  For segments' groups and pending groups.
  */
@@ -172,8 +172,8 @@ bloomidx_read_region_page(Relation index, BlockNumber blkno, const bloomidx::Fil
 						  uint32 region_page, uint32 generation, BufferAccessStrategy bas,
 						  BufferHints *hints, Buffer *buffer)
 {
-	bloomidx::PageProblem problem = bloomidx_lock_region_page(index, blkno, h, region_page, bas,
-															  hints, buffer);
+	bloomidx::PageProblem problem = lock_region_page(index, blkno, h, region_page, bas, hints,
+													 buffer);
 
 	if (problem != bloomidx::PageProblem::None)
 	{
@@ -532,8 +532,8 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 		bloomidx::SlotMask passed = bloomidx::SlotMask::none();
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, nblocks, generation, hints,
-							   ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, slot_range, &order[first], last - first, stats, elements, nlists,
-							   &passed))
+							   ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, slot_range,
+							   &order[first], last - first, stats, elements, nlists, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
 			skip[order_index(order[j])] =

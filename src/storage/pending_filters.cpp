@@ -703,7 +703,7 @@ bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool 
  * block row of each of its hashes (a region page), a slot passing when
  * every key has a hash its filters may hold.  False when a region page was
  * recycled since the directory copy of `generation` (else damage is an
- * ERROR).  copy: a page's room.
+ * ERROR).  Region pages are probed in place (bloomidx_read_region_page).
  */
 bool
 bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query, const char *hcopy,

@@ -521,10 +521,6 @@ bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *quer
 void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
 											BlockNumber nblocks, const BufferHints *hints,
 											int distance);
-bloomidx::PageProblem bloomidx_lock_region_page(Relation index, BlockNumber blkno,
-												const bloomidx::FilterGroupHeader *h,
-												uint32 region_page, BufferAccessStrategy bas,
-												BufferHints *hints, Buffer *buffer);
 bool		bloomidx_read_region_page(Relation index, BlockNumber blkno,
 									  const bloomidx::FilterGroupHeader *h, uint32 region_page,
 									  uint32 generation, BufferAccessStrategy bas,
