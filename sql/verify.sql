@@ -153,6 +153,14 @@ DROP TABLE tv_owned;
 DROP FUNCTION verify_who(int4);
 DROP ROLE regress_bloomidx_verify;
 
+-- Runs stmt (an INSERT or UPDATE) while index idx is not ready for
+-- inserts: the executor leaves the new rows' entries out.
+CREATE FUNCTION without_entries(idx regclass, stmt text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE pg_index SET indisready = false WHERE indexrelid = idx;
+    EXECUTE stmt;
+    UPDATE pg_index SET indisready = true WHERE indexrelid = idx;
+END $$;
 -- A row without its entry: while the index is not ready for inserts, the
 -- executor leaves it out.  The table is fresh, so the row's TID is known.
 CREATE TABLE tv_missing (id int4, a int4) WITH (autovacuum_enabled = off);
@@ -178,9 +186,7 @@ UPDATE pg_index SET indisvalid = true WHERE indexrelid = 'tv_missing_bl'::regcla
 SELECT verify_outcome('tv_missing_bl');
 -- REINDEX repairs an index that lacks rows.  (Where the row went depends
 -- on what the VACUUM above could free: its TID is not shown.)
-UPDATE pg_index SET indisready = false WHERE indexrelid = 'tv_missing_bl'::regclass;
-INSERT INTO tv_missing VALUES (104, 4);
-UPDATE pg_index SET indisready = true WHERE indexrelid = 'tv_missing_bl'::regclass;
+SELECT without_entries('tv_missing_bl', $$INSERT INTO tv_missing VALUES (104, 4)$$);
 SELECT regexp_replace(verify_outcome('tv_missing_bl'), '\(\d+,\d+\)', '(B,O)') AS outcome;
 REINDEX INDEX tv_missing_bl;
 SELECT verify_outcome('tv_missing_bl');
@@ -202,9 +208,7 @@ SET maintenance_work_mem = '1MB';
 SET client_min_messages = debug1;
 SELECT bloomidx_verify('tv_batches_bl');
 RESET client_min_messages;
-UPDATE pg_index SET indisready = false WHERE indexrelid = 'tv_batches_bl'::regclass;
-INSERT INTO tv_batches VALUES (300001, 1);
-UPDATE pg_index SET indisready = true WHERE indexrelid = 'tv_batches_bl'::regclass;
+SELECT without_entries('tv_batches_bl', $$INSERT INTO tv_batches VALUES (300001, 1)$$);
 SELECT verify_outcome('tv_batches_bl');
 DELETE FROM tv_batches WHERE id = 300001 OR id <= 1000;
 VACUUM tv_batches;
@@ -212,9 +216,7 @@ SELECT verify_outcome('tv_batches_bl');
 -- A row's new version, in the space VACUUM freed on its page (block 4 of
 -- about 1,100: the first batch), without an entry of its own (the index,
 -- not ready, still counts for HOT: not a heap-only tuple).
-UPDATE pg_index SET indisready = false WHERE indexrelid = 'tv_batches_bl'::regclass;
-UPDATE tv_batches SET a = a + 1 WHERE id = 1001;
-UPDATE pg_index SET indisready = true WHERE indexrelid = 'tv_batches_bl'::regclass;
+SELECT without_entries('tv_batches_bl', $$UPDATE tv_batches SET a = a + 1 WHERE id = 1001$$);
 SELECT ctid < '(100,0)'::tid AS in_the_first_batch FROM tv_batches WHERE id = 1001;
 SELECT regexp_replace(verify_outcome('tv_batches_bl'), '\(4,\d+\)', '(4,N)') AS outcome;
 RESET maintenance_work_mem;
@@ -232,9 +234,7 @@ SET maintenance_work_mem = '1MB';
 SET client_min_messages = debug1;
 SELECT bloomidx_verify('tv_wide_bl');
 RESET client_min_messages;
-UPDATE pg_index SET indisready = false WHERE indexrelid = 'tv_wide_bl'::regclass;
-INSERT INTO tv_wide VALUES (30001, 1);
-UPDATE pg_index SET indisready = true WHERE indexrelid = 'tv_wide_bl'::regclass;
+SELECT without_entries('tv_wide_bl', $$INSERT INTO tv_wide VALUES (30001, 1)$$);
 SELECT verify_outcome('tv_wide_bl');
 RESET maintenance_work_mem;
 DROP TABLE tv_wide;
@@ -253,3 +253,4 @@ WHERE c.relkind = 'i' AND (c.relpersistence <> 't' OR c.relnamespace = pg_my_tem
 
 DROP TABLE tv, tv_types, tv_unlogged, tv_temp, tv_empty, tv_parted, tv_missing;
 DROP FUNCTION verify_outcome(regclass);
+DROP FUNCTION without_entries(regclass, text);

@@ -179,28 +179,13 @@ uint32_t match_slices(const SliceAnd &base, const SliceOr *lists, uint32_t nlist
     return candidates;
 }
 
-bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nrows,
-                       uint32_t slice, const uint32_t *slot, uint8_t *signatures,
-                       uint32_t sig_bytes) noexcept
-{
-    const uint8_t bit = static_cast<uint8_t>(1u << (slice % 8));
-    // The lines that hold rows [0, nrows): a packed slice ends there.
-    const uint32_t nwords = slice_lines(nrows < kSegmentRows ? nrows : kSegmentRows) * kSliceLineWords;
-    for (uint32_t w = 0; w < nwords; w++) {
-        uint64_t bits = words[w] & live[w];
-        while (bits != 0) {
-            const uint32_t r = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
-            bits &= bits - 1;
-            if (r >= nrows)
-                return false;
-            signatures[static_cast<size_t>(slot[r]) * sig_bytes + slice / 8] |= bit;
-        }
-    }
-    return true;
-}
+namespace {
 
-bool count_slice_bits(const uint64_t *words, const uint64_t *mask, uint32_t nrows,
-                      uint16_t *counts) noexcept
+// Calls row(r) for each row r set in both words and mask, over the lines
+// that hold rows [0, nrows) (a packed slice ends there); false, calling
+// nothing more, at a masked row at or past nrows: a damaged slice.
+template <typename RowFn>
+bool for_each_masked_row(const uint64_t *words, const uint64_t *mask, uint32_t nrows, RowFn row) noexcept
 {
     const uint32_t nwords = slice_lines(nrows < kSegmentRows ? nrows : kSegmentRows) * kSliceLineWords;
     for (uint32_t w = 0; w < nwords; w++) {
@@ -210,10 +195,28 @@ bool count_slice_bits(const uint64_t *words, const uint64_t *mask, uint32_t nrow
             bits &= bits - 1;
             if (r >= nrows)
                 return false;
-            counts[r]++;
+            row(r);
         }
     }
     return true;
+}
+
+} // namespace
+
+bool untranspose_slice(const uint64_t *words, const uint64_t *live, uint32_t nrows,
+                       uint32_t slice, const uint32_t *slot, uint8_t *signatures,
+                       uint32_t sig_bytes) noexcept
+{
+    const uint8_t bit = static_cast<uint8_t>(1u << (slice % 8));
+    return for_each_masked_row(words, live, nrows, [&](uint32_t r) {
+        signatures[static_cast<size_t>(slot[r]) * sig_bytes + slice / 8] |= bit;
+    });
+}
+
+bool count_slice_bits(const uint64_t *words, const uint64_t *mask, uint32_t nrows,
+                      uint16_t *counts) noexcept
+{
+    return for_each_masked_row(words, mask, nrows, [&](uint32_t r) { counts[r]++; });
 }
 
 uint32_t candidate_rows(const uint64_t *words, uint32_t *rows) noexcept
