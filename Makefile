@@ -24,9 +24,10 @@ STORAGE_OBJS = src/storage/block_write.o src/storage/segment_write.o src/storage
 	src/storage/tid_sink.o src/storage/segment_scan.o src/storage/filter_scan.o
 SUPPORT_OBJS = src/support/page.o src/support/value_hash.o src/support/wal.o src/support/debug.o \
 	src/support/scratch.o
-FUNCTION_OBJS = src/functions/relation.o src/functions/verify.o src/functions/stats.o \
-	src/functions/page_items.o src/functions/index_info.o src/functions/false_positive_rate.o \
-	src/functions/advise.o src/functions/seal.o src/functions/ddl_check.o
+FUNCTION_OBJS = src/functions/relation.o src/functions/verify.o src/functions/verify_pages.o \
+	src/functions/verify_filters.o src/functions/stats.o src/functions/page_items.o \
+	src/functions/index_info.o src/functions/false_positive_rate.o src/functions/advise.o \
+	src/functions/seal.o src/functions/ddl_check.o
 GLUE_OBJS = $(AM_OBJS) $(STORAGE_OBJS) $(SUPPORT_OBJS) $(FUNCTION_OBJS)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # No C++ runtime is linked: the glue and the core use no exceptions (built
