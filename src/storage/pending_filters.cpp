@@ -642,8 +642,9 @@ summarize_filled(Relation index, const bloomidx::MetaPageData *meta, BlockNumber
  * the seal lock is free: the insert that linked a new tail behind page
  * `filled`, the list's pending_pages-th, calls it.  Without a group yet,
  * the run starts once the list is long enough (pending_run_due): at the
- * list's head if that page is full, else at `filled`.  A damaged group is warned of and
- * the groups dropped, not an INSERT failed: queries then walk the list.
+ * list's head if that page is full, else at `filled`.  A damaged group is
+ * warned of and the groups dropped, not an INSERT failed: queries then
+ * walk the list.
  */
 void
 bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNumber filled,
