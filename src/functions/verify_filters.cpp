@@ -60,7 +60,7 @@ check_group_region(VerifyState *vs, VerifyGroup *vg, const bloomidx::SegmentEntr
  */
 bool
 verify_collect_filter(VerifyState *vs, const bloomidx::SegmentEntry *e, BufferAccessStrategy bas,
-			   uint32 generation, BlockNumber nblocks, bool keep)
+					  uint32 generation, BlockNumber nblocks, bool keep)
 {
 	if (e->filter_block == 0)
 		return true;
@@ -197,7 +197,8 @@ verify_free_pending_groups(VerifyState *vs)
  * and notes each slot's pending page, for the walk.  False: start again.
  */
 bool
-verify_collect_pending_groups(VerifyState *vs, const DirectoryCopy *dir, BufferAccessStrategy bas)
+verify_collect_pending_groups(VerifyState *vs, const DirectoryCopy *dir,
+							  BufferAccessStrategy bas)
 {
 	uint32		generation = dir->header.generation;
 	BlockNumber blkno = dir->pending_filters.first_group;
@@ -448,7 +449,8 @@ verify_compare_filter_refs(const void *a, const void *b)
  * must hold every column's value, or a scan would skip the row.
  */
 void
-verify_check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, OffsetNumber offset)
+verify_check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_block,
+						OffsetNumber offset)
 {
 	SegmentFilterRef probe;
 
@@ -494,7 +496,8 @@ verify_check_row_filter(VerifyState *vs, const EntryKey *k, BlockNumber heap_blo
  * keep the filter keys the row's values give.
  */
 void
-verify_check_row_keys(VerifyState *vs, const EntryKey *k, BlockNumber heap_block, OffsetNumber offset)
+verify_check_row_keys(VerifyState *vs, const EntryKey *k, BlockNumber heap_block,
+					  OffsetNumber offset)
 {
 	if (vs->key_digests == NULL || vs->key_digests[k->entry] == 0)
 		return;

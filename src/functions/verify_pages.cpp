@@ -237,7 +237,7 @@ collect_entries(VerifyState *vs, BlockNumber blkno)
 		memcpy(&tid, bloomidx::row_tid(page, *g, i), sizeof(tid));
 		add_entry(vs, blkno, i, bloomidx::row_signatures(page) + i * g->signature_bytes, &tid,
 				  g->keys > 0 ? verify_key_digest(bloomidx::row_tid(page, *g, i) + bloomidx::kTidSize,
-										   g->keys) : 0);
+												  g->keys) : 0);
 	}
 }
 
@@ -521,7 +521,7 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 				keep_entry(vs, e->header_block, r, base + (Size) slot[r] * nbytes, &tids[r],
 						   row_keys == NULL ? 0 :
 						   verify_key_digest(row_keys + (Size) r * vs->state.ncolumns * sizeof(uint32),
-									  (uint32) vs->state.ncolumns));
+											 (uint32) vs->state.ncolumns));
 		}
 		pfree(keep);
 		pfree(counts);

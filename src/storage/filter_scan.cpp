@@ -73,8 +73,7 @@ order_index(uint64 key)
  */
 static bloomidx::PageProblem
 lock_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
-						  uint32 region_page, BufferAccessStrategy bas, BufferHints *hints,
-						  Buffer *buffer)
+				 uint32 region_page, BufferAccessStrategy bas, BufferHints *hints, Buffer *buffer)
 {
 	Buffer		b = bloomidx_read_page(index, blkno, bas, hints);
 
