@@ -404,6 +404,27 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 
 	vs->rows_lo = 0;
 	vs->rows_hi = rows_end;
+
+	/*
+	 * The first batch as wide as the directory's counts say would fill nine
+	 * tenths of the budget (its segments' live rows, and a pending page's
+	 * capacity a pending page), as each next batch takes the last one's
+	 * density: a first batch over the whole table took a pass over the
+	 * index only to learn it was too wide.  Rows unevenly spread may still
+	 * make a batch too wide, which its pass finds (check_batch).
+	 */
+	if (rows_end > 0)
+	{
+		DirectoryStats ds;
+
+		bloomidx_directory_stats(index, &ds);
+
+		double		entries_now = ds.live_rows + (double) ds.pending_pages * vs->geometry.capacity;
+
+		if (entries_now > 0.9 * (double) vs->entry_budget)
+			vs->rows_hi = (BlockNumber)
+				Max(1.0, (double) rows_end * 0.9 * (double) vs->entry_budget / entries_now);
+	}
 	vs->indexInfo = all_rows ? BuildIndexInfo(index) : NULL;
 	/* Every pass checks every page: the first's page whose sums disagree, reported last. */
 	PageProblem sums_problem = PageProblem::None;
