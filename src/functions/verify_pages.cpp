@@ -373,6 +373,9 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 	ItemPointerData *tids = (ItemPointerData *)
 		MemoryContextAlloc(vs->pass_cxt, e->rows * sizeof(ItemPointerData));
 	uint32	   *slot = (uint32 *) MemoryContextAlloc(vs->pass_cxt, e->rows * sizeof(uint32));
+	/* The live rows of the batch's blocks, and their slots in the entries kept. */
+	uint64	   *keep = (uint64 *) MemoryContextAllocZero(vs->pass_cxt, BLCKSZ);
+	uint32		nkeep = 0;
 	uint32		nbytes = vs->geometry.signature_bytes;
 	uint8	   *row_keys = NULL;	/* a small segment's rows' filter keys */
 	bool		ok = false;
@@ -416,17 +419,18 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 		}
 	}
 
-	/* Its filters, copied if some live row is of the batch's blocks (verify_check_row_filter). */
-	{
-		bool		in_batch = false;
+	for (uint32 r = 0; r < e->rows; r++)
+		if ((live[r / 64] & (UINT64CONST(1) << (r % 64))) &&
+			ItemPointerGetBlockNumberNoCheck(&tids[r]) >= vs->rows_lo &&
+			ItemPointerGetBlockNumberNoCheck(&tids[r]) < vs->rows_hi)
+		{
+			keep[r / 64] |= UINT64CONST(1) << (r % 64);
+			slot[r] = nkeep++;
+		}
 
-		for (uint32 r = 0; r < e->rows && !in_batch; r++)
-			in_batch = (live[r / 64] & (UINT64CONST(1) << (r % 64))) != 0 &&
-				ItemPointerGetBlockNumberNoCheck(&tids[r]) >= vs->rows_lo &&
-				ItemPointerGetBlockNumberNoCheck(&tids[r]) < vs->rows_hi;
-		if (!verify_collect_filter(vs, e, bas, generation, nblocks, in_batch))
-			goto done;
-	}
+	/* Its filters, copied if some live row is of the batch's blocks (verify_check_row_filter). */
+	if (!verify_collect_filter(vs, e, bas, generation, nblocks, nkeep > 0))
+		goto done;
 
 	/*
 	 * A small segment's rows' filter keys (format 16), which a merge makes
@@ -464,20 +468,10 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 	 * past the budget keeps none, and is made again over fewer blocks).
 	 */
 	{
-		uint64	   *keep = (uint64 *) MemoryContextAllocZero(vs->pass_cxt, BLCKSZ);
 		uint16	   *counts = (uint16 *) MemoryContextAllocZero(vs->pass_cxt,
 															   e->rows * sizeof(uint16));
-		uint32		nkeep = 0;
 		uint8	   *base = NULL;
 
-		for (uint32 r = 0; r < e->rows; r++)
-			if ((live[r / 64] & (UINT64CONST(1) << (r % 64))) &&
-				ItemPointerGetBlockNumberNoCheck(&tids[r]) >= vs->rows_lo &&
-				ItemPointerGetBlockNumberNoCheck(&tids[r]) < vs->rows_hi)
-			{
-				keep[r / 64] |= UINT64CONST(1) << (r % 64);
-				slot[r] = nkeep++;
-			}
 		if (vs->nentries + nkeep > vs->entry_budget)
 		{
 			vs->overflow = true;
@@ -523,11 +517,11 @@ check_segment(VerifyState *vs, const DirectoryCopy *dir, uint32 entry, BufferAcc
 						   verify_key_digest(row_keys + (Size) r * vs->state.ncolumns * sizeof(uint32),
 											 (uint32) vs->state.ncolumns));
 		}
-		pfree(keep);
 		pfree(counts);
 	}
 	ok = true;
 done:
+	pfree(keep);
 	if (row_keys != NULL)
 		pfree(row_keys);
 	pfree(h);
