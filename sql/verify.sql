@@ -195,9 +195,10 @@ SELECT verify_outcome('tv_missing_bl');
 -- 1-column index's): the table is checked in batches of heap blocks, every
 -- index page read again for each, each batch's rows against its blocks'
 -- entries (DEBUG1 counts them, and the room the entries took: the budget
--- and a pending page's rows at most).  Sound; then with a row the index
--- lacks at the table's end (the last batch), and one near its start (the
--- first).
+-- and a pending page's rows at most; a NOTICE says beforehand how many
+-- batches the directory's counts make, from 8 on).  Sound; then with a row
+-- the index lacks at the table's end (the last batch), and one near its
+-- start (the first).
 CREATE TABLE tv_batches (id int4, a int4) WITH (autovacuum_enabled = off);
 INSERT INTO tv_batches SELECT i, i % 1000 FROM generate_series(1, 250000) i;
 SET max_parallel_maintenance_workers = 0;

@@ -65,20 +65,32 @@
  */
 #include "functions/verify_state.h"
 
+#include <cmath>
+
 extern "C" {
 PG_FUNCTION_INFO_V1(bloomidx_verify);
 }
 
 /*
- * How many heap blocks would fill nine tenths of the entry budget at the
- * density of the last pass's batch (nine tenths: some blocks hold more
- * rows than others).
+ * How many heap blocks would fill nine tenths of the entry budget where
+ * `blocks` blocks hold `entries` entries (nine tenths: some blocks hold
+ * more rows than others).
  */
+/* The batches from which verify says it will take a while (a NOTICE). */
+#define MANY_BATCHES 8
+
 static double
-blocks_that_fit(const VerifyState *vs)
+blocks_that_fit(const VerifyState *vs, double blocks, double entries)
 {
-	return (double) (vs->rows_hi - vs->rows_lo) * 0.9 *
-		(double) vs->entry_budget / (double) Max(vs->entries_in_range, 1);
+	return blocks * 0.9 * (double) vs->entry_budget / Max(entries, 1.0);
+}
+
+/* The same at the density of the last pass's batch. */
+static double
+batch_blocks_that_fit(const VerifyState *vs)
+{
+	return blocks_that_fit(vs, (double) (vs->rows_hi - vs->rows_lo),
+						   (double) vs->entries_in_range);
 }
 
 /*
@@ -86,7 +98,7 @@ blocks_that_fit(const VerifyState *vs)
  * rows_hi): passes until one saw the directory unchanged throughout and
  * its entries fit the budget.  A pass whose batch held more entries than
  * the budget is made again over fewer blocks, as many as its count says
- * would fit (blocks_that_fit), half of them at most.
+ * would fit (batch_blocks_that_fit), half of them at most.
  */
 static void
 check_batch(VerifyState *vs)
@@ -114,7 +126,7 @@ check_batch(VerifyState *vs)
 							RelationGetRelationName(vs->heap)),
 					 errhint("Please REINDEX it.")));
 		vs->rows_hi = vs->rows_lo +
-			(BlockNumber) Max(1.0, Min(blocks_that_fit(vs), (double) blocks / 2));
+			(BlockNumber) Max(1.0, Min(batch_blocks_that_fit(vs), (double) blocks / 2));
 	}
 	FreeAccessStrategy(bas);
 }
@@ -420,10 +432,23 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 		bloomidx_directory_stats(index, &ds);
 
 		double		entries_now = ds.live_rows + (double) ds.pending_pages * vs->geometry.capacity;
+		double		width = blocks_that_fit(vs, (double) rows_end, entries_now);
 
-		if (entries_now > 0.9 * (double) vs->entry_budget)
-			vs->rows_hi = (BlockNumber)
-				Max(1.0, (double) rows_end * 0.9 * (double) vs->entry_budget / entries_now);
+		if (width < (double) rows_end)
+			vs->rows_hi = (BlockNumber) Max(1.0, width);
+
+		/*
+		 * Each batch is a pass over the whole index: say so where there
+		 * will be many (a large index checked within a small
+		 * maintenance_work_mem), as the time it takes grows with them.
+		 */
+		double		batches = std::ceil((double) rows_end / Max(width, 1.0));
+
+		if (batches >= MANY_BATCHES)
+			ereport(NOTICE,
+					(errmsg("bloomidx_verify will read index \"%s\" about %.0f times, once for each batch of its entries that fits maintenance_work_mem",
+							RelationGetRelationName(index), batches),
+					 errhint("A larger maintenance_work_mem takes fewer batches.")));
 	}
 	vs->indexInfo = all_rows ? BuildIndexInfo(index) : NULL;
 	/* Every pass checks every page: the first's page whose sums disagree, reported last. */
@@ -450,7 +475,7 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 		 * The next blocks: as many as fit at this batch's density, so that a
 		 * dense stretch of the table does not narrow every batch after it.
 		 */
-		double		width = blocks_that_fit(vs);
+		double		width = batch_blocks_that_fit(vs);
 
 		vs->rows_lo = vs->rows_hi;
 		vs->rows_hi = (BlockNumber) Min((double) rows_end, (double) vs->rows_lo + Max(width, 1.0));

@@ -162,23 +162,37 @@ read_group_header(Relation index, BlockNumber blkno, const bloomidx::SegmentEntr
 }
 
 /*
- * lock_region_page, a problem reported: false when the page
- * turned out recycled since the directory copy of `generation` (else an
- * ERROR).  For segments' groups and pending groups.
+ * Makes region page `region_page` of the group whose header page (a
+ * checked copy) is `header`, at header_block, the one share-locked in
+ * *region (*loaded: its place in the group, -1 for none), letting go of
+ * the one locked before: a key's hashes whose block rows share a page lock
+ * it once.  False when the page turned out recycled since the directory
+ * copy of `generation` (else damage is an ERROR), *region then invalid.
+ * For segments' groups and pending groups; the caller lets go of the last.
  */
 bool
-bloomidx_read_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupHeader *h,
-						  uint32 region_page, uint32 generation, BufferAccessStrategy bas,
-						  BufferHints *hints, Buffer *buffer)
+bloomidx_lock_region(Relation index, const uint8 *header, BlockNumber header_block,
+					 uint32 region_page, uint32 generation, BufferAccessStrategy bas,
+					 BufferHints *hints, int64 *loaded, Buffer *region)
 {
-	bloomidx::PageProblem problem = lock_region_page(index, blkno, h, region_page, bas, hints,
-													 buffer);
+	if (*loaded == (int64) region_page && BufferIsValid(*region))
+		return true;
+	if (BufferIsValid(*region))
+		UnlockReleaseBuffer(*region);
+	*region = InvalidBuffer;
+	*loaded = -1;
+
+	BlockNumber blkno = bloomidx::group_region_block(header, header_block, region_page);
+	bloomidx::PageProblem problem = lock_region_page(index, blkno,
+													 bloomidx::filter_group_header(header),
+													 region_page, bas, hints, region);
 
 	if (problem != bloomidx::PageProblem::None)
 	{
 		(void) bloomidx_page_was_recycled(index, blkno, generation, problem);
 		return false;
 	}
+	*loaded = region_page;
 	return true;
 }
 
@@ -362,18 +376,9 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 					elements[(Size) order_index(segs[j]) * nlists + key->list] = ~UINT64CONST(0);
 				break;
 			}
-			if (loaded != (int64) region_page)
-			{
-				if (BufferIsValid(region))
-					UnlockReleaseBuffer(region);
-				if (!bloomidx_read_region_page(index,
-											   bloomidx::group_region_block((const uint8 *) header_copy,
-																			e->filter_block,
-																			region_page),
-											   h, region_page, generation, NULL, hints, &region))
-					return false;
-				loaded = region_page;
-			}
+			if (!bloomidx_lock_region(index, (const uint8 *) header_copy, e->filter_block,
+									  region_page, generation, NULL, hints, &loaded, &region))
+				return false;
 			holds = bloomidx::group_row_probe((const uint8 *) BufferGetPage(region) + offset,
 											  fc->probes, h->slots_taken, fkey);
 			key_mask |= holds;

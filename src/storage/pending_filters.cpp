@@ -704,7 +704,7 @@ bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool 
  * block row of each of its hashes (a region page), a slot passing when
  * every key has a hash its filters may hold.  False when a region page was
  * recycled since the directory copy of `generation` (else damage is an
- * ERROR).  Region pages are probed in place (bloomidx_read_region_page).
+ * ERROR).  Region pages are probed in place (bloomidx_lock_region).
  */
 bool
 bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query, const char *hcopy,
@@ -735,18 +735,9 @@ bloomidx_pending_group_probe(Relation index, const bloomidx::FilterQuery *query,
 				key_mask = mask;
 				break;
 			}
-			if (loaded != (int64) region_page)
-			{
-				if (BufferIsValid(region))
-					UnlockReleaseBuffer(region);
-				if (!bloomidx_read_region_page(index,
-											   bloomidx::group_region_block((const uint8 *) hcopy,
-																			header_block,
-																			region_page),
-											   h, region_page, generation, bas, hints, &region))
-					return false;
-				loaded = region_page;
-			}
+			if (!bloomidx_lock_region(index, (const uint8 *) hcopy, header_block, region_page,
+									  generation, bas, hints, &loaded, &region))
+				return false;
 			key_mask |= bloomidx::group_row_probe((const uint8 *) BufferGetPage(region) + offset,
 												  fc->probes, h->slots_taken, fkey);
 		}

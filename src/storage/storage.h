@@ -521,9 +521,8 @@ bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *quer
 void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
 											BlockNumber nblocks, const BufferHints *hints,
 											int distance);
-bool		bloomidx_read_region_page(Relation index, BlockNumber blkno,
-									  const bloomidx::FilterGroupHeader *h, uint32 region_page,
-									  uint32 generation, BufferAccessStrategy bas,
-									  BufferHints *hints, Buffer *buffer);
+bool		bloomidx_lock_region(Relation index, const uint8 *header, BlockNumber header_block,
+								 uint32 region_page, uint32 generation, BufferAccessStrategy bas,
+								 BufferHints *hints, int64 *loaded, Buffer *region);
 
 #endif							/* BLOOMIDX_STORAGE_H */
