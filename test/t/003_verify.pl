@@ -879,5 +879,67 @@ with_pending_damage(
 			'pending run: bloomidx_verify raises XX002 naming the group\'s header and the link');
 	});
 
+# ------------------------------------------------------------------------
+# More entries for one heap block than verify's budget: at
+# maintenance_work_mem = 1MB, 4,096 entries of a 4,096-bit index, far
+# past the tuples a heap page holds, so only damage makes it.  Every
+# pending row pointed at heap block 0 (its tuples' offsets, in turn), each
+# page's TID sum kept: each pass narrows the batch, to block 0 alone, which
+# still overflows, and verify reports that as corruption (naming the
+# block) instead of narrowing for ever.
+
+create_test_table($node, 'ob');
+$node->safe_psql('postgres',
+	'CREATE INDEX ob_bl ON ob USING bloomidx (a) WITH (length = 4096)');
+load_rows($node, 'ob', 1, 4200);
+is($node->safe_psql('postgres', "SELECT pending_rows FROM bloomidx_index_info('ob_bl')"),
+	'4200', 'one block: every row pending');
+my $ob_tuples = $node->safe_psql('postgres', "SELECT count(*) FROM ob WHERE ctid < '(1,0)'");
+cmp_ok($ob_tuples, '>', 1, 'one block: heap block 0 holds several tuples');
+$file = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ob_bl')");
+$node->safe_psql('postgres', 'CHECKPOINT');
+$node->stop;
+my $ob_orig = read_file_raw();
+$node->start;
+my $ob_sigbytes = u16(\$ob_orig, 36);
+my $ob_tail = 6 + (u16(\$ob_orig, 42) ? 4 * u16(\$ob_orig, 38) : 0);
+my $ob_pages = 0;
+
+with_damage(
+	'one block',
+	$ob_orig, 'ob_bl',
+	sub {
+		my $b = shift;
+		my $n = 0;
+		for my $blkno (1 .. length($$b) / $BLCKSZ - 1)
+		{
+			my $page = $blkno * $BLCKSZ;
+			next unless u16($b, $page + $SPECIAL + 2) == 2;    # a pending page
+			$ob_pages++;
+			my $sum = u16($b, $page + $SPECIAL + 8);
+			for my $i (0 .. u16($b, $page + $SPECIAL) - 1)
+			{
+				my $at = $page + $SPECIAL - ($i + 1) * $ob_tail;
+				my @new = (0, 0, 1 + $n++ % $ob_tuples);
+				for my $w (0 .. 2)
+				{
+					$sum = ($sum - u16($b, $at + 2 * $w) + $new[$w]) % 65536;
+					set_u16($b, $at + 2 * $w, $new[$w]);
+				}
+			}
+			set_u16($b, $page + $SPECIAL + 8, $sum);
+		}
+	},
+	sub {
+		cmp_ok($ob_pages, '>', 4096 / ($BLCKSZ / ($ob_sigbytes + $ob_tail)),
+			'one block: pending pages for more than 4,096 rows');
+		my ($ret, $err) = psql_verbose(
+			"SET maintenance_work_mem = '1MB'; SELECT bloomidx_verify('ob_bl')");
+		like($err,
+			qr/ERROR:  XX002: index "ob_bl" has more than 4096 entries for heap block 0 of table "ob"/,
+			'one block: bloomidx_verify raises XX002 naming heap block 0')
+		  or diag $err;
+	});
+
 $node->stop;
 done_testing();
