@@ -96,7 +96,8 @@ stage() {
 	echo "(GIN through btree_gin, fastupdate on), shared_buffers 4GB, data checksums on. Hit: \`i2 = x AND"
 	echo "i5 = y\` of a row the deletes never take; miss: values outside the data. Median of $RUNS runs of"
 	echo "EXPLAIN (ANALYZE, BUFFERS) after a warm-up, sequential scans off: the whole query, the index"
-	echo "node (Bitmap Index Scan) and its shared buffers. Every kind sees the same rows (seeded)."
+	echo "node (Bitmap Index Scan) and its shared buffers. Every kind sees the same rows (seeded). Each state is"
+	echo "measured once no bloomidx seal worker runs (\`steady_settle\`: the seal an INSERT left to one has ended)."
 	echo
 	echo "## Under churn"
 	echo
@@ -110,13 +111,14 @@ for rows in $STEADY_ROWS; do
 		q -c "SELECT steady_load($rows)" -c "VACUUM FREEZE ANALYZE a" -c "$(ddl "$kind")"
 		stage "$rows" "$kind" "after CREATE INDEX" >>"$TMP_OUT"
 		log "$kind: INSERT 1 %"
-		q -c "SELECT steady_insert($rows / 100, 0.11)"
+		q -c "SELECT steady_insert($rows / 100, 0.11)" -c "SELECT steady_settle()" >/dev/null
 		stage "$rows" "$kind" "after INSERT of 1 % more rows" >>"$TMP_OUT"
 		for round in 1 2 3 4 5; do
 			log "$kind: churn round $round"
 			n="$(q -c "SELECT steady_delete(0.1, 0.2$round)")"
 			q -c "SELECT steady_insert($n, 0.3$round)" -c "VACUUM a"
 		done
+		q -c "SELECT steady_settle()" >/dev/null
 		stage "$rows" "$kind" "after 5 rounds of DELETE 10 % + INSERT + VACUUM" >>"$TMP_OUT"
 		q -c "REINDEX INDEX a_idx"
 		stage "$rows" "$kind" "then REINDEX" >>"$TMP_OUT"

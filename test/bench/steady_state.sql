@@ -39,6 +39,24 @@ BEGIN
     RETURN n;
 END $$;
 
+-- Waits, up to 30 s, until no background seal worker runs (bloomidx's
+-- INSERT leaves a segment's worth of pending rows to one and goes on; a
+-- worker asked for may take a moment to start, so the first look waits
+-- 0.2 s).  Returns the seconds waited: the state measured next is the one
+-- the table settles in, as GIN's is after its pending list's flush.
+CREATE FUNCTION steady_settle() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    PERFORM pg_sleep(0.2);
+    FOR i IN 1..300 LOOP
+        PERFORM pg_stat_clear_snapshot();
+        EXIT WHEN NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'bloomidx seal');
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RETURN extract(epoch FROM clock_timestamp() - t0);
+END $$;
+
 -- The 2-column hit and miss of data set A now: whole query and index node
 -- (ms), the index node's buffers.
 CREATE FUNCTION steady_queries(runs int)
