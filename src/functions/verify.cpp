@@ -56,6 +56,9 @@
  * is refused; one that is ready but not valid (a CREATE INDEX
  * CONCURRENTLY that failed late) gets its pages checked only, with a
  * NOTICE.  An UNLOGGED index has no data during recovery: a NOTICE says so.
+ * Where the directory's counts make MANY_BATCHES batches or more, a NOTICE
+ * says about how many passes over the index that will take (rows spread
+ * unevenly, or a partial index, may take more).
  *
  * Glue frames hold plain data only (support/pg.h); all memory is palloc'd in one
  * context, deleted at the end (or by the error's cleanup).
@@ -71,14 +74,14 @@ extern "C" {
 PG_FUNCTION_INFO_V1(bloomidx_verify);
 }
 
+/* The batches from which verify says beforehand that it will take a while (a NOTICE). */
+#define MANY_BATCHES 8
+
 /*
  * How many heap blocks would fill nine tenths of the entry budget where
  * `blocks` blocks hold `entries` entries (nine tenths: some blocks hold
  * more rows than others).
  */
-/* The batches from which verify says it will take a while (a NOTICE). */
-#define MANY_BATCHES 8
-
 static double
 blocks_that_fit(const VerifyState *vs, double blocks, double entries)
 {
@@ -446,9 +449,10 @@ bloomidx_verify(PG_FUNCTION_ARGS)
 
 		if (batches >= MANY_BATCHES)
 			ereport(NOTICE,
-					(errmsg("bloomidx_verify will read index \"%s\" about %.0f times, once for each batch of its entries that fits maintenance_work_mem",
+					(errmsg("index \"%s\" will be read about %.0f times",
 							RelationGetRelationName(index), batches),
-					 errhint("A larger maintenance_work_mem takes fewer batches.")));
+					 errdetail("Each batch of the table's rows whose entries fit in maintenance_work_mem takes a pass over the index."),
+					 errhint("Increase maintenance_work_mem to verify the index in fewer passes.")));
 	}
 	vs->indexInfo = all_rows ? BuildIndexInfo(index) : NULL;
 	/* Every pass checks every page: the first's page whose sums disagree, reported last. */

@@ -111,14 +111,14 @@ for rows in $STEADY_ROWS; do
 		q -c "SELECT steady_load($rows)" -c "VACUUM FREEZE ANALYZE a" -c "$(ddl "$kind")"
 		stage "$rows" "$kind" "after CREATE INDEX" >>"$TMP_OUT"
 		log "$kind: INSERT 1 %"
-		q -c "SELECT steady_insert($rows / 100, 0.11)" -c "SELECT steady_settle()" >/dev/null
+		q -c "SELECT steady_insert($rows / 100, 0.11)" -c "SELECT steady_settle('a_idx')" >/dev/null
 		stage "$rows" "$kind" "after INSERT of 1 % more rows" >>"$TMP_OUT"
 		for round in 1 2 3 4 5; do
 			log "$kind: churn round $round"
 			n="$(q -c "SELECT steady_delete(0.1, 0.2$round)")"
 			q -c "SELECT steady_insert($n, 0.3$round)" -c "VACUUM a"
 		done
-		q -c "SELECT steady_settle()" >/dev/null
+		q -c "SELECT steady_settle('a_idx')" >/dev/null
 		stage "$rows" "$kind" "after 5 rounds of DELETE 10 % + INSERT + VACUUM" >>"$TMP_OUT"
 		q -c "REINDEX INDEX a_idx"
 		stage "$rows" "$kind" "then REINDEX" >>"$TMP_OUT"

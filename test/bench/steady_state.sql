@@ -39,21 +39,29 @@ BEGIN
     RETURN n;
 END $$;
 
--- Waits, up to 30 s, until no background seal worker runs (bloomidx's
--- INSERT leaves a segment's worth of pending rows to one and goes on; a
--- worker asked for may take a moment to start, so the first look waits
--- 0.2 s).  Returns the seconds waited: the state measured next is the one
--- the table settles in, as GIN's is after its pending list's flush.
-CREATE FUNCTION steady_settle() RETURNS float8 LANGUAGE plpgsql AS $$
+-- Waits, up to 60 s, until no background seal worker runs and, for a
+-- bloomidx index, fewer than a segment's worth of rows (65,024) are
+-- pending: bloomidx's INSERT leaves a segment's worth to a worker and goes
+-- on, and a worker shows in pg_stat_activity only once it has started.
+-- Returns the seconds waited (a WARNING if it gave up): the state measured
+-- next is the one the table settles in, as GIN's is after its pending
+-- list's flush.
+CREATE FUNCTION steady_settle(idx regclass) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE
     t0 timestamptz := clock_timestamp();
+    is_bloomidx boolean;
 BEGIN
-    PERFORM pg_sleep(0.2);
-    FOR i IN 1..300 LOOP
+    SELECT m.amname = 'bloomidx' INTO is_bloomidx
+    FROM pg_class c JOIN pg_am m ON m.oid = c.relam WHERE c.oid = idx;
+    FOR i IN 1..600 LOOP
         PERFORM pg_stat_clear_snapshot();
-        EXIT WHEN NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'bloomidx seal');
+        IF NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'bloomidx seal')
+           AND (NOT is_bloomidx OR (SELECT pending_rows < 65024 FROM bloomidx_index_info(idx))) THEN
+            RETURN extract(epoch FROM clock_timestamp() - t0);
+        END IF;
         PERFORM pg_sleep(0.1);
     END LOOP;
+    RAISE WARNING 'steady_settle: index "%" did not settle in 60 s', idx;
     RETURN extract(epoch FROM clock_timestamp() - t0);
 END $$;
 
