@@ -566,6 +566,9 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 									  &so->dir.entries[ahead], nblocks, hints);
 			asked++;
 		}
+		/* Asked for at the first segment scanned: a scan the filters end touches none of it. */
+		if (so->work == NULL)
+			so->work = bloomidx_segment_scan_work();
 		ok = bloomidx_scan_segment(index, &so->query.slices,
 								   elements ? &elements[(Size) i * nlists] : NULL, so->work,
 								   &so->dir.entries[i], so->state.meta.signature_bits,
@@ -591,7 +594,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	bloomidx_count_index_search(scan);
 	/* From here to the end no code but ours runs (the keys are hashed): scratch is safe to share. */
 	bloomidx_scan_scratch_begin();
-	so->work = bloomidx_segment_scan_work();
+	so->work = NULL;
 
 	bloomidx::QueryMatcher matcher(so->query.base, so->query.lists, so->query.nlists);
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);

@@ -107,7 +107,7 @@ bloomidx_report_page_problem(Relation index, BlockNumber blkno, PageProblem prob
  * read the metapage's contents alone) at HINT_BITS_MIN.  A scan that
  * starts after scans overwrote as many hints as half its slots grows it,
  * to twice the slots and hints overwritten (an IN list that reads 1,800
- * pages: from 512 to 4,096 slots at its second scan), up to
+ * pages: from 64 to 4,096 slots at its second scan), up to
  * HINT_BITS_MAX: it follows the pages the scans read, not the index's
  * size.  It was an array of a hint per block of the index, made on a
  * backend's first scan: for a 10 M-row index 410 kB written at once,
@@ -121,7 +121,7 @@ typedef struct IndexCache
 	BufferHint	slots[FLEXIBLE_ARRAY_MEMBER];	/* hints.slots: 1 << hints.bits, or none */
 } IndexCache;
 
-#define HINT_BITS_MIN 9			/* 512 slots, 8 kB */
+#define HINT_BITS_MIN 6			/* 64 slots, 1 kB */
 #define HINT_BITS_MAX 16		/* 65,536 slots, 1 MB */
 
 /* Block blkno's slot (Fibonacci hashing: neighbouring blocks spread over the table). */
