@@ -31,9 +31,10 @@ SELECT index_buffers('SELECT id FROM hc WHERE a = -1 AND c = -1') AS second_scan
 SELECT :first_scan > :second_scan AS fewer_pages_again,
        index_buffers('SELECT id FROM hc WHERE a = -1 AND c = -1') = :second_scan AS same_third_time;
 -- The buffer hints the backend keeps for the index (support/page.cpp)
--- follow the pages its scans read, not the index's size: a table of 512
--- (8 kB) here, where a hint for every block of the index took 12 bytes a
--- block (19 kB), beside the rest of the relcache's memory for the index.
+-- follow the pages its scans read, not the index's size: a table of 64
+-- slots (1 kB) at first, grown as scans overwrite its hints, where a hint
+-- for every block of the index took 12 bytes a block (19 kB), beside the
+-- rest of the relcache's memory for the index.
 SELECT total_bytes < pg_relation_size('hc_bl') / 8192 * 12 AS hints_follow_reads
 FROM pg_backend_memory_contexts WHERE name = 'index info' AND ident = 'hc_bl';
 SET bloomidx.debug_group_header_cache = off;
