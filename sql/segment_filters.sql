@@ -133,7 +133,7 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- the table where its sources kept none (heap_keys.cpp; before, a merge
 -- of more than 4 sources got no filters, and small live segments merged
 -- only four at a time to keep theirs: 11 segments were left, one without
--- filters).  VACUUM gathers the merged segments' groups of one shape into
+-- filters).  VACUUM gathers the merged segments' groups of one family into
 -- one (filter_gather.cpp), and the build's groups are freed once none of
 -- their segments is left (counted on the pages: the special space's kind,
 -- 11 for a group's header).  The 1,000 rows inserted are sealed by VACUUM
@@ -188,7 +188,8 @@ SELECT setseed(0.21);
 SELECT * FROM filter_random('sfs', 150, 3);
 
 -- VACUUM gathers the sealed segments' groups (a group each, their blocks
--- rounded up to a grid, so of one shape) into one group of many slots
+-- a full segment's count times a power of two, so of one family: the
+-- last seal's fewer rows too) into one group of many slots
 -- (filter_gather.cpp): a miss then reads that group's header and a
 -- region page a key, not two pages a segment; no filter is lost and every
 -- answer stays right.  The index of segments without filters has nothing
@@ -353,6 +354,45 @@ RESET max_parallel_maintenance_workers;
 RESET bloomidx.segment_rows;
 DROP TABLE sfw;
 DROP FUNCTION sfw_sampled(int);
+
+-- Seals of different sizes take filters of one family (a full segment's
+-- block count times a power of two, filter_blocks_in_family), so VACUUM
+-- gathers them into one group of the largest counts, each smaller slot
+-- widened by a whole factor: every block copied whole into the blocks its
+-- keys' range covers, so no value is lost and the rate stays its own.
+-- (Seals of half a segment's rows or more: smaller ones VACUUM merges.)
+SET bloomidx.segment_rows = 8000;
+CREATE TABLE sfm (id int, u int, k int, s text) WITH (autovacuum_enabled = off);
+CREATE INDEX sfm_bl ON sfm USING bloomidx (u, k, s);
+CREATE FUNCTION sfm_load(first int, last int) RETURNS boolean LANGUAGE sql AS $$
+    INSERT INTO sfm SELECT i, i * 7 + 3, i % 700, (ARRAY['new','paid','sent','done'])[1 + i % 4]
+    FROM generate_series(first, last) i;
+    SELECT bloomidx_seal('sfm_bl') IS NOT NULL $$;
+CREATE FUNCTION group_shapes(idx regclass) RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(DISTINCT substring(h.detail from 'column blocks \{[0-9,]+\}'), '; ')
+    FROM bloomidx_page_items(idx, 0) e,
+         bloomidx_page_items(idx, substring(e.detail from 'filter block ([0-9]+)')::int) h
+    WHERE e.item_kind = 'segment entry' AND h.item IS NULL $$;
+SELECT sfm_load(1, 8000), sfm_load(8001, 12200), sfm_load(12201, 20200), sfm_load(20201, 24300);
+SELECT filter_groups('sfm_bl') AS groups_sealed, group_shapes('sfm_bl') AS shapes_sealed;
+SELECT wait_for_older_xacts();
+VACUUM sfm;
+SELECT filter_groups('sfm_bl') AS groups_gathered, group_shapes('sfm_bl') AS shape_gathered,
+       segments, filtered_segments = segments AS every_one_filtered
+FROM bloomidx_index_info('sfm_bl');
+SELECT bloomidx_verify('sfm_bl');
+-- Every 20th row's values, each column alone, and misses.
+SELECT count(*) AS queries, count(*) FILTER (WHERE r NOT LIKE 'same%') AS differences
+FROM (SELECT index_vs_seqscan(q) AS r
+      FROM (SELECT format('SELECT id FROM sfm WHERE u = %s', u) AS q FROM sfm WHERE id % 20 = 0
+            UNION ALL
+            SELECT format('SELECT id FROM sfm WHERE k = %s AND s = %L', k, s) FROM sfm WHERE id % 97 = 0
+            UNION ALL
+            SELECT format('SELECT id FROM sfm WHERE u = %s', v) FROM generate_series(1, 2000, 9) v) q) r;
+DROP TABLE sfm;
+DROP FUNCTION sfm_load(int, int);
+DROP FUNCTION group_shapes(regclass);
+RESET bloomidx.segment_rows;
 
 -- Bad input: the rate is checked.
 CREATE INDEX ON sf USING bloomidx (u) WITH (segment_filter_rate = 0.6);

@@ -181,6 +181,25 @@ uint32_t filter_blocks_on_grid(uint32_t own, uint32_t max_blocks) noexcept
     return blocks <= max_blocks ? static_cast<uint32_t>(blocks) : own;
 }
 
+uint32_t filter_blocks_in_family(uint32_t own, uint32_t family, uint32_t max_blocks) noexcept
+{
+    if (family == 0 || own == 0 || family > max_blocks)
+        return own;
+    uint32_t blocks = family;
+    while (blocks % 2 == 0 && blocks / 2 >= own)
+        blocks /= 2;
+    while (blocks < own && uint64_t{blocks} * 2 <= max_blocks)
+        blocks *= 2;
+    return blocks >= own ? blocks : own;
+}
+
+uint32_t filter_family_blocks(uint32_t rows, double bits_per_key, uint32_t max_blocks) noexcept
+{
+    if (bits_per_key <= 0 || rows == 0)
+        return 0;
+    return filter_blocks_on_grid(filter_blocks(rows, bits_per_key, max_blocks), max_blocks);
+}
+
 uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept
 {
     return block_of_remixed(mix64(key), nblocks);

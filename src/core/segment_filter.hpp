@@ -126,6 +126,32 @@ uint32_t filter_blocks_in_group(uint32_t first, uint32_t own, uint32_t max_block
 // filter keeps its rate.
 uint32_t filter_blocks_on_grid(uint32_t own, uint32_t max_blocks) noexcept;
 
+// The blocks of a sealed or merged segment's filter in an index whose
+// filters are of `family` blocks (a full segment's: filter_family_blocks):
+// the fewest of family times a power of two (family / 2, / 4 ... while a
+// whole number, or family * 2, * 4 ...) that hold `own`, so that any two
+// such filters' counts divide one another and VACUUM can gather them into
+// one group, each block of the smaller landing whole in blocks of the
+// larger (filter_widened_blocks), which keeps its rate (storage/README.md,
+// *Segment filters*).  Never fewer than `own`: up to twice it for a
+// segment of few rows, family itself for a full one.  `own` itself where
+// that passes max_blocks, or family is 0.
+uint32_t filter_blocks_in_family(uint32_t own, uint32_t family, uint32_t max_blocks) noexcept;
+
+// The family of an index's sealed and merged filters: the blocks a
+// segment of `rows` distinct keys (a full one's most) wants at
+// bits_per_key, on the grid (filter_blocks_on_grid), at most max_blocks;
+// 0 without filters.
+uint32_t filter_family_blocks(uint32_t rows, double bits_per_key, uint32_t max_blocks) noexcept;
+
+// Whether a filter of `from` blocks widens into one of `to` blocks with
+// each source block landing whole in its target blocks: to a multiple of
+// from (filter_widened_blocks).
+inline bool filter_widens_whole(uint32_t from, uint32_t to) noexcept
+{
+    return from > 0 && to >= from && to % from == 0;
+}
+
 // The whole filter: nblocks blocks back to back.
 void filter_add(uint8_t *blocks, uint32_t nblocks, uint32_t probes, uint32_t key) noexcept;
 bool filter_may_contain(const uint8_t *blocks, uint32_t nblocks, uint32_t probes,

@@ -267,8 +267,8 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	bloomidx::FreeList list = cur->free;
 
 	if (change->taken_blocks > 0 &&
-		(change->added == NULL ||
-		 bloomidx::free_list_take(&list, change->taken_blocks) != change->added->first_slice))
+		bloomidx::free_list_take(&list, change->taken_blocks) !=
+		(change->added != NULL ? change->added->first_slice : change->taken_first))
 		elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
 	for (uint32 i = 0; i < change->nextents_to_unlist; i++)

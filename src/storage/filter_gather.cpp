@@ -7,11 +7,13 @@
  * whatever the group's slots: a build's group of 1,016 segments costs it
  * about 3 pages, the same segments sealed one by one about 3 each.
  * So VACUUM, holding the seal lock, takes groups that hold few live
- * slots and whose filters have the same shape (each column's blocks and
- * probes: a seal rounds its blocks up to a grid of counts so that seals
- * of like rows match, filter_write.cpp), and writes their live slots as
- * one new group; a slot's bits are copied, never widened, so each
- * segment keeps its filters' rate.  The protocol is the merge's: the new
+ * slots and whose filters are of one family (each column's probes the
+ * same, and block counts one of which divides the other: a seal or a merge
+ * takes its index's full segment's count times a power of two,
+ * filter_write.cpp), and writes their live slots as one new group of the
+ * largest counts; a slot of fewer blocks is widened, each of its blocks
+ * ORed whole into the blocks its keys' range covers (a multiple: never a
+ * block drawing on two), so each segment keeps its filters' rate.  The protocol is the merge's: the new
  * group is written where nothing names it (single free pages, a listed
  * group: SEAL_STEP_GROUP_WRITTEN); one publish names it in its segments'
  * directory entries, taking its id from the directory's counter
@@ -38,26 +40,65 @@ typedef struct GatherGroup
 	uint32		live_slots;		/* slots its segments hold */
 } GatherGroup;
 
-/* The order of groups' filter shapes (each column's blocks and probes); 0: one shape. */
+/* A block count without its factors of two: counts of one family share it. */
+static uint32
+odd_part(uint32 blocks)
+{
+	while (blocks > 0 && blocks % 2 == 0)
+		blocks /= 2;
+	return blocks;
+}
+
+/*
+ * The order of groups' filter families (each column's probes and its
+ * block count's odd part); 0: one family, whose groups gather into one,
+ * every column's count a power of two times another's.
+ */
 static int
-shape_order(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHeader *b)
+family_order(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHeader *b)
 {
 	if (a->ncolumns != b->ncolumns)
 		return a->ncolumns < b->ncolumns ? -1 : 1;
-	return memcmp(a->columns, b->columns, sizeof(a->columns));
+	for (uint32 c = 0; c < bloomidx::kMaxColumns; c++)
+	{
+		const bloomidx::FilterColumn *x = &a->columns[c];
+		const bloomidx::FilterColumn *y = &b->columns[c];
+
+		if (x->probes != y->probes)
+			return x->probes < y->probes ? -1 : 1;
+		if (odd_part(x->blocks) != odd_part(y->blocks))
+			return odd_part(x->blocks) < odd_part(y->blocks) ? -1 : 1;
+	}
+	return 0;
 }
 
-/* Groups by shape, then by id. */
+/*
+ * Groups by family, then fewest live slots first (so that the small ones
+ * fill a batch before a large one ends it), then by id.
+ */
 static int
-compare_shape(const void *x, const void *y)
+compare_family(const void *x, const void *y)
 {
 	const GatherGroup *a = (const GatherGroup *) x;
 	const GatherGroup *b = (const GatherGroup *) y;
-	int			c = shape_order(&a->header, &b->header);
+	int			c = family_order(&a->header, &b->header);
 
 	if (c != 0)
 		return c;
+	if (a->live_slots != b->live_slots)
+		return a->live_slots < b->live_slots ? -1 : 1;
 	return a->header.group_id < b->header.group_id ? -1 : a->header.group_id > b->header.group_id;
+}
+
+/* The shape a group gathered from groups of shapes a and b (one family) takes: each column's most blocks. */
+static bloomidx::FilterGroupHeader
+widest_shape(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHeader *b)
+{
+	bloomidx::FilterGroupHeader w = *a;
+
+	for (uint32 c = 0; c < bloomidx::kMaxColumns; c++)
+		w.columns[c].blocks = Max(a->columns[c].blocks, b->columns[c].blocks);
+	return w;
 }
 
 /*
@@ -81,7 +122,9 @@ max_slots_of_shape(const bloomidx::FilterGroupHeader *h)
 /*
  * Reads the groups of dir's segments that VACUUM may gather: those whose
  * header is sound and names each of its segments where their entries say,
- * holding fewer than GATHER_BELOW_SLOTS live slots or less than half of
+ * holding fewer than GATHER_BELOW_SLOTS live slots, fewer than a listed
+ * group of their shape may hold (so that VACUUM fills the groups it
+ * gathered before, rather than starting new ones beside them), or less than half of
  * the slots taken.  Their segments' entries go to *entries, in group order.
  * Returns how many groups.
  */
@@ -142,7 +185,9 @@ read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
 		for (uint32 k = at; k < end; k++)
 			live |= bloomidx::group_segment_slots(g->header, dir->entries[(uint32) order[k]].segment_id);
 		g->live_slots = live.count();
-		if (g->live_slots < GATHER_BELOW_SLOTS || 2 * g->live_slots <= g->header.slots_taken)
+		if (g->live_slots < GATHER_BELOW_SLOTS || 2 * g->live_slots <= g->header.slots_taken ||
+			((g->header.flags & bloomidx::kGroupListed) != 0 &&
+			 g->live_slots < max_slots_of_shape(&g->header)))
 		{
 			g->first = nentries;
 			g->n = end - at;
@@ -157,8 +202,8 @@ read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
 }
 
 /*
- * Gathers batch[0 .. n) (one shape, their live slots fitting one group)
- * into one new group, group id `group_id`: writes it, publishes it, frees
+ * Gathers batch[0 .. n) (one family, their live slots fitting one group
+ * of their widest shape) into one new group, group id `group_id`: writes it, publishes it, frees
  * the groups left unnamed.  False (nothing changed) when the filters could
  * not be gathered: a damaged group (warned), which *failed_segment names
  * a segment of (0: none).
@@ -189,12 +234,32 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 								 failed_segment))
 		return false;
 
-	/* Written where nothing names it, then named in its segments' entries. */
+	/*
+	 * Written where nothing names it, then named in its segments' entries:
+	 * in one run off the free list where an extent has room for it (the
+	 * lowest: blocks a merge or a removal freed, where the index's end may be
+	 * given back after, as a group written past it would prevent), else in
+	 * single free pages.  The directory is read again: an earlier batch's
+	 * publish may have changed the list.
+	 */
 	BloomidxIOBlock page;
+	DirectoryCopy *dir = bloomidx_directory_copy_new();
+	bloomidx::FreeList list;
+	uint32		run = 1 + filters.header.region_pages;
+	BlockNumber first;
+	BlockWriter writer;
 
+	nblocks = RelationGetNumberOfBlocks(index);
+	bloomidx_read_directory(index, &nblocks, dir);
+	list = dir->free;
+	first = bloomidx::free_list_take(&list, run);
+	if (first != 0)
+		bloomidx_check_free_list(index, dir, bloomidx_cached_meta(index)->signature_bits, nblocks);
+	bloomidx_block_writer_init(&writer, index, !RELATION_IS_LOCAL(index), false);
 	filters.header.group_id = group_id;
 	BlockNumber header_block = bloomidx_write_filter_group(index, &filters.header, filters.image,
-														   InvalidBlockNumber, NULL, NULL,
+														   first != 0 ? first : InvalidBlockNumber,
+														   &writer, first != 0 ? dir : NULL,
 														   &page);
 
 	pfree(filters.image);
@@ -224,6 +289,11 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 	change.refiled = refiled;
 	change.nrefiled = nsources;
 	change.new_groups = 1;
+	if (first != 0)
+	{
+		change.taken_blocks = run;
+		change.taken_first = first;
+	}
 
 	uint32		generation = bloomidx_publish(index, &change);
 
@@ -248,9 +318,9 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 }
 
 /*
- * Gathers the small filter groups of like shape into groups of many
+ * Gathers the small filter groups of one family into groups of many
  * slots, each batch of two or more groups whose live slots fit one group
- * (max_slots_of_shape).  A batch with a damaged group is gathered again
+ * of their widest shape (max_slots_of_shape).  A batch with a damaged group is gathered again
  * without it.  The caller holds the seal lock.
  */
 void
@@ -273,22 +343,31 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 	uint32		ngroups = read_small_groups(index, dir, nblocks, strategy, groups, entries);
 	uint32		next_id = dir->header.next_group_id;
 
-	qsort(groups, ngroups, sizeof(GatherGroup), compare_shape);
+	qsort(groups, ngroups, sizeof(GatherGroup), compare_family);
 	for (uint32 at = 0; at < ngroups;)
 	{
-		uint32		max_slots = max_slots_of_shape(&groups[at].header);
+		bloomidx::FilterGroupHeader shape = groups[at].header;
 		uint32		end = at;
 		uint32		slots = 0;
 		uint32		n = 0;
 
-		/* Groups of this shape while their live slots fit one group. */
-		while (end < ngroups && shape_order(&groups[end].header, &groups[at].header) == 0 &&
-			   slots + groups[end].live_slots <= max_slots)
+		/*
+		 * Groups of this family while their live slots fit one group of
+		 * their widest shape.
+		 */
+		while (end < ngroups && family_order(&groups[end].header, &groups[at].header) == 0)
 		{
+			bloomidx::FilterGroupHeader wider = widest_shape(&shape, &groups[end].header);
+
+			if (slots + groups[end].live_slots > max_slots_of_shape(&wider))
+				break;
+			shape = wider;
 			slots += groups[end].live_slots;
 			batch[n++] = &groups[end++];
 		}
 		at = Max(end, at + 1);	/* a group alone too large is left as it is */
+
+		uint32		max_slots = max_slots_of_shape(&shape);
 
 		/* Without a damaged group (warned) while two or more are left. */
 		while (n >= 2)

@@ -65,16 +65,21 @@ bloomidx_filter_group_free(FilterGroupBuild *g)
  * in *h: each column by its distinct keys; given `like` (the block counts
  * of a build group's first slot, or of the build's first segment), like's
  * block count doubled as often as those keys need
- * (filter_blocks_in_group); `on_grid` (a seal's), rounded up to a grid of
- * counts (filter_blocks_on_grid), so that VACUUM can gather the groups of
- * seals of like rows without widening a block (filter_gather.cpp).  False without filters
- * or keys.
+ * (filter_blocks_in_group); `in_family` (a seal's or a merge's), rounded
+ * up to a full segment's count times a power of two
+ * (filter_blocks_in_family), so that VACUUM can gather the groups of any
+ * seals and merges, widening a slot only by a whole factor, which keeps
+ * its rate (filter_gather.cpp).  False without filters or keys.
  */
 static bool
 size_segment_filters(const BloomidxState *state, const SegmentRows *rows, const uint16 *like,
-					 bool on_grid, bloomidx::FilterGroupHeader *h)
+					 bool in_family, bloomidx::FilterGroupHeader *h)
 {
 	uint32		ncolumns = (uint32) state->ncolumns;
+	uint32		family = in_family
+		? bloomidx::filter_family_blocks(bloomidx::kSegmentRows, state->filter_bits_per_key,
+										 bloomidx::kMaxFilterBlocks)
+		: 0;
 
 	if (rows->keys == NULL || state->filter_bits_per_key <= 0 || rows->nrows == 0)
 		return false;
@@ -86,14 +91,15 @@ size_segment_filters(const BloomidxState *state, const SegmentRows *rows, const 
 		distinct[c] = bloomidx::distinct_estimate(rows->keys + c, rows->nrows, ncolumns, bitmap);
 	pfree(bitmap);
 	bloomidx::filter_group_init(h, 0, ncolumns, distinct, state->filter_bits_per_key, 1);
-	/* (A column without a filter, 0 blocks, stays so on the grid.) */
-	for (uint32 c = 0; (like != NULL || on_grid) && c < ncolumns; c++)
+	/* (A column without a filter, 0 blocks, stays so in the family.) */
+	for (uint32 c = 0; (like != NULL || in_family) && c < ncolumns; c++)
 		h->columns[c].blocks = (uint16) (like != NULL
 										 ? bloomidx::filter_blocks_in_group(like[c],
 																			h->columns[c].blocks,
 																			bloomidx::kMaxFilterBlocks)
-										 : bloomidx::filter_blocks_on_grid(h->columns[c].blocks,
-																		   bloomidx::kMaxFilterBlocks));
+										 : bloomidx::filter_blocks_in_family(h->columns[c].blocks,
+																			 family,
+																			 bloomidx::kMaxFilterBlocks));
 	h->region_pages = bloomidx::group_region_pages(*h);
 	h->check = bloomidx::filter_group_check(*h);
 	return true;

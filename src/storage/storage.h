@@ -158,6 +158,8 @@ struct DirectoryChange
 	const bloomidx::SegmentEntry *added;	/* a new segment, or NULL */
 	uint32		taken_blocks;	/* its blocks taken off the free list, from its
 								 * first slice on (0: the index grew) */
+	BlockNumber taken_first;	/* without a segment added: where the blocks
+								 * taken start (a gathered filter group's) */
 	const uint32 *removed;		/* ids of segments removed */
 	const bloomidx::SegmentHeader *removed_headers;	/* and their headers */
 	const uint32 *removed_group_blocks; /* and the blocks of the filter group

@@ -111,10 +111,10 @@ TEST(SegmentFilter, SizingBisectsLikeTheWalk)
         EXPECT_EQ(filter_bits_per_key(rate), walk(rate)) << rate;
 }
 
-// A sealed segment's block count: never below its need (the rate holds),
-// at most an eighth above it, on the grid (m * 2^j, m in 8..15; a count on
-// it maps to itself), so that seals of like rows share a count; its need
-// where the grid passes the most blocks.
+// The grid a family's count is on (filter_family_blocks): never below the
+// need (the rate holds), at most an eighth above it, m * 2^j with m in
+// 8..15 (a count on it maps to itself); the need where the grid passes the
+// most blocks.
 TEST(SegmentFilter, BlocksOnGrid)
 {
     for (uint32_t own = 1; own <= kMaxFilterBlocks; own++) {
@@ -137,8 +137,73 @@ TEST(SegmentFilter, BlocksOnGrid)
     EXPECT_EQ(filter_blocks_on_grid(32500, kMaxFilterBlocks), 32500u); // 32,768 is past the most
 }
 
-// A sealed segment's filter at its grid block count keeps the rate asked
-// for, measured: for key counts whose need falls anywhere between two grid
+// A sealed or merged segment's block count in its index's family: never
+// below its need (the rate holds), under twice it, the family's count times
+// a power of two, so that any two divide one another and a gathered group
+// widens the smaller by a whole factor; the family's own count for a full
+// segment's need; its need where the family passes the most blocks.
+TEST(SegmentFilter, BlocksInFamily)
+{
+    const double bpk = filter_bits_per_key(0.025);
+    const uint32_t family = filter_family_blocks(kSegmentRows, bpk, kMaxFilterBlocks);
+    ASSERT_EQ(family, 9216u); // 65,024 keys at 9 bits: 9,144 blocks, on the grid
+    EXPECT_EQ(filter_blocks_in_family(filter_blocks(kSegmentRows, bpk, kMaxFilterBlocks), family,
+                                      kMaxFilterBlocks),
+              family);
+    std::vector<uint32_t> seen;
+    for (uint32_t own = 1; own <= family; own++) {
+        const uint32_t b = filter_blocks_in_family(own, family, kMaxFilterBlocks);
+        ASSERT_GE(b, own) << own;
+        ASSERT_TRUE(b < 2 * own || b == 9) << own << " -> " << b; // 9: the family's odd part
+        ASSERT_TRUE(filter_widens_whole(b, family)) << own << " -> " << b;
+        if (seen.empty() || seen.back() != b)
+            seen.push_back(b);
+    }
+    for (uint32_t i = 0; i < seen.size(); i++)
+        for (uint32_t j = i; j < seen.size(); j++)
+            ASSERT_TRUE(filter_widens_whole(seen[i], seen[j])) << seen[i] << " into " << seen[j];
+    EXPECT_EQ(filter_blocks_in_family(2408, family, kMaxFilterBlocks), 4608u);
+    EXPECT_EQ(filter_blocks_in_family(963, family, kMaxFilterBlocks), 1152u);
+    EXPECT_EQ(filter_blocks_in_family(9300, family, kMaxFilterBlocks), 18432u);
+    EXPECT_EQ(filter_blocks_in_family(30000, family, kMaxFilterBlocks), 30000u); // 36,864 is past the most
+    EXPECT_EQ(filter_blocks_in_family(700, 0, kMaxFilterBlocks), 700u);
+    EXPECT_FALSE(filter_widens_whole(960, 9216));
+    EXPECT_FALSE(filter_widens_whole(9216, 4608));
+}
+
+// A filter widened by a whole factor, as VACUUM gathers slots of one
+// family into a group of the largest, may contain exactly what the source
+// may: every key the source holds, and no absent key the source rules out.
+TEST(SegmentFilter, WidenedWholeKeepsAnswers)
+{
+    std::mt19937_64 rng(11);
+    const uint32_t k = filter_probes(9.0);
+    const uint32_t from = 1152, to = 9216;
+    std::vector<uint8_t> src(size_t{from} * kFilterBlockBytes), wide(size_t{to} * kFilterBlockBytes);
+    std::vector<uint32_t> keys(900);
+    for (auto &key : keys) {
+        key = static_cast<uint32_t>(rng());
+        filter_add(src.data(), from, k, key);
+    }
+    for (uint32_t b = 0; b < from; b++) {
+        uint32_t lo, hi;
+        filter_widened_blocks(b, from, to, &lo, &hi);
+        ASSERT_EQ(hi - lo + 1, to / from) << b;
+        for (uint32_t t = lo; t <= hi; t++)
+            for (uint32_t i = 0; i < kFilterBlockBytes; i++)
+                wide[size_t{t} * kFilterBlockBytes + i] |= src[size_t{b} * kFilterBlockBytes + i];
+    }
+    for (uint32_t key : keys)
+        ASSERT_TRUE(filter_may_contain(wide.data(), to, k, key));
+    for (int i = 0; i < 200000; i++) {
+        const uint32_t key = static_cast<uint32_t>(rng());
+        ASSERT_EQ(filter_may_contain(wide.data(), to, k, key), filter_may_contain(src.data(), from, k, key))
+            << key;
+    }
+}
+
+// A filter at its grid block count (a family's: a full segment's) keeps the
+// rate asked for, measured: for key counts whose need falls anywhere between two grid
 // counts (a power-of-two rounding, 2/3 of the need, let 3 times the rate
 // through).
 TEST(SegmentFilter, RateOnGridHolds)
