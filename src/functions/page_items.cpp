@@ -888,7 +888,15 @@ bloomidx_page_items(PG_FUNCTION_ARGS)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		memcpy(page.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
-		if (describe_page(&out, index, blkno, page.data, &meta, nblocks))
+
+		/*
+		 * The index's length after the copy: a seal extends the index
+		 * before its publish names the new blocks, so every block the copy
+		 * names is within it (the length before the copy, a seal in
+		 * between, made a sound entry look damaged: XX002).  No truncation
+		 * meanwhile: it needs the index's AccessExclusiveLock.
+		 */
+		if (describe_page(&out, index, blkno, page.data, &meta, RelationGetNumberOfBlocks(index)))
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -102,6 +102,7 @@ sub after_crash
 	my ($left, $label) = @_;
 	check_answers($label);
 	my @before = page_kinds();
+	my $listed = unpublished_group_listed(@before);
 	my $freed = vacuum_frees($label);
 	my @after = page_kinds();
 	# Group pages that VACUUM took from their group: made free pages, or
@@ -113,7 +114,10 @@ sub after_crash
 	my $groups_freed = grep { $before[$_] =~ /^1[12]:/ && ($after[$_] // '') ne $before[$_] } 0 .. $#before;
 	if ($left)
 	{
-		ok($freed > 0, "$label: VACUUM freed the $freed pages left behind");
+		# (A gathering that took its run off the free list left its pages
+		# there: free already, nothing for the sweep.)
+		ok($freed > 0 || $listed > 0,
+			"$label: VACUUM freed the $freed pages left behind, or they were on the free list ($listed)");
 	}
 	else
 	{
@@ -126,6 +130,28 @@ sub after_crash
 	}
 	check_answers("$label, then VACUUM");
 	return;
+}
+
+# How many pages of a filter group no publish named (its id the
+# directory's next group id: a gathering stopped before its publish) the
+# index holds, if every one lies in an extent of the metapage's free list
+# (a gathering writes its group in a run it takes off the list where one
+# fits: left there, the pages are free already); else 0.  @kinds: as
+# page_kinds gives them.
+sub unpublished_group_listed
+{
+	my @kinds = @_;
+	my ($next_group) = $node->safe_psql('postgres',
+		"SELECT detail FROM bloomidx_page_items('t_bloomidx', 0) WHERE item IS NULL") =~ /next group id (\d+)/;
+	my @extents = map { [/first block (\d+), blocks (\d+)/] } split /\n/,
+	  $node->safe_psql('postgres',
+		"SELECT detail FROM bloomidx_page_items('t_bloomidx', 0) WHERE item_kind = 'free extent'");
+	my @orphans = grep { ($kinds[$_] // '') =~ /^1[12]:(\d+)$/ && $1 == $next_group } 0 .. $#kinds;
+	for my $b (@orphans)
+	{
+		return 0 unless grep { $b >= $_->[0] && $b < $_->[0] + $_->[1] } @extents;
+	}
+	return scalar @orphans;
 }
 
 # The kind of every page of t_bloomidx (the special space's flags; 7 a
