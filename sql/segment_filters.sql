@@ -138,7 +138,8 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- their segments is left (counted on the pages: the special space's kind,
 -- 11 for a group's header).  The 1,000 rows inserted are sealed by VACUUM
 -- (what is pending beyond the tail) after the merges.  Two segments,
--- both filtered, in two groups.
+-- both filtered, their groups gathered into one after VACUUM's moves (a
+-- segment moved takes a copy of its filters in a group of its own).
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b

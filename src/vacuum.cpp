@@ -398,13 +398,6 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	/* Pages a crashed or failed seal or merge left behind are freed. */
 	bloomidx_sweep(info->index, info->strategy, stats);
 	/*
-	 * The small filter groups seals and merges left, gathered (a query reads
-	 * each group): after the sweep, which frees what a crash left (a
-	 * gathered group not yet published keeps its id until then) and fills
-	 * the free space map the new group's pages come from.
-	 */
-	bloomidx_gather_filter_groups(info->index, info->strategy);
-	/*
 	 * The segments that end the index move to free blocks before them, and
 	 * the free pages that then end it go back to the file system (after the
 	 * seal lock: truncate.cpp).  Not in a parallel VACUUM, which cannot
@@ -412,6 +405,16 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 */
 	if (!IsInParallelMode())
 		bloomidx_move_last_segments(info->index, info->strategy, stats->pages_free);
+	/*
+	 * The small filter groups seals and merges left, gathered (a query reads
+	 * each group): after the sweep, which frees what a crash left (a
+	 * gathered group not yet published keeps its id until then) and fills
+	 * the free space map the new group's pages come from; after the moves,
+	 * which take a segment's own group along but not one it shares, and
+	 * which leave the last segment where the gathered group's pages are
+	 * taken before (filter_gather.cpp), so as not to end the index.
+	 */
+	bloomidx_gather_filter_groups(info->index, info->strategy);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	bloomidx_truncate_free_tail(info, stats);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);

@@ -197,7 +197,12 @@ uint32_t filter_family_blocks(uint32_t rows, double bits_per_key, uint32_t max_b
 {
     if (bits_per_key <= 0 || rows == 0)
         return 0;
-    return filter_blocks_on_grid(filter_blocks(rows, bits_per_key, max_blocks), max_blocks);
+    // Where the grid's count passes the most blocks, the most (32,512 =
+    // 127 * 2^8 in the format), never the need itself, whose odd part may be
+    // large: every filter of the family would then take that many blocks.
+    const uint32_t grid = filter_blocks_on_grid(filter_blocks(rows, bits_per_key, max_blocks),
+                                                UINT32_MAX);
+    return grid <= max_blocks ? grid : max_blocks;
 }
 
 uint32_t filter_block_of(uint32_t key, uint32_t nblocks) noexcept

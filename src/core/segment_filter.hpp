@@ -140,8 +140,8 @@ uint32_t filter_blocks_in_family(uint32_t own, uint32_t family, uint32_t max_blo
 
 // The family of an index's sealed and merged filters: the blocks a
 // segment of `rows` distinct keys (a full one's most) wants at
-// bits_per_key, on the grid (filter_blocks_on_grid), at most max_blocks;
-// 0 without filters.
+// bits_per_key, on the grid (filter_blocks_on_grid), or max_blocks where
+// that passes it; 0 without filters.
 uint32_t filter_family_blocks(uint32_t rows, double bits_per_key, uint32_t max_blocks) noexcept;
 
 // Whether a filter of `from` blocks widens into one of `to` blocks with

@@ -200,7 +200,8 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 /*
  * Publishes a change of the directory in one WAL record of the metapage
  * and returns the directory's new generation (one more).  The added
- * segment's blocks leave the free list, the removed segments' blocks join
+ * segment's blocks (or a gathered group's run: taken_first) leave the free
+ * list, the removed segments' blocks join
  * it (those it has no room for go to change->extents_to_free).  The directory
  * pages whose entries change are written first, to other blocks
  * (directory_pages.cpp), and the record switches to them; the ones
@@ -266,9 +267,10 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	/* The free list after the change. */
 	bloomidx::FreeList list = cur->free;
 
+	BlockNumber taken_at = change->added != NULL ? change->added->first_slice : change->taken_first;
+
 	if (change->taken_blocks > 0 &&
-		bloomidx::free_list_take(&list, change->taken_blocks) !=
-		(change->added != NULL ? change->added->first_slice : change->taken_first))
+		(taken_at == 0 || bloomidx::free_list_take(&list, change->taken_blocks) != taken_at))
 		elog(ERROR, "bloomidx: the free list of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
 	for (uint32 i = 0; i < change->nextents_to_unlist; i++)

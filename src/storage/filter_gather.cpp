@@ -13,9 +13,11 @@
  * filter_write.cpp), and writes their live slots as one new group of the
  * largest counts; a slot of fewer blocks is widened, each of its blocks
  * ORed whole into the blocks its keys' range covers (a multiple: never a
- * block drawing on two), so each segment keeps its filters' rate.  The protocol is the merge's: the new
- * group is written where nothing names it (single free pages, a listed
- * group: SEAL_STEP_GROUP_WRITTEN); one publish names it in its segments'
+ * block drawing on two), so each segment keeps its filters' rate.  The
+ * protocol is the merge's: the new group is written where nothing names it
+ * (single free pages, a listed group; past those the free space map has,
+ * a run off the free list, left on it by a crash before the publish:
+ * SEAL_STEP_GROUP_WRITTEN); one publish names it in its segments'
  * directory entries, taking its id from the directory's counter
  * (SEAL_STEP_GROUP_PUBLISHED); then the groups no segment names any more
  * are freed page by page, stamped with that publish's generation, so that
@@ -25,7 +27,7 @@
  */
 #include "storage/storage.h"
 
-/* A group with fewer live slots than this is gathered with others of its shape. */
+/* A group with fewer live slots than this is gathered with others of its family. */
 #define GATHER_BELOW_SLOTS 16
 
 /* Groups looked at in one VACUUM at most: the rest wait for the next. */
@@ -38,6 +40,9 @@ typedef struct GatherGroup
 	uint32		first;			/* its entries: entries[first .. first + n) */
 	uint32		n;
 	uint32		live_slots;		/* slots its segments hold */
+	bool		filling;		/* taken only to be filled: a listed group of
+								 * GATHER_BELOW_SLOTS live slots or more, over
+								 * half of them live, not full */
 } GatherGroup;
 
 /* A block count without its factors of two: counts of one family share it. */
@@ -124,8 +129,8 @@ max_slots_of_shape(const bloomidx::FilterGroupHeader *h)
  * header is sound and names each of its segments where their entries say,
  * holding fewer than GATHER_BELOW_SLOTS live slots, fewer than a listed
  * group of their shape may hold (so that VACUUM fills the groups it
- * gathered before, rather than starting new ones beside them), or less than half of
- * the slots taken.  Their segments' entries go to *entries, in group order.
+ * gathered before, rather than starting new ones beside them: `filling`),
+ * or less than half of the slots taken.  Their segments' entries go to *entries, in group order.
  * Returns how many groups.
  */
 static uint32
@@ -185,7 +190,8 @@ read_small_groups(Relation index, const DirectoryCopy *dir, BlockNumber nblocks,
 		for (uint32 k = at; k < end; k++)
 			live |= bloomidx::group_segment_slots(g->header, dir->entries[(uint32) order[k]].segment_id);
 		g->live_slots = live.count();
-		if (g->live_slots < GATHER_BELOW_SLOTS || 2 * g->live_slots <= g->header.slots_taken ||
+		g->filling = g->live_slots >= GATHER_BELOW_SLOTS && 2 * g->live_slots > g->header.slots_taken;
+		if (!g->filling ||
 			((g->header.flags & bloomidx::kGroupListed) != 0 &&
 			 g->live_slots < max_slots_of_shape(&g->header)))
 		{
@@ -236,31 +242,29 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 
 	/*
 	 * Written where nothing names it, then named in its segments' entries:
-	 * in one run off the free list where an extent has room for it (the
-	 * lowest: blocks a merge or a removal freed, where the index's end may be
-	 * given back after, as a group written past it would prevent), else in
-	 * single free pages.  The directory is read again: an earlier batch's
-	 * publish may have changed the list.
+	 * in single free pages before the last segment's header where it can (a
+	 * run off the free list there, which the publish takes off it, if the
+	 * free space map has none: bloomidx_write_filter_group).  The directory
+	 * is read again for its list: an earlier batch's publish may have
+	 * changed it.
 	 */
 	BloomidxIOBlock page;
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
-	bloomidx::FreeList list;
-	uint32		run = 1 + filters.header.region_pages;
-	BlockNumber first;
+	GroupSpill	spill;
 	BlockWriter writer;
 
 	nblocks = RelationGetNumberOfBlocks(index);
 	bloomidx_read_directory(index, &nblocks, dir);
-	list = dir->free;
-	first = bloomidx::free_list_take(&list, run);
-	if (first != 0)
-		bloomidx_check_free_list(index, dir, bloomidx_cached_meta(index)->signature_bits, nblocks);
+	memset(&spill, 0, sizeof(spill));
+	spill.dir = dir;
+	spill.limit = bloomidx::kMetaBlock + 1;
+	for (uint32 i = 0; i < dir->header.nsegments; i++)
+		spill.limit = Max(spill.limit, dir->entries[i].header_block + 1);
 	bloomidx_block_writer_init(&writer, index, !RELATION_IS_LOCAL(index), false);
 	filters.header.group_id = group_id;
 	BlockNumber header_block = bloomidx_write_filter_group(index, &filters.header, filters.image,
-														   first != 0 ? first : InvalidBlockNumber,
-														   &writer, first != 0 ? dir : NULL,
-														   &page);
+														   InvalidBlockNumber, &writer, NULL,
+														   &spill, &page);
 
 	pfree(filters.image);
 	bloomidx_seal_step(SEAL_STEP_GROUP_WRITTEN);
@@ -289,10 +293,10 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 	change.refiled = refiled;
 	change.nrefiled = nsources;
 	change.new_groups = 1;
-	if (first != 0)
+	if (spill.nblocks > 0)
 	{
-		change.taken_blocks = run;
-		change.taken_first = first;
+		change.taken_blocks = spill.nblocks;
+		change.taken_first = spill.first;
 	}
 
 	uint32		generation = bloomidx_publish(index, &change);
@@ -314,6 +318,7 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 	bloomidx_free_unused_groups(index, after, sources, own_blocks, nsources, nblocks, generation);
 	bloomidx_seal_step(SEAL_STEP_GROUP_FREED);
 	bloomidx_directory_copy_free(after);
+	bloomidx_directory_copy_free(dir);
 	return true;				/* the rest goes with the caller's context */
 }
 
@@ -366,6 +371,22 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 			batch[n++] = &groups[end++];
 		}
 		at = Max(end, at + 1);	/* a group alone too large is left as it is */
+
+		/*
+		 * A group taken only to be filled (the last: fewest live slots first)
+		 * is rewritten only for as many slots more as GATHER_BELOW_SLOTS and
+		 * half its own: not a group of 30 slots a VACUUM to add one.
+		 */
+		while (n >= 2 && batch[n - 1]->filling &&
+			   slots - batch[n - 1]->live_slots <
+			   Max(GATHER_BELOW_SLOTS, batch[n - 1]->live_slots / 2))
+			slots -= batch[--n]->live_slots;
+		if (n > 0)
+		{
+			shape = batch[0]->header;	/* the widest of those left */
+			for (uint32 i = 1; i < n; i++)
+				shape = widest_shape(&shape, &batch[i]->header);
+		}
 
 		uint32		max_slots = max_slots_of_shape(&shape);
 

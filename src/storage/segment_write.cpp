@@ -220,6 +220,70 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
 }
 
 /*
+ * A single page for a filter group's page, exclusively locked, or
+ * InvalidBuffer with *blkno set (written by the caller through
+ * write_block, checked).  Without `spill`, a free page from the free space
+ * map, else a new one.  With it (GroupSpill): the map's before its limit;
+ * else the next block of a run taken off its free list for the `remaining`
+ * pages (this one and those after it), if one fits before the limit; else
+ * the map's anywhere; else a new page.
+ */
+static Buffer
+group_single_page(Relation index, GroupSpill *spill, uint32 remaining, BlockNumber *blkno)
+{
+	if (spill != NULL && spill->used < spill->nblocks)
+	{
+		*blkno = spill->first + spill->used++;
+		return InvalidBuffer;
+	}
+
+	Buffer		buffer = bloomidx_free_buffer_before(index, spill != NULL ? spill->limit
+													 : InvalidBlockNumber);
+
+	if (BufferIsValid(buffer) || spill == NULL)
+		return BufferIsValid(buffer) ? buffer : bloomidx_extend_buffer(index);
+	if (spill->first == 0)
+	{
+		/* The first page the map has none for before the limit: a run, once. */
+		bloomidx::FreeList list = spill->dir->free;
+		BlockNumber first = bloomidx::free_list_take(&list, remaining);
+
+		spill->first = InvalidBlockNumber;
+		if (first != 0 && (uint64) first + remaining <= spill->limit)
+		{
+			bloomidx_check_free_list(index, spill->dir, bloomidx_cached_meta(index)->signature_bits,
+									 RelationGetNumberOfBlocks(index));
+			spill->first = first;
+			spill->nblocks = remaining;
+			*blkno = spill->first + spill->used++;
+			return InvalidBuffer;
+		}
+	}
+	return bloomidx_free_or_new_buffer(index);
+}
+
+/*
+ * Writes page image `data` of a filter group written in single pages
+ * (group_single_page) and returns its block.
+ */
+static BlockNumber
+write_group_single_page(Relation index, char *data, const BlockWriter *writer, GroupSpill *spill,
+						uint32 remaining)
+{
+	BlockNumber blkno = InvalidBlockNumber;
+	Buffer		buffer = group_single_page(index, spill, remaining, &blkno);
+
+	if (!BufferIsValid(buffer))
+	{
+		write_block(index, blkno, data, writer, spill->dir);
+		return blkno;
+	}
+	blkno = BufferGetBlockNumber(buffer);
+	bloomidx_write_page(index, buffer, data);
+	return blkno;
+}
+
+/*
  * Writes filter group h (its id and slots set; made a listed group here)
  * whose region rows are `image`, and returns its header's block.  Its
  * header lists where its region pages are, so they may lie anywhere:
@@ -228,18 +292,23 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
  *    the free list, `listed`, or new ones); the segment's removal gives
  *    them back with its extent, so that segments written one after
  *    another still leave one run of blocks;
- *  - else in single free pages (the free space map's, else new ones),
- *    where the free list had an extent for the segment only (a build's
- *    segments have no group of their own), and for the groups VACUUM
- *    gathers (filter_gather.cpp); a group's removal frees them page by
- *    page (bloomidx_free_unused_groups), for the next group or pending
- *    page.
+ *  - else in single free pages (the free space map's), where the free
+ *    list had an extent for the segment only (a build's segments have no
+ *    group of their own), and for the groups VACUUM gathers
+ *    (filter_gather.cpp); a group's removal frees them page by page
+ *    (bloomidx_free_unused_groups), for the next group or pending page.
+ *    With `spill` (VACUUM's gathering, under the seal lock), pages before
+ *    the last segment's header first, the map's, else a run off the free
+ *    list, which the publish naming the group takes off it (*spill says
+ *    which): a group past them would hold the truncation of the free
+ *    blocks a merge left before it.
  * Nothing points at the pages until a publish names the group.
  */
 BlockNumber
 bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h, const uint8 *image,
 							BlockNumber first, const BlockWriter *writer,
-							const DirectoryCopy *listed, BloomidxIOBlock *page)
+							const DirectoryCopy *listed, GroupSpill *spill,
+							BloomidxIOBlock *page)
 {
 	uint32		rows_total = bloomidx::group_region_rows(*h);
 	uint32		per_page = bloomidx::group_rows_per_page(*h);
@@ -266,12 +335,8 @@ bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h, cons
 			write_block(index, blocks[i], page->data, writer, listed);
 		}
 		else
-		{
-			Buffer		buffer = bloomidx_free_or_new_buffer(index);
-
-			blocks[i] = BufferGetBlockNumber(buffer);
-			bloomidx_write_page(index, buffer, page->data);
-		}
+			blocks[i] = write_group_single_page(index, page->data, writer, spill,
+												h->region_pages - i + 1);
 		bloomidx_vacuum_delay_point();	/* VACUUM's gathering writes up to 1,986 */
 	}
 	/* The header, which names the others, last. */
@@ -283,12 +348,7 @@ bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h, cons
 		write_block(index, first, page->data, writer, listed);
 	}
 	else
-	{
-		Buffer		buffer = bloomidx_free_or_new_buffer(index);
-
-		header_block = BufferGetBlockNumber(buffer);
-		bloomidx_write_page(index, buffer, page->data);
-	}
+		header_block = write_group_single_page(index, page->data, writer, spill, 1);
 	pfree(blocks);
 	return header_block;
 }
@@ -311,7 +371,7 @@ write_own_group(Relation index, SegmentFilters *filters, uint32 segment_id, Bloc
 	for (uint32 s = 0; s < g->slot_capacity; s++)
 		g->slot_segment[s] = segment_id;
 	entry->filter_block = bloomidx_write_filter_group(index, g, filters->image, first, writer,
-													  listed, page);
+													  listed, NULL, page);
 	entry->filter_offset = 0;
 	entry->filter_group = segment_id;
 }

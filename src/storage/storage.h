@@ -83,10 +83,25 @@ void		bloomidx_write_segment(Relation index, const BloomidxState *state, Segment
 								   bloomidx::FreeList *list, const DirectoryCopy *dir,
 								   SegmentFilters *filters, bool keep_keys, uint32 *taken,
 								   bloomidx::SegmentEntry *entry);
+/*
+ * Where a filter group written in single free pages takes them: the free
+ * space map's before `limit` (past the last segment's header, what VACUUM's
+ * truncation may give back), else a run off the free list of `dir` before
+ * it (its blocks taken by the publish that names the group: first,
+ * nblocks), else the map's anywhere, else new pages at the end.
+ */
+typedef struct GroupSpill
+{
+	const DirectoryCopy *dir;	/* in: the directory copy, under the seal lock */
+	BlockNumber limit;			/* in: blocks before it first */
+	BlockNumber first;			/* out: the run taken, if nblocks > 0 (in: 0) */
+	uint32		nblocks;		/* out: its length (in: 0) */
+	uint32		used;			/* its blocks written so far */
+} GroupSpill;
 BlockNumber bloomidx_write_filter_group(Relation index, bloomidx::FilterGroupHeader *h,
 										const uint8 *image, BlockNumber first,
 										const BlockWriter *writer, const DirectoryCopy *listed,
-										BloomidxIOBlock *page);
+										GroupSpill *spill, BloomidxIOBlock *page);
 void		bloomidx_write_next_segment(Relation index, const BloomidxState *state,
 										SegmentRows *rows, const DirectoryCopy *dir,
 										BlockNumber nblocks, SegmentFilters *filters,
@@ -157,7 +172,8 @@ struct DirectoryChange
 {
 	const bloomidx::SegmentEntry *added;	/* a new segment, or NULL */
 	uint32		taken_blocks;	/* its blocks taken off the free list, from its
-								 * first slice on (0: the index grew) */
+								 * first slice on, or from taken_first (0: none
+								 * taken, the index grew) */
 	BlockNumber taken_first;	/* without a segment added: where the blocks
 								 * taken start (a gathered filter group's) */
 	const uint32 *removed;		/* ids of segments removed */

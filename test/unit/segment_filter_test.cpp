@@ -167,6 +167,21 @@ TEST(SegmentFilter, BlocksInFamily)
     EXPECT_EQ(filter_blocks_in_family(9300, family, kMaxFilterBlocks), 18432u);
     EXPECT_EQ(filter_blocks_in_family(30000, family, kMaxFilterBlocks), 30000u); // 36,864 is past the most
     EXPECT_EQ(filter_blocks_in_family(700, 0, kMaxFilterBlocks), 700u);
+    // Every rate's family: its odd part small (a grid count's, or the most
+    // blocks', 127 * 2^8), so a seal of few keys takes under twice them.
+    for (double bits = 1; bits <= 64; bits += 0.25) {
+        const uint32_t f = filter_family_blocks(kSegmentRows, bits, kMaxFilterBlocks);
+        ASSERT_GE(f, filter_blocks(kSegmentRows, bits, kMaxFilterBlocks)) << bits;
+        ASSERT_LE(f, kMaxFilterBlocks) << bits;
+        uint32_t odd = f;
+        while (odd % 2 == 0)
+            odd /= 2;
+        ASSERT_LE(odd, 127u) << bits << " bits a key: " << f;
+        for (uint32_t own : {1u, 7u, 100u, 1000u, f / 3, f})
+            ASSERT_TRUE(filter_blocks_in_family(own, f, kMaxFilterBlocks) < 2 * own ||
+                        filter_blocks_in_family(own, f, kMaxFilterBlocks) == odd)
+                << bits << " bits a key, " << own << " wanted";
+    }
     EXPECT_FALSE(filter_widens_whole(960, 9216));
     EXPECT_FALSE(filter_widens_whole(9216, 4608));
 }
