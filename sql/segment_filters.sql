@@ -138,8 +138,8 @@ FROM (VALUES ('s = ''paid'''), ('s = ''paid'' AND k = 17'), ('s = ''lost'' AND u
 -- their segments is left (counted on the pages: the special space's kind,
 -- 11 for a group's header).  The 1,000 rows inserted are sealed by VACUUM
 -- (what is pending beyond the tail) after the merges.  Two segments,
--- both filtered, their groups gathered into one after VACUUM's moves (a
--- segment moved takes a copy of its filters in a group of its own).
+-- both filtered, in two groups (one family, but the small seal's slot
+-- would be widened past half again its blocks to join the merged one's).
 CREATE EXTENSION pageinspect;
 CREATE FUNCTION filter_groups(idx regclass) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM generate_series(1, pg_relation_size(idx) / 8192 - 1) b
@@ -358,9 +358,11 @@ DROP FUNCTION sfw_sampled(int);
 
 -- Seals of different sizes take filters of one family (a full segment's
 -- block count times a power of two, filter_blocks_in_family), so VACUUM
--- gathers them into one group of the largest counts, each smaller slot
--- widened by a whole factor: every block copied whole into the blocks its
--- keys' range covers, so no value is lost and the rate stays its own.
+-- gathers them into groups of the largest counts, each smaller slot
+-- widened by a whole factor (every block copied whole into the blocks its
+-- keys' range covers, so no value is lost and the rate stays its own),
+-- where a group takes at most half again its slots' own blocks: here the
+-- last seal's few rows with the half-segment ones, the full ones apart.
 -- (Seals of half a segment's rows or more: smaller ones VACUUM merges.)
 SET bloomidx.segment_rows = 8000;
 CREATE TABLE sfm (id int, u int, k int, s text) WITH (autovacuum_enabled = off);
@@ -390,6 +392,31 @@ FROM (SELECT index_vs_seqscan(q) AS r
             SELECT format('SELECT id FROM sfm WHERE k = %s AND s = %L', k, s) FROM sfm WHERE id % 97 = 0
             UNION ALL
             SELECT format('SELECT id FROM sfm WHERE u = %s', v) FROM generate_series(1, 2000, 9) v) q) r;
+-- Sixty seals of 2,000 rows and one of a segment's: the small ones gather
+-- into one group of their own count, not widened to the large one's (which
+-- would take about 580 filter pages, not 30).
+SET bloomidx.background_seal = off;
+CREATE TABLE sfa (id int, a int) WITH (autovacuum_enabled = off);
+CREATE INDEX sfa_bl ON sfa USING bloomidx (a);
+SET bloomidx.segment_rows = 65024;
+INSERT INTO sfa SELECT i, (i * 7919) % 1000003 FROM generate_series(1, 65024) i;
+SELECT bloomidx_seal('sfa_bl') >= 0 AS sealed;
+SET bloomidx.segment_rows = 2000;
+DO $$ BEGIN FOR k IN 0..59 LOOP
+  INSERT INTO sfa SELECT i, (i * 7919) % 1000003
+    FROM generate_series(65025 + k * 2000, 65024 + (k + 1) * 2000) i;
+  PERFORM bloomidx_seal('sfa_bl'); END LOOP; END $$;
+SELECT wait_for_older_xacts();
+VACUUM sfa;
+SELECT (SELECT count(DISTINCT substring(detail from 'filter block ([0-9]+)'))
+        FROM bloomidx_page_items('sfa_bl', 0) WHERE item_kind = 'segment entry') <= 3 AS few_groups,
+       filter_pages < 60 AS small_filters
+FROM bloomidx_stats('sfa_bl');
+SELECT count(*) AS queries, count(*) FILTER (WHERE r NOT LIKE 'same%') AS differences
+FROM (SELECT index_vs_seqscan(format('SELECT id FROM sfa WHERE a = %s', a)) AS r
+      FROM sfa WHERE id % 500 = 0) q;
+DROP TABLE sfa;
+RESET bloomidx.background_seal;
 DROP TABLE sfm;
 DROP FUNCTION sfm_load(int, int);
 DROP FUNCTION group_shapes(regclass);

@@ -78,8 +78,8 @@ family_order(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHe
 }
 
 /*
- * Groups by family, then fewest live slots first (so that the small ones
- * fill a batch before a large one ends it), then by id.
+ * Groups by family, then fewest live slots first (a batch starts from the
+ * smallest group not yet taken), then by id.
  */
 static int
 compare_family(const void *x, const void *y)
@@ -104,6 +104,17 @@ widest_shape(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHe
 	for (uint32 c = 0; c < bloomidx::kMaxColumns; c++)
 		w.columns[c].blocks = Max(a->columns[c].blocks, b->columns[c].blocks);
 	return w;
+}
+
+/* The blocks a slot of h's shape holds, every column's. */
+static uint64
+slot_blocks(const bloomidx::FilterGroupHeader *h)
+{
+	uint64		blocks = 0;
+
+	for (uint32 c = 0; c < bloomidx::kMaxColumns; c++)
+		blocks += h->columns[c].blocks;
+	return blocks;
 }
 
 /*
@@ -349,38 +360,62 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 	uint32		next_id = dir->header.next_group_id;
 
 	qsort(groups, ngroups, sizeof(GatherGroup), compare_family);
-	for (uint32 at = 0; at < ngroups;)
+
+	bool	   *taken = (bool *) palloc0(Max(ngroups, 1) * sizeof(bool));
+
+	for (uint32 at = 0; at < ngroups; at++)
 	{
+		if (taken[at])
+			continue;
+
 		bloomidx::FilterGroupHeader shape = groups[at].header;
-		uint32		end = at;
 		uint32		slots = 0;
 		uint32		n = 0;
+		uint64		own_blocks = 0;	/* the batch's live slots' blocks as they are */
 
 		/*
-		 * Groups of this family while their live slots fit one group of
-		 * their widest shape.
+		 * From the first group not yet taken, the groups of its family
+		 * (fewest live slots first) whose live slots still fit one group of
+		 * the batch's widest shape, whose blocks are at most half again the
+		 * slots' own: sixty seals of 2,000 rows are not widened fiftyfold to
+		 * gather with one of a segment's rows, which gathers with its like.
 		 */
-		while (end < ngroups && family_order(&groups[end].header, &groups[at].header) == 0)
+		for (uint32 k = at; k < ngroups && family_order(&groups[k].header, &groups[at].header) == 0;
+			 k++)
 		{
-			bloomidx::FilterGroupHeader wider = widest_shape(&shape, &groups[end].header);
+			const GatherGroup *g = &groups[k];
+			bloomidx::FilterGroupHeader wider = widest_shape(&shape, &g->header);
+			uint64		own = own_blocks + g->live_slots * slot_blocks(&g->header);
 
-			if (slots + groups[end].live_slots > max_slots_of_shape(&wider))
-				break;
+			if (taken[k] || slots + g->live_slots > max_slots_of_shape(&wider) ||
+				2 * (slots + g->live_slots) * slot_blocks(&wider) > 3 * own)
+				continue;
 			shape = wider;
-			slots += groups[end].live_slots;
-			batch[n++] = &groups[end++];
+			slots += g->live_slots;
+			own_blocks = own;
+			batch[n++] = &groups[k];
 		}
-		at = Max(end, at + 1);	/* a group alone too large is left as it is */
 
 		/*
-		 * A group taken only to be filled (the last: fewest live slots first)
-		 * is rewritten only for as many slots more as GATHER_BELOW_SLOTS and
-		 * half its own: not a group of 30 slots a VACUUM to add one.
+		 * A group taken only to be filled is rewritten only for as many
+		 * slots more as GATHER_BELOW_SLOTS and half its own: not a group of
+		 * 30 slots a VACUUM to add one (it stays for a later batch).
 		 */
-		while (n >= 2 && batch[n - 1]->filling &&
-			   slots - batch[n - 1]->live_slots <
-			   Max(GATHER_BELOW_SLOTS, batch[n - 1]->live_slots / 2))
-			slots -= batch[--n]->live_slots;
+		for (uint32 i = 0; i < n;)
+		{
+			if (n >= 2 && batch[i]->filling &&
+				slots - batch[i]->live_slots < Max(GATHER_BELOW_SLOTS, batch[i]->live_slots / 2))
+			{
+				slots -= batch[i]->live_slots;
+				batch[i] = batch[--n];
+				i = 0;			/* the others' counts changed */
+			}
+			else
+				i++;
+		}
+		taken[at] = true;		/* tried: a group alone is left as it is */
+		for (uint32 i = 0; i < n; i++)
+			taken[batch[i] - groups] = true;
 		if (n > 0)
 		{
 			shape = batch[0]->header;	/* the widest of those left */
@@ -390,8 +425,14 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 
 		uint32		max_slots = max_slots_of_shape(&shape);
 
-		/* Without a damaged group (warned) while two or more are left. */
-		while (n >= 2)
+		/*
+		 * Without a damaged group (warned) while two or more are left; or a
+		 * group alone at most half of whose slots are live, rewritten with
+		 * those only (its segments' others merged away).
+		 */
+		while (n >= 2 ||
+			   (n == 1 && 2 * batch[0]->live_slots <= batch[0]->header.slots_taken &&
+				batch[0]->live_slots <= max_slots))
 		{
 			uint32		failed = 0;
 			uint32		keep = 0;
