@@ -417,6 +417,53 @@ FROM (SELECT index_vs_seqscan(format('SELECT id FROM sfa WHERE a = %s', a)) AS r
       FROM sfa WHERE id % 500 = 0) q;
 DROP TABLE sfa;
 RESET bloomidx.background_seal;
+-- A gathered group that is not full takes more slots only once 16 more
+-- (or half its own) are due, not a VACUUM at a time: one seal more leaves
+-- the groups as they were (its segments' slots in a group beside them),
+-- sixteen more are gathered with them.  (Counts of segments a group: seals
+-- of 2,000 rows at that segment size, each leaving its tail page's rows to
+-- the next.)
+SET bloomidx.segment_rows = 2000;
+SET bloomidx.background_seal = off;
+CREATE TABLE sfh (id int, u int) WITH (autovacuum_enabled = off);
+CREATE INDEX sfh_bl ON sfh USING bloomidx (u);
+CREATE FUNCTION sfh_seals(n int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    base int;
+BEGIN
+    SELECT coalesce(max(id), 0) INTO base FROM sfh;
+    FOR k IN 0..n - 1 LOOP
+        INSERT INTO sfh SELECT i, i * 7 + 3
+        FROM generate_series(base + k * 2000 + 1, base + (k + 1) * 2000) i;
+        PERFORM bloomidx_seal('sfh_bl');
+    END LOOP;
+END $$;
+CREATE FUNCTION sfh_groups() RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(n::text, ',' ORDER BY n DESC)
+    FROM (SELECT count(*) AS n FROM bloomidx_page_items('sfh_bl', 0)
+          WHERE item_kind = 'segment entry'
+          GROUP BY substring(detail from 'filter block ([0-9]+)')) q $$;
+SELECT sfh_seals(20);
+SELECT wait_for_older_xacts();
+VACUUM sfh;
+SELECT sfh_groups() AS after_twenty;
+SELECT sfh_seals(1);
+VACUUM sfh;
+SELECT sfh_groups() AS after_one_more;
+SELECT sfh_seals(16);
+VACUUM sfh;
+SELECT sfh_groups() AS after_sixteen_more;
+SELECT bloomidx_verify('sfh_bl');
+SELECT count(*) AS queries, count(*) FILTER (WHERE r NOT LIKE 'same%') AS differences
+FROM (SELECT index_vs_seqscan(format('SELECT id FROM sfh WHERE u = %s', v)) AS r
+      FROM (SELECT u AS v FROM sfh WHERE id % 400 = 0
+            UNION ALL SELECT v FROM generate_series(1, 3000, 17) v) s) q;
+DROP TABLE sfh;
+DROP FUNCTION sfh_seals(int);
+DROP FUNCTION sfh_groups();
+RESET bloomidx.background_seal;
+RESET bloomidx.segment_rows;
+
 DROP TABLE sfm;
 DROP FUNCTION sfm_load(int, int);
 DROP FUNCTION group_shapes(regclass);

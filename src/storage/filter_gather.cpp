@@ -369,6 +369,7 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 			continue;
 
 		bloomidx::FilterGroupHeader shape = groups[at].header;
+		uint32		shape_max = max_slots_of_shape(&shape); /* kept while the shape is */
 		uint32		slots = 0;
 		uint32		n = 0;
 		uint64		own_blocks = 0;	/* the batch's live slots' blocks as they are */
@@ -384,13 +385,24 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 			 k++)
 		{
 			const GatherGroup *g = &groups[k];
+
+			if (taken[k])
+				continue;
+
 			bloomidx::FilterGroupHeader wider = widest_shape(&shape, &g->header);
 			uint64		own = own_blocks + g->live_slots * slot_blocks(&g->header);
 
-			if (taken[k] || slots + g->live_slots > max_slots_of_shape(&wider) ||
-				2 * (slots + g->live_slots) * slot_blocks(&wider) > 3 * own)
+			/* The cheap test first: max_slots_of_shape walks the capacities. */
+			if (2 * (slots + g->live_slots) * slot_blocks(&wider) > 3 * own)
+				continue;
+
+			uint32		wider_max = slot_blocks(&wider) == slot_blocks(&shape)
+				? shape_max : max_slots_of_shape(&wider);
+
+			if (slots + g->live_slots > wider_max)
 				continue;
 			shape = wider;
+			shape_max = wider_max;
 			slots += g->live_slots;
 			own_blocks = own;
 			batch[n++] = &groups[k];
@@ -454,6 +466,10 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 			if (keep == 0 || keep == n)
 				break;			/* nothing to drop: the batch stays as it is */
 			n = keep;
+			shape = batch[0]->header;	/* the widest of those left */
+			for (uint32 i = 1; i < n; i++)
+				shape = widest_shape(&shape, &batch[i]->header);
+			max_slots = max_slots_of_shape(&shape);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
