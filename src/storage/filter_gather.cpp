@@ -106,6 +106,17 @@ widest_shape(const bloomidx::FilterGroupHeader *a, const bloomidx::FilterGroupHe
 	return w;
 }
 
+/* The shape a group gathered from batch[0 .. n) takes (n >= 1): each column's most blocks. */
+static bloomidx::FilterGroupHeader
+batch_shape(GatherGroup *const *batch, uint32 n)
+{
+	bloomidx::FilterGroupHeader shape = batch[0]->header;
+
+	for (uint32 i = 1; i < n; i++)
+		shape = widest_shape(&shape, &batch[i]->header);
+	return shape;
+}
+
 /* The blocks a slot of h's shape holds, every column's. */
 static uint64
 slot_blocks(const bloomidx::FilterGroupHeader *h)
@@ -429,11 +440,7 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 		for (uint32 i = 0; i < n; i++)
 			taken[batch[i] - groups] = true;
 		if (n > 0)
-		{
-			shape = batch[0]->header;	/* the widest of those left */
-			for (uint32 i = 1; i < n; i++)
-				shape = widest_shape(&shape, &batch[i]->header);
-		}
+			shape = batch_shape(batch, n);	/* the widest of those left */
 
 		uint32		max_slots = max_slots_of_shape(&shape);
 
@@ -466,9 +473,7 @@ bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strategy)
 			if (keep == 0 || keep == n)
 				break;			/* nothing to drop: the batch stays as it is */
 			n = keep;
-			shape = batch[0]->header;	/* the widest of those left */
-			for (uint32 i = 1; i < n; i++)
-				shape = widest_shape(&shape, &batch[i]->header);
+			shape = batch_shape(batch, n);
 			max_slots = max_slots_of_shape(&shape);
 		}
 		CHECK_FOR_INTERRUPTS();
