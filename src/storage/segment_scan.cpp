@@ -1,13 +1,14 @@
 /*
  * segment_scan.cpp: a query over one sealed segment (storage/README.md).
  *
- * The segment's live bits are ANDed with the slices of the query's base
- * positions, a few slice pages at a time (each locked and its sum checked
- * while the core reads it), then with each IN list's OR over its elements
- * (in one pass of the core when the lists' slices can all be locked at
- * once, else element by element); the core drops every 512-row line already zero, so once few
- * rows are left the remaining slices are barely read.  Only the
- * candidates' TID groups are decoded.
+ * The slices of the query's base positions are ANDed, a few slice pages
+ * at a time (each locked and its sum checked while the core reads it),
+ * then with each IN list's OR over its elements (in one pass of the core
+ * when the lists' slices can all be locked at once, else element by
+ * element); the core drops every 512-row line already zero, so once few
+ * rows are left the remaining slices are barely read.  Only then, if rows
+ * are left, the header and the live bits are read.  Only the candidates'
+ * TID groups are decoded.
  *
  * Every page is checked against the directory entry it was reached from.
  * A page that belongs elsewhere means either damage or that the segment
@@ -352,8 +353,7 @@ prefetch_list_slices(Relation index, const bloomidx::SliceQuery *query, const ui
 
 /*
  * Asks for the pages the scan of segment e reads whatever its rows: the
- * header when some rows are dead (it names the live page), the slices of
- * the first FIRST_SLICES base positions (read together), or of the IN
+ * slices of the first FIRST_SLICES base positions (read together), or of the IN
  * lists read in one pass where there are no base positions.  What is read
  * only while rows are left is asked for once they are (bloomidx_scan_segment):
  * a page asked for and then not read would be asked for by every scan.
@@ -363,8 +363,6 @@ bloomidx_prefetch_segment(Relation index, const bloomidx::SliceQuery *query,
 						  const uint64 *elements, const bloomidx::SegmentEntry *e,
 						  BlockNumber nblocks, const BufferHints *hints)
 {
-	if (e->live_rows != e->rows)
-		(void) bloomidx_prefetch_page(index, e->header_block, nblocks, hints);
 	prefetch_slices(index, e, query->base, Min(query->nbase, (uint32) FIRST_SLICES), nblocks,
 					hints);
 	if (query->nbase == 0 && lists_in_one_pass(query, elements))
@@ -492,27 +490,16 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	uint32		candidates;
 
 	/*
-	 * The header names the live page and the TID pages: read first when
-	 * some rows are dead, else only once rows are left to decode (the
-	 * slices are checked against the directory entry without it).
+	 * Every row a candidate at first: the slices are checked against the
+	 * directory entry, and bounded by its row count, without the header.
+	 * The header (it names the live page and the TID pages) and the live
+	 * page are read only once rows are left, so that a segment that passes
+	 * the filters by chance and has no row left after its slices costs
+	 * neither (after churn, most segments have dead rows).
 	 */
-	bool		header_read = e->live_rows != e->rows;
-
 	work->tid_page_index = -1;
 	work->group = -1;
-	if (header_read &&
-		!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
-									(char *) &work->header, e, nslices, nblocks,
-									bloomidx::kPageSegment, 0, NULL))
-		return false;
-
-	/* Every row live: no need to read the live page. */
-	if (e->live_rows == e->rows)
-		memset(work->cur, 0xFF, sizeof(work->cur));
-	else if (!bloomidx_copy_segment_page(index, work->header.live_block, hints, generation,
-										 (char *) work->cur, e, nslices, nblocks,
-										 bloomidx::kPageLive, 0, NULL))
-		return false;
+	memset(work->cur, 0xFF, sizeof(work->cur));
 
 	if (!and_slices(index, work, e, query->base, query->nbase, work->result, generation, hints,
 					prefetch, nblocks, &candidates, &recycled))
@@ -565,11 +552,26 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	}
 	if (candidates == 0)
 		return true;
-	if (!header_read &&
-		!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
+	if (!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
 									(char *) &work->header, e, nslices, nblocks,
 									bloomidx::kPageSegment, 0, NULL))
 		return false;
+	if (e->live_rows != e->rows)
+	{
+		/* The dead rows out (work->any is free once the IN lists are matched). */
+		if (!bloomidx_copy_segment_page(index, work->header.live_block, hints, generation,
+										(char *) work->any, e, nslices, nblocks,
+										bloomidx::kPageLive, 0, NULL))
+			return false;
+		candidates = 0;
+		for (uint32 w = 0; w < bloomidx::kSliceWords; w++)
+		{
+			work->cur[w] &= work->any[w];
+			candidates += (uint32) pg_popcount64(work->cur[w]);
+		}
+		if (candidates == 0)
+			return true;
+	}
 	if (prefetch)
 		prefetch_tid_pages(index, work, nblocks, hints);
 
