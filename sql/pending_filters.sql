@@ -40,6 +40,30 @@ SELECT index_buffers(format('SELECT * FROM pfl WHERE a = %s AND b = %L', a, b)) 
        (SELECT pending_pages / 8 FROM bloomidx_index_info('pfl_bl')) AS hit_reads_few
 FROM pfl WHERE id = 50000;
 
+-- A backend keeps the pending groups' headers it read, with the pending
+-- tail and page count it read them at (header_cache.cpp): in a new
+-- session, the same miss again reads a page fewer a group (the four
+-- pending groups' and the segments' one).  An insert that links tails
+-- (and gives the pages that filled their slots) moves both, so the next
+-- scan reads the pending groups' headers again (a kept header behind the
+-- slots would have it walk their pages instead), and finds every row.
+\c
+SET max_parallel_maintenance_workers = 0;
+SELECT index_buffers($$SELECT * FROM pfl WHERE a = 99998 AND b = 'none'$$) AS miss_first \gset
+SELECT index_buffers($$SELECT * FROM pfl WHERE a = 99998 AND b = 'none'$$) AS miss_kept \gset
+SELECT :miss_first - :miss_kept AS headers_kept;
+SELECT setseed(0.32);
+SELECT pfl_fill(200001, 202000);
+SELECT index_buffers($$SELECT * FROM pfl WHERE a = 99998 AND b = 'none'$$) AS miss_after_insert \gset
+SELECT * FROM abc_check('pfl', 100);
+\c
+SET max_parallel_maintenance_workers = 0;
+SELECT setseed(0.33);
+SELECT index_buffers($$SELECT * FROM pfl WHERE a = 99998 AND b = 'none'$$) AS miss_new_session \gset
+SELECT index_buffers($$SELECT * FROM pfl WHERE a = 99998 AND b = 'none'$$) AS miss_new_kept \gset
+SELECT :miss_new_session - :miss_new_kept AS headers_kept,
+       :miss_after_insert - :miss_new_kept AS pending_headers_read_again;
+
 -- bloomidx_page_items on the pending groups: the metapage names the first
 -- group, each header its id, slots (the pending pages they were taken
 -- for), region pages, next group and `after`; a region page is decoded

@@ -3,10 +3,12 @@
  * pages it reads and the work on them (storage/README.md, "Reading").
  *
  * The segment filters rule out the segments that hold no match (but for
- * their rate); per sealed segment read a scan reads its header, its live page (charged
- * always: deletions are the rule), one slice per bit position its keys
- * test (an IN list's elements each their own), and the TID pages of its
- * candidates; these are scattered reads (random_page_cost).  The
+ * their rate); per sealed segment read a scan reads one slice per bit
+ * position its keys test (an IN list's elements each their own), and,
+ * where rows are left, its header, its live page and the TID pages of its
+ * candidates (the header and live page charged to every segment read: a
+ * bound, as a segment its slices rule out reads neither); these are
+ * scattered reads (random_page_cost).  The
  * pending pages are read whole, in list order, each signature tested as
  * before segments (seq_page_cost).  The directory's counts come from the
  * metapage, read under a share lock as GIN's estimate reads its own.
@@ -219,8 +221,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	CLAMP_PROBABILITY(selectivity);
 
 	/*
-	 * Segments: header, live page, the slices tested (no more than there
-	 * are), and a TID page per candidate up to all of them.
+	 * Segments: the slices tested (no more than there are), header and
+	 * live page (at most), and a TID page per candidate up to all of them.
 	 */
 	double		rows_per_segment = dir.segments > 0 ? dir.segment_rows / dir.segments : 0;
 	double		slices = Min(shape.slices, (double) meta.signature_bits);

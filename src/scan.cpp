@@ -387,11 +387,18 @@ static bool
 read_pending_group(Relation index, ScanOpaque *so, BlockNumber blkno, uint32 id,
 				   BlockNumber *nblocks, BufferAccessStrategy bas, char *hcopy)
 {
+	/* As this backend read it at the same pending tail (header_cache.cpp). */
+	if (bloomidx_cached_pending_group_header(index, &so->dir.header, blkno, id, hcopy))
+		return true;
+
 	bloomidx::PageProblem problem = bloomidx_pending_group_copy(index, blkno, id, nblocks, bas,
 																hcopy);
 
 	if (problem == bloomidx::PageProblem::None)
+	{
+		bloomidx_keep_pending_group_header(index, &so->dir.header, blkno, id, hcopy);
 		return true;
+	}
 	(void) bloomidx_page_was_recycled(index, blkno, so->dir.header.generation, problem);
 	return false;
 }
@@ -476,9 +483,19 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 	}
 
 	/* The pages after the run. */
+	uint32		in_run = walked;
+
 	if (!walk_pending(index, so, matcher, bas, hints, &nblocks, after, bloomidx::kMetaBlock,
 					  &walked, &visited, &met))
 		return false;
+
+	/*
+	 * More pages past the run than the passes leave: the last header read
+	 * (kept, or just read) is behind, or a pass was skipped; the next scan
+	 * reads it again rather than walk them too.
+	 */
+	if (walked - in_run > PENDING_FILTERS_EVERY)
+		bloomidx_forget_pending_group_header(index, &so->dir.header, group);
 	return bloomidx_check_pending_count(index, &so->dir, walked);
 }
 

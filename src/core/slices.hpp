@@ -4,7 +4,8 @@
 //
 // A query is an AND of slices (its equality keys' positions), ANDed with
 // each of its IN lists, each an OR of its elements' ANDs, and with the
-// segment's live bits.  It is evaluated one cache line (512 rows) at a
+// `live` words given (all ones, where the caller ANDs the segment's live
+// bits once rows are left).  It is evaluated one cache line (512 rows) at a
 // time: a line already zero is dropped before the next slice is read, so
 // once the running AND is sparse (after a few slices at fill 1/4) the
 // remaining slices are barely touched.  Allocates nothing.

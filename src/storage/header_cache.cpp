@@ -23,6 +23,10 @@
  * line of defence (an index given a dropped one's OID and file number
  * after OID wraparound, had this backend missed the invalidation).
  *
+ * A pending group's header is kept too, though it changes within a
+ * generation, with the pending tail and page count it was read at: see
+ * pending_group_tag.
+ *
  * The directory pages' entries (past the metapage's 224) are what a scan
  * read of them at the generation; VACUUM alone changes them within one,
  * lowering live counts in place, and it moves the generation on after a
@@ -59,13 +63,17 @@ extern "C" {
 /* An index's kept directory entries past the metapage's, at most (all of 32,228 segments'). */
 #define DIRECTORY_CACHE_BYTES ((Size) 1024 * 1024)
 
-/* A kept header page: its block and group, and where its bytes are. */
+/*
+ * A kept header page: its block and group, and where its bytes are; for a
+ * pending group, the pending list's state it was read at (its tag).
+ */
 typedef struct KeptHeader
 {
 	BlockNumber blkno;
 	uint32		group_id;
 	uint32		offset;			/* into bytes */
 	uint32		length;			/* the page's first `length` bytes */
+	uint64		tag;			/* 0: a group of segments; else pending_group_tag */
 } KeptHeader;
 
 typedef struct IndexHeaders
@@ -183,18 +191,32 @@ position_of(const IndexHeaders *p, BlockNumber blkno)
 	return (uint32) (at - p->headers);
 }
 
-/* The kept header of group group_id at blkno, if the slot has it. */
+/* The kept header of group group_id at blkno, read at `tag`, if the slot has it. */
 static const KeptHeader *
-find_header(const IndexHeaders *p, BlockNumber blkno, uint32 group_id)
+find_header(const IndexHeaders *p, BlockNumber blkno, uint32 group_id, uint64 tag)
 {
 	if (p == NULL)
 		return NULL;
 
 	uint32		i = position_of(p, blkno);
 
-	if (i < p->nheaders && p->headers[i].blkno == blkno && p->headers[i].group_id == group_id)
+	if (i < p->nheaders && p->headers[i].blkno == blkno && p->headers[i].group_id == group_id &&
+		p->headers[i].tag == tag)
 		return &p->headers[i];
 	return NULL;
+}
+
+static bool
+copy_kept(Relation index, uint32 generation, BlockNumber blkno, uint32 group_id, uint64 tag,
+		  char *copy)
+{
+	IndexHeaders *p = slot_of(index, generation, false);
+	const KeptHeader *k = find_header(p, blkno, group_id, tag);
+
+	if (k == NULL)
+		return false;
+	memcpy(copy, p->bytes + k->offset, k->length);
+	return true;
 }
 
 /*
@@ -207,20 +229,45 @@ bool
 bloomidx_cached_group_header(Relation index, uint32 generation, BlockNumber blkno,
 							 uint32 group_id, char *copy)
 {
-	IndexHeaders *p = slot_of(index, generation, false);
-	const KeptHeader *k = find_header(p, blkno, group_id);
-
-	if (k == NULL)
-		return false;
-	memcpy(copy, p->bytes + k->offset, k->length);
-	return true;
+	return copy_kept(index, generation, blkno, group_id, 0, copy);
 }
 
 /* Whether the header page of group group_id at blkno is kept (need not be read ahead). */
 bool
 bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber blkno, uint32 group_id)
 {
-	return find_header(slot_of(index, generation, false), blkno, group_id) != NULL;
+	return find_header(slot_of(index, generation, false), blkno, group_id, 0) != NULL;
+}
+
+/*
+ * A pending group's header changes within a generation: a pass of an
+ * insert gives pages that filled their slots (pending_filters.cpp).  But
+ * only right after the insert links a new tail page, which moves the
+ * directory's pending tail and page count, or after a seal, which moves
+ * the generation (and drops the groups).  So a header is kept with the
+ * tail and count it was read at, and given to a scan that copied the same
+ * (a scan of the directory's `dir`).  A copy behind the header still
+ * answers right: its slots were written and checked, pages are never
+ * taken from the run while the groups stand, and the pages past its
+ * `after` are walked row by row.  It only costs the scan those pages: a
+ * scan that met it between a link and its pass walks them, and
+ * bloomidx_forget_pending_group_header then has the next read it again.
+ */
+static uint64
+pending_group_tag(const bloomidx::DirectoryHeader *dir)
+{
+	/* Never 0: a pending group names pending pages, so pending_pages > 0. */
+	return ((uint64) dir->pending_tail << 32) | dir->pending_pages;
+}
+
+/* Copies pending group group_id's header at blkno as kept for dir's state: true when kept. */
+bool
+bloomidx_cached_pending_group_header(Relation index, const bloomidx::DirectoryHeader *dir,
+									 BlockNumber blkno, uint32 group_id, char *copy)
+{
+	uint64		tag = pending_group_tag(dir);
+
+	return tag != 0 && copy_kept(index, dir->generation, blkno, group_id, tag, copy);
 }
 
 /* Memory of the cache's context, or NULL when there is none to spare: the cache is optional. */
@@ -286,9 +333,9 @@ make_room(IndexHeaders *p, uint32 length)
  * directory's `generation` read and checked just now into *copy (a whole
  * page): its bytes up to pd_lower.
  */
-void
-bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
-						   uint32 group_id, const char *copy)
+static void
+keep_header(Relation index, uint32 generation, BlockNumber blkno, uint32 group_id, uint64 tag,
+			const char *copy)
 {
 	IndexHeaders *p = slot_of(index, generation, true);
 	uint32		length = Min((uint32) ((PageHeader) copy)->pd_lower, (uint32) BLCKSZ);
@@ -299,7 +346,28 @@ bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 	uint32		i = position_of(p, blkno);
 
 	if (i < p->nheaders && p->headers[i].blkno == blkno)
+	{
+		KeptHeader *k = &p->headers[i];
+
+		/* A group of segments never changes within a generation; a pending group's kept as is. */
+		if (tag == 0 || (k->group_id == group_id && k->tag == tag))
+			return;
+		/* A pending group read at another state: its new copy in place, or at the end. */
+		k->tag = 0;
+		k->group_id = 0;		/* matches no group while it is not replaced */
+		if (length > k->length)
+		{
+			if (p->bytes_used + length > p->bytes_room && !make_room(p, length))
+				return;
+			k->offset = (uint32) p->bytes_used;
+			p->bytes_used += length;
+		}
+		memcpy(p->bytes + k->offset, copy, length);
+		k->length = length;
+		k->group_id = group_id;
+		k->tag = tag;
 		return;
+	}
 	if ((p->nheaders == p->header_room || p->bytes_used + length > p->bytes_room) &&
 		!make_room(p, length))
 		return;
@@ -308,9 +376,50 @@ bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 	p->headers[i].group_id = group_id;
 	p->headers[i].offset = (uint32) p->bytes_used;
 	p->headers[i].length = length;
+	p->headers[i].tag = tag;
 	memcpy(p->bytes + p->bytes_used, copy, length);
 	p->bytes_used += length;
 	p->nheaders++;
+}
+
+void
+bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
+						   uint32 group_id, const char *copy)
+{
+	keep_header(index, generation, blkno, group_id, 0, copy);
+}
+
+/*
+ * Keeps pending group group_id's header at blkno, which a scan of dir's
+ * state read and checked just now into *copy (a whole page).
+ */
+void
+bloomidx_keep_pending_group_header(Relation index, const bloomidx::DirectoryHeader *dir,
+								   BlockNumber blkno, uint32 group_id, const char *copy)
+{
+	uint64		tag = pending_group_tag(dir);
+
+	if (tag != 0)
+		keep_header(index, dir->generation, blkno, group_id, tag, copy);
+}
+
+/* Forgets the pending group header at blkno kept for dir's generation, if any. */
+void
+bloomidx_forget_pending_group_header(Relation index, const bloomidx::DirectoryHeader *dir,
+									 BlockNumber blkno)
+{
+	IndexHeaders *p = slot_of(index, dir->generation, false);
+
+	if (p == NULL)
+		return;
+
+	uint32		i = position_of(p, blkno);
+
+	if (i < p->nheaders && p->headers[i].blkno == blkno && p->headers[i].tag != 0)
+	{
+		p->headers[i].tag = 0;
+		p->headers[i].group_id = 0;		/* matches no group */
+	}
 }
 
 /*

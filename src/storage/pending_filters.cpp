@@ -54,16 +54,14 @@
 #define PENDING_FILTERS_BATCH 32
 
 /*
- * The inserts that link every PENDING_FILTERS_EVERY-th pending page write
- * the slots due: a slot writes a block in every block row, 8 a region
- * page (about 20 pages for six columns), and a batch of pages writes each
- * region page once, so four
- * pages at a time cost a bulk INSERT a quarter of what a page at a time
- * does (measured: 60,000 rows of data set A took 0.31 s against 0.22 s
- * without pending filters, a page at a time), for at most three filled
- * pages more that a query walks.
+ * The inserts that link every PENDING_FILTERS_EVERY-th (storage.h) pending
+ * page write the slots due: a slot writes a block in every block row, 8 a
+ * region page (about 20 pages for six columns), and a batch of pages
+ * writes each region page once, so four pages at a time cost a bulk INSERT
+ * a quarter of what a page at a time does (measured: 60,000 rows of data
+ * set A took 0.31 s against 0.22 s without pending filters, a page at a
+ * time), for at most three filled pages more that a query walks.
  */
-#define PENDING_FILTERS_EVERY 4
 
 /*
  * The fewest pending pages a run of groups starts at, in an index of at

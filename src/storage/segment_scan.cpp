@@ -499,6 +499,8 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	 */
 	work->tid_page_index = -1;
 	work->group = -1;
+	if (e->live_rows == 0)
+		return true;			/* all dead: left for VACUUM's merge */
 	memset(work->cur, 0xFF, sizeof(work->cur));
 
 	if (!and_slices(index, work, e, query->base, query->nbase, work->result, generation, hints,

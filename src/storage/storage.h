@@ -222,6 +222,15 @@ void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 
  * pending_filters.cpp: filters over the pending pages that filled.
  * ---------------------------------------------------------------------
  */
+
+/*
+ * The inserts that link every PENDING_FILTERS_EVERY-th pending page give
+ * the pages that filled their slots (pending_filters.cpp), so a scan walks
+ * at most that many pages past the groups' run, the tail with them, unless
+ * a pass was skipped (the seal lock taken) or the scan's header is behind.
+ */
+#define PENDING_FILTERS_EVERY 4
+
 void		bloomidx_pending_filters_add(Relation index, const BloomidxState *state,
 										 BlockNumber filled, uint32 pending_pages);
 void		bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold,
@@ -519,6 +528,15 @@ bool		bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber 
 									   uint32 group_id);
 void		bloomidx_keep_group_header(Relation index, uint32 generation, BlockNumber blkno,
 									   uint32 group_id, const char *copy);
+bool		bloomidx_cached_pending_group_header(Relation index,
+												 const bloomidx::DirectoryHeader *dir,
+												 BlockNumber blkno, uint32 group_id, char *copy);
+void		bloomidx_keep_pending_group_header(Relation index, const bloomidx::DirectoryHeader *dir,
+											   BlockNumber blkno, uint32 group_id,
+											   const char *copy);
+void		bloomidx_forget_pending_group_header(Relation index,
+												 const bloomidx::DirectoryHeader *dir,
+												 BlockNumber blkno);
 void		bloomidx_forget_group_headers(Relation index);
 bool		bloomidx_cached_directory_pages(Relation index, DirectoryCopy *copy);
 const bloomidx::SegmentEntry *bloomidx_kept_directory_entries(Relation index, uint32 generation,
