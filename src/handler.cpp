@@ -72,7 +72,7 @@ _PG_init(void)
 							 NULL, &bloomidx_debug_group_header_cache, true, PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",
-							 "Debugging only: where a seal or scan waits until no session holds advisory lock 4242.",
+							 "Debugging only: where a seal, a pending pass or a scan waits until no session holds advisory lock 4242.",
 							 NULL, &bloomidx_debug_pause_at, PAUSE_NONE, debug_pause_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							 bloomidx_debug_check, NULL, NULL);

@@ -434,7 +434,17 @@ scan_pending(Relation index, ScanOpaque *so, const bloomidx::QueryMatcher *match
 					  &walked, &visited, &met))
 		return false;
 	if (run == bloomidx::kMetaBlock)
+	{
+		/*
+		 * A first group without slots: linked before its pass named any, or
+		 * kept from then (a pass can name them within the same tail: after
+		 * a seal, or one paused between its blocks and its header).  Read
+		 * again by the next scan rather than walk the list again.
+		 */
+		if (hcopy != NULL && walked > PENDING_FILTERS_EVERY)
+			bloomidx_forget_pending_group_header(index, &so->dir.header, pf->first_group);
 		return bloomidx_check_pending_count(index, &so->dir, walked);
+	}
 
 	/* The list must lead to the run: else it was sealed since the copy, or is damaged. */
 	if (!met)

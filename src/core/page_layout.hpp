@@ -1300,7 +1300,9 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
                                uint32_t ncolumns, uint32_t header_block, uint32_t nblocks,
                                Sums sums = Sums::Verify) noexcept;
 // Checks page `page_index` of a segment's TIDs, and that the groups the
-// header places on it lie within its bytes.
+// header places on it lie within its bytes.  Sums::Trust (a page this
+// backend checked whole at its LSN, against this segment's header, which
+// never changes) skips the sum and the groups.
 PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
                            uint16_t page_index, Sums sums = Sums::Verify) noexcept;
 // Checks key page `page_index` of segment `segment_id` (of `rows` rows,

@@ -511,6 +511,12 @@ PageProblem check_tid_page(const uint8_t *page, const SegmentHeader &header,
     const uint32_t even = (lower - kPageHeaderSize + 1u) & ~1u;
     if (sums == Sums::Verify && page_sum(page + kPageHeaderSize, even) != op->signature_sum)
         return PageProblem::BadTidBytes;
+    // Trusted: this page, as it is, was checked against this segment's
+    // header before (whose groups never change), so the walk over up to
+    // 1,016 groups below answers as it did then: a tenth of an IN list's
+    // index time went to it, once per TID page a segment visits.
+    if (sums == Sums::Trust)
+        return PageProblem::None;
     // The header's groups on this page start within its bytes.
     uint32_t groups = 0;
     for (uint32_t g = 0; g < header.ngroups; g++)

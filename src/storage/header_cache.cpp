@@ -40,7 +40,7 @@
  * What it costs: a context under TopMemoryContext ("bloomidx filter group
  * headers"), at most HEADER_CACHE_BYTES an index (a full build group's
  * header takes 4,236 bytes, so about 60 groups, 61,000 segments, beside
- * their 16 bytes each in the sorted array) for the last CACHED_INDEXES indexes a
+ * their 24 bytes each in the sorted array) for the last CACHED_INDEXES indexes a
  * backend scanned, and DIRECTORY_CACHE_BYTES of directory entries; what
  * does not fit is read as before, and so is every header when the arrays
  * cannot grow.  A scan copies out
@@ -240,18 +240,23 @@ bloomidx_group_header_kept(Relation index, uint32 generation, BlockNumber blkno,
 }
 
 /*
- * A pending group's header changes within a generation: a pass of an
- * insert gives pages that filled their slots (pending_filters.cpp).  But
- * only right after the insert links a new tail page, which moves the
- * directory's pending tail and page count, or after a seal, which moves
- * the generation (and drops the groups).  So a header is kept with the
- * tail and count it was read at, and given to a scan that copied the same
- * (a scan of the directory's `dir`).  A copy behind the header still
- * answers right: its slots were written and checked, pages are never
- * taken from the run while the groups stand, and the pages past its
- * `after` are walked row by row.  It only costs the scan those pages: a
- * scan that met it between a link and its pass walks them, and
- * bloomidx_forget_pending_group_header then has the next read it again.
+ * A pending group's header changes within a generation, but only grows:
+ * a pass gives pages that filled their slots (appended, `after` moved
+ * on), and a full group gets its successor's link once
+ * (pending_filters.cpp); every drop of the groups is a publish, which
+ * moves the generation, and group ids are never reused.  A backend's
+ * scans run one after another, so a kept copy is an earlier state of the
+ * header a later scan would read: its slots were written and checked, and
+ * the scan walks the pages past its `after` row by row.  So any kept copy
+ * answers right; the tag only decides when it is read again.  Most passes
+ * come right after the insert that links a new tail, which moves the
+ * directory's pending tail and page count: a header is kept with the tail
+ * and count it was read at, and given to a scan that copied the same.
+ * Passes that come otherwise (a seal's, after its publish, in batches; a
+ * concurrent insert's, after another's link; one a scan met between its
+ * link and its header) leave a copy behind: the scan walks more pages
+ * past the run than a pass leaves, and has the next read it again
+ * (bloomidx_forget_pending_group_header).
  */
 static uint64
 pending_group_tag(const bloomidx::DirectoryHeader *dir)
@@ -349,21 +354,21 @@ keep_header(Relation index, uint32 generation, BlockNumber blkno, uint32 group_i
 	{
 		KeptHeader *k = &p->headers[i];
 
-		/* A group of segments never changes within a generation; a pending group's kept as is. */
+		/* A group of segments never changes within a generation. */
 		if (tag == 0 || (k->group_id == group_id && k->tag == tag))
 			return;
-		/* A pending group read at another state: its new copy in place, or at the end. */
-		k->tag = 0;
-		k->group_id = 0;		/* matches no group while it is not replaced */
-		if (length > k->length)
+		/*
+		 * A pending group read at another state: its new copy in place
+		 * (its length, the header and its region list, does not change),
+		 * else none.
+		 */
+		if (length != k->length)
 		{
-			if (p->bytes_used + length > p->bytes_room && !make_room(p, length))
-				return;
-			k->offset = (uint32) p->bytes_used;
-			p->bytes_used += length;
+			k->tag = 0;
+			k->group_id = 0;	/* matches no group */
+			return;
 		}
 		memcpy(p->bytes + k->offset, copy, length);
-		k->length = length;
 		k->group_id = group_id;
 		k->tag = tag;
 		return;

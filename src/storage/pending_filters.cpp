@@ -439,6 +439,7 @@ write_slots(Relation index, BlockNumber header_block, char *hcopy, const SlotBat
 		i += k;
 	}
 	bloomidx_seal_step(SEAL_STEP_PENDING_SLOTS_WRITTEN);
+	bloomidx_debug_pause(PAUSE_PENDING_SLOTS);
 
 	Buffer		header = ReadBuffer(index, header_block);
 

@@ -42,7 +42,7 @@ struct SegmentScanWork
 	const uint64 *element_words[LIST_SLICES_AT_ONCE];
 	bloomidx::SliceAnd elements[LIST_SLICES_AT_ONCE];
 	bloomidx::SliceOr ors[INDEX_MAX_KEYS];
-	PGAlignedBlock tid_page;	/* the TID page last read, copied */
+	Buffer		tid_buffer;		/* the TID page last read, pinned; InvalidBuffer: none */
 	int			tid_page_index; /* its index in header.tid_blocks; -1: none */
 	int			group;			/* the group decoded into group_tids; -1: none */
 	bloomidx::HeapTid group_tids[bloomidx::kTidGroupRows];
@@ -363,6 +363,8 @@ bloomidx_prefetch_segment(Relation index, const bloomidx::SliceQuery *query,
 						  const uint64 *elements, const bloomidx::SegmentEntry *e,
 						  BlockNumber nblocks, const BufferHints *hints)
 {
+	if (e->live_rows == 0)
+		return;					/* not read (bloomidx_scan_segment) */
 	prefetch_slices(index, e, query->base, Min(query->nbase, (uint32) FIRST_SLICES), nblocks,
 					hints);
 	if (query->nbase == 0 && lists_in_one_pass(query, elements))
@@ -436,36 +438,80 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 	return true;
 }
 
+/* Lets go of the TID page row_tid keeps pinned, if any. */
+static void
+release_tid_page(SegmentScanWork *work)
+{
+	if (BufferIsValid(work->tid_buffer))
+		ReleaseBuffer(work->tid_buffer);
+	work->tid_buffer = InvalidBuffer;
+	work->tid_page_index = -1;
+}
+
+/*
+ * Decodes TID group g of the segment (header h) into work->group_tids,
+ * from its TID page, read and checked when it is not the one kept pinned,
+ * and share-locked while decoded: a segment's candidates decode one group
+ * after another page by page, and copying the page for each (8 kB) took
+ * as long as reading it.  False: the page was recycled.
+ */
+static bool
+decode_group(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, int g,
+			 uint32 generation, BufferHints *hints)
+{
+	const bloomidx::SegmentHeader *h = &work->header;
+	int			p = h->groups[g].page;
+	BlockNumber blkno = h->tid_blocks[p];
+	bool		first = p != work->tid_page_index;
+
+	if (first)
+	{
+		release_tid_page(work);
+		work->tid_buffer = bloomidx_read_page(index, blkno, NULL, hints);
+	}
+	LockBuffer(work->tid_buffer, BUFFER_LOCK_SHARE);
+
+	const uint8 *page = (const uint8 *) BufferGetPage(work->tid_buffer);
+
+	if (first)
+	{
+		bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, (Page) page);
+		bloomidx::PageProblem problem =
+			bloomidx::check_tid_page(page, *h, (uint16) p,
+									 known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+
+		if (problem != bloomidx::PageProblem::None)
+		{
+			LockBuffer(work->tid_buffer, BUFFER_LOCK_UNLOCK);
+			release_tid_page(work);
+			return !bloomidx_page_was_recycled(index, blkno, generation, problem);
+		}
+		if (!known)
+			bloomidx_remember_sums_checked(hints, blkno, (Page) page);
+		work->tid_page_index = p;
+	}
+
+	uint32		decoded = bloomidx::tid_page_group(*h, page, (uint32) g, work->group_tids);
+
+	LockBuffer(work->tid_buffer, BUFFER_LOCK_UNLOCK);
+	if (decoded == 0)
+		bloomidx_report_corrupted_page(index, blkno,
+									   psprintf("TID group %d of segment %u cannot be decoded.",
+												g, e->segment_id));
+	work->group = g;
+	return true;
+}
+
 /* The heap TID of candidate row r, decoding its group if needed. */
 static bool
 row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, uint32 r,
-		uint32 generation, BufferHints *hints, uint32 nslices,
-		BlockNumber nblocks, ItemPointerData *tid)
+		uint32 generation, BufferHints *hints, ItemPointerData *tid)
 {
-	const bloomidx::SegmentHeader *h = &work->header;
 	int			g = (int) (r / bloomidx::kTidGroupRows);
 
-	if (g != work->group)
-	{
-		int			p = h->groups[g].page;
+	if (g != work->group && !decode_group(index, work, e, g, generation, hints))
+		return false;
 
-		if (p != work->tid_page_index)
-		{
-			work->tid_page_index = -1;
-			if (!bloomidx_copy_segment_page(index, h->tid_blocks[p], hints, generation,
-											work->tid_page.data, e, nslices, nblocks,
-											bloomidx::kPageTids, p, h))
-				return false;
-			work->tid_page_index = p;
-		}
-
-		if (bloomidx::tid_page_group(*h, (const uint8 *) work->tid_page.data, (uint32) g,
-									 work->group_tids) == 0)
-			bloomidx_report_corrupted_page(index, h->tid_blocks[p],
-										   psprintf("TID group %d of segment %u cannot be decoded.",
-													g, e->segment_id));
-		work->group = g;
-	}
 	const bloomidx::HeapTid *t = &work->group_tids[r % bloomidx::kTidGroupRows];
 
 	ItemPointerSet(tid, t->block, t->offset);
@@ -497,6 +543,7 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 	 * the filters by chance and has no row left after its slices costs
 	 * neither (after churn, most segments have dead rows).
 	 */
+	work->tid_buffer = InvalidBuffer;
 	work->tid_page_index = -1;
 	work->group = -1;
 	if (e->live_rows == 0)
@@ -587,11 +634,12 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 			ItemPointerData tid;
 
 			bits &= bits - 1;
-			if (!row_tid(index, work, e, r, generation, hints, nslices, nblocks, &tid))
+			if (!row_tid(index, work, e, r, generation, hints, &tid))
 				return false;
 			bloomidx_sink_add(index, sink, work->header.tid_blocks[work->tid_page_index], r,
 							  &tid);
 		}
 	}
+	release_tid_page(work);
 	return true;
 }

@@ -227,7 +227,8 @@ void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 
  * The inserts that link every PENDING_FILTERS_EVERY-th pending page give
  * the pages that filled their slots (pending_filters.cpp), so a scan walks
  * at most that many pages past the groups' run, the tail with them, unless
- * a pass was skipped (the seal lock taken) or the scan's header is behind.
+ * a pass was skipped (the seal lock taken), a seal's pass is under way,
+ * the run stopped at a page not yet full, or the scan's header is behind.
  */
 #define PENDING_FILTERS_EVERY 4
 

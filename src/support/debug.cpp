@@ -23,6 +23,7 @@ const struct config_enum_entry debug_pause_options[] = {
 	{"seal_published", PAUSE_SEAL_PUBLISHED, false},
 	{"scan_directory", PAUSE_SCAN_DIRECTORY, false},
 	{"directory_pages", PAUSE_DIRECTORY_PAGES, false},
+	{"pending_slots", PAUSE_PENDING_SLOTS, false},
 	{NULL, 0, false}
 };
 

@@ -292,8 +292,10 @@ typedef enum DebugPause
 	PAUSE_SEAL_MARKED,			/* a seal marked its pending pages */
 	PAUSE_SEAL_PUBLISHED,		/* a seal published, before freeing */
 	PAUSE_SCAN_DIRECTORY,		/* a scan copied the directory */
-	PAUSE_DIRECTORY_PAGES		/* a copy of the directory has the metapage's
+	PAUSE_DIRECTORY_PAGES,		/* a copy of the directory has the metapage's
 								 * part, not yet its directory pages */
+	PAUSE_PENDING_SLOTS			/* a pass wrote its slots' blocks, not yet the
+								 * header that names them */
 } DebugPause;
 #define BLOOMIDX_PAUSE_KEY 4242
 
