@@ -503,9 +503,9 @@ describe_tids(ItemsOut *out, Relation index, BlockNumber blkno, char *page,
 		return true;
 	}
 	if (!bloomidx_copy_segment_page(index, e->header_block, NULL, generation, (char *) h, e,
-									nslices, nblocks, bloomidx::kPageSegment, 0, NULL) ||
+									nslices, nblocks, bloomidx::kPageSegment) ||
 		!bloomidx_copy_segment_page(index, h->live_block, NULL, generation, (char *) live, e,
-									nslices, nblocks, bloomidx::kPageLive, 0, NULL))
+									nslices, nblocks, bloomidx::kPageLive))
 		return false;
 	if (place >= h->ntid_pages || h->tid_blocks[place] != blkno)
 	{

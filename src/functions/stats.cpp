@@ -145,11 +145,11 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 {
 	if (!bloomidx_copy_segment_page(st->index, e->header_block, NULL, generation,
 									(char *) st->header, e, st->m, nblocks,
-									bloomidx::kPageSegment, 0, NULL))
+									bloomidx::kPageSegment))
 		return false;
 	if (!bloomidx_copy_segment_page(st->index, st->header->live_block, NULL, generation,
 									(char *) st->live, e, st->m, nblocks,
-									bloomidx::kPageLive, 0, NULL))
+									bloomidx::kPageLive))
 		return false;
 
 	memset(st->counts, 0, e->rows * sizeof(uint16));

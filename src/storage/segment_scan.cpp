@@ -395,14 +395,14 @@ prefetch_tid_pages(Relation index, const SegmentScanWork *work, BlockNumber nblo
 }
 
 /*
- * Reads and checks page blkno of the segment (its header, live page or TID
- * page tid_page, as kind says) into dst; false: recycled.
+ * Reads and checks page blkno of the segment (its header or its live page,
+ * as kind says) into dst; false: recycled.  (TID pages are decoded where
+ * they lie: decode_group.)
  */
 bool
 bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
 						   uint32 generation, char *dst, const bloomidx::SegmentEntry *e,
-						   uint32 nslices, BlockNumber nblocks, int kind, int tid_page,
-						   const bloomidx::SegmentHeader *header)
+						   uint32 nslices, BlockNumber nblocks, int kind)
 {
 	Buffer		buffer = bloomidx_read_page(index, blkno, NULL, hints);
 
@@ -417,20 +417,16 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 											   nslices, e->slices_per_page,
 											   RelationGetNumberOfAttributes(index), blkno,
 											   nblocks, sums);
-	else if (kind == bloomidx::kPageLive)
-		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	else
-		problem = bloomidx::check_tid_page(page, *header, (uint16) tid_page, sums);
+		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	if (problem == bloomidx::PageProblem::None)
 	{
 		if (!known)
 			bloomidx_remember_sums_checked(hints, blkno, (Page) page);
 		if (kind == bloomidx::kPageSegment)
 			memcpy(dst, bloomidx::segment_header(page), sizeof(bloomidx::SegmentHeader));
-		else if (kind == bloomidx::kPageLive)
-			memcpy(dst, bloomidx::slice_page_words(page), bloomidx::kSliceWords * sizeof(uint64));
 		else
-			memcpy(dst, page, BLCKSZ);
+			memcpy(dst, bloomidx::slice_page_words(page), bloomidx::kSliceWords * sizeof(uint64));
 	}
 	UnlockReleaseBuffer(buffer);
 	if (problem != bloomidx::PageProblem::None)
@@ -603,14 +599,14 @@ bloomidx_scan_segment(Relation index, const bloomidx::SliceQuery *query, const u
 		return true;
 	if (!bloomidx_copy_segment_page(index, e->header_block, hints, generation,
 									(char *) &work->header, e, nslices, nblocks,
-									bloomidx::kPageSegment, 0, NULL))
+									bloomidx::kPageSegment))
 		return false;
 	if (e->live_rows != e->rows)
 	{
 		/* The dead rows out (work->any is free once the IN lists are matched). */
 		if (!bloomidx_copy_segment_page(index, work->header.live_block, hints, generation,
 										(char *) work->any, e, nslices, nblocks,
-										bloomidx::kPageLive, 0, NULL))
+										bloomidx::kPageLive))
 			return false;
 		candidates = 0;
 		for (uint32 w = 0; w < bloomidx::kSliceWords; w++)

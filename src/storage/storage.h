@@ -513,8 +513,7 @@ void		bloomidx_prefetch_segment(Relation index, const bloomidx::SliceQuery *quer
 bool		bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints,
 									   uint32 generation, char *dst,
 									   const bloomidx::SegmentEntry *e, uint32 nslices,
-									   BlockNumber nblocks, int kind, int tid_page,
-									   const bloomidx::SegmentHeader *header);
+									   BlockNumber nblocks, int kind);
 
 /*
  * ---------------------------------------------------------------------
