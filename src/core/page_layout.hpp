@@ -855,10 +855,9 @@ void tid_group_span(const SegmentHeader &header, const uint8_t *tid_page, uint32
 
 // Decodes the TIDs of group g (rows 64g.. of the segment) from its TID
 // page into out (room for kTidGroupRows); returns how many, or 0 when the
-// bytes are not such a group (damage).  With want, only the group's first
-// `want` rows (a prefix, tid_group_decode): returns how many of them.
+// bytes are not such a group (damage).
 uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
-                        HeapTid *out, uint32_t want = kTidGroupRows) noexcept;
+                        HeapTid *out) noexcept;
 
 // Filter group pages (storage/README.md, *Segment filters*).  A group holds
 // the filters of up to slot_capacity (at most kGroupSlots) segments, for

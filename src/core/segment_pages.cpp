@@ -431,7 +431,7 @@ void tid_group_span(const SegmentHeader &header, const uint8_t *tid_page, uint32
 }
 
 uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, uint32_t g,
-                        HeapTid *out, uint32_t want) noexcept
+                        HeapTid *out) noexcept
 {
     if (g >= header.ngroups)
         return 0;
@@ -439,10 +439,8 @@ uint32_t tid_page_group(const SegmentHeader &header, const uint8_t *tid_page, ui
     size_t size;
     const uint32_t first = g * kTidGroupRows;
     const uint32_t n = header.rows - first < kTidGroupRows ? header.rows - first : kTidGroupRows;
-    if (want > n)
-        want = n;
     tid_group_span(header, tid_page, g, &bytes, &size);
-    return tid_group_decode(bytes, size, n, out, want) ? want : 0;
+    return tid_group_decode(bytes, size, n, out) ? n : 0;
 }
 
 PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_t rows,

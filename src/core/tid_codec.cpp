@@ -93,13 +93,10 @@ size_t tid_group_encode(const HeapTid *tids, uint32_t n, uint8_t *out, size_t ca
     return len;
 }
 
-bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out,
-                      uint32_t want) noexcept
+bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out) noexcept
 {
-    if (n < 1 || n > kTidGroupRows || size < 6 || want < 1)
+    if (n < 1 || n > kTidGroupRows || size < 6)
         return false;
-    if (want > n)
-        want = n;
     uint32_t block = static_cast<uint32_t>(in[0]) | static_cast<uint32_t>(in[1]) << 8 |
                      static_cast<uint32_t>(in[2]) << 16 | static_cast<uint32_t>(in[3]) << 24;
     uint64_t offset = static_cast<uint64_t>(in[4]) | static_cast<uint64_t>(in[5]) << 8;
@@ -108,7 +105,7 @@ bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out,
     out[0] = HeapTid{block, static_cast<uint16_t>(offset)};
     size_t pos = 6;
 
-    for (uint32_t i = 1; i < want; i++) {
+    for (uint32_t i = 1; i < n; i++) {
         uint64_t code;
         if (!get_varint(in, size, &pos, kMaxCodeBytes, &code))
             return false;
@@ -126,8 +123,7 @@ bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out,
         }
         out[i] = HeapTid{block, static_cast<uint16_t>(offset)};
     }
-    // A prefix cannot tell whether the group's bytes end where they should.
-    return want < n || pos == size;
+    return pos == size;
 }
 
 } // namespace bloomidx

@@ -54,13 +54,7 @@ constexpr size_t tid_group_bound(uint32_t n)
 size_t tid_group_encode(const HeapTid *tids, uint32_t n, uint8_t *out, size_t cap) noexcept;
 
 // Decodes a group of n TIDs from exactly in[0..size) into out[0..n);
-// false if the bytes are not such a group (damage).  With want < n, only
-// the first `want` (at least 1) into out[0..want): a scan needs the TIDs
-// up to its last candidate row of the group only, and each code depends
-// on the one before, so the rest is not read.  A prefix checks what it
-// decodes (codes complete, offsets in range) but not where the group's
-// bytes end; the TID page's sums stand behind the rest.
-bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out,
-                      uint32_t want = kTidGroupRows) noexcept;
+// false if the bytes are not such a group (damage).
+bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out) noexcept;
 
 } // namespace bloomidx

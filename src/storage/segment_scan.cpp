@@ -45,7 +45,6 @@ struct SegmentScanWork
 	Buffer		tid_buffer;		/* the TID page last read, pinned; InvalidBuffer: none */
 	int			tid_page_index; /* its index in header.tid_blocks; -1: none */
 	int			group;			/* the group decoded into group_tids; -1: none */
-	uint32		group_rows;		/* ... its first rows decoded (up to its last candidate) */
 	bloomidx::HeapTid group_tids[bloomidx::kTidGroupRows];
 };
 
@@ -450,11 +449,7 @@ release_tid_page(SegmentScanWork *work)
  * from its TID page, read and checked when it is not the one kept pinned,
  * and share-locked while decoded: a segment's candidates decode one group
  * after another page by page, and copying the page for each (8 kB) took
- * as long as reading it.  Only the group's rows up to its last candidate
- * (a group is a word of work->cur): a query's candidates are mostly rows
- * its slices let through by chance, one in a group, and each TID's code
- * depends on the one before, so the rest of the group would be decoded for
- * nothing.  False: the page was recycled.
+ * as long as reading it.  False: the page was recycled.
  */
 static bool
 decode_group(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, int g,
@@ -492,10 +487,7 @@ decode_group(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry
 		work->tid_page_index = p;
 	}
 
-	static_assert(bloomidx::kTidGroupRows == 64, "a TID group is a word of candidate bits");
-	uint32		want = work->cur[g] == 0 ? bloomidx::kTidGroupRows
-		: (uint32) pg_leftmost_one_pos64(work->cur[g]) + 1;
-	uint32		decoded = bloomidx::tid_page_group(*h, page, (uint32) g, work->group_tids, want);
+	uint32		decoded = bloomidx::tid_page_group(*h, page, (uint32) g, work->group_tids);
 
 	LockBuffer(work->tid_buffer, BUFFER_LOCK_UNLOCK);
 	if (decoded == 0)
@@ -503,7 +495,6 @@ decode_group(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry
 									   psprintf("TID group %d of segment %u cannot be decoded.",
 												g, e->segment_id));
 	work->group = g;
-	work->group_rows = decoded;
 	return true;
 }
 
@@ -516,10 +507,6 @@ row_tid(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *e, 
 
 	if (g != work->group && !decode_group(index, work, e, g, generation, hints))
 		return false;
-	if (r % bloomidx::kTidGroupRows >= work->group_rows)
-		bloomidx_report_corrupted_page(index, work->header.tid_blocks[work->tid_page_index],
-									   psprintf("TID group %d of segment %u has no row %u.",
-												g, e->segment_id, r));
 
 	const bloomidx::HeapTid *t = &work->group_tids[r % bloomidx::kTidGroupRows];
 

@@ -1208,12 +1208,6 @@ void expect_all_tids_read_back(const BuiltSegment &s)
             ASSERT_EQ(out[i].block, s.tids[first + i].block) << "row " << first + i;
             ASSERT_EQ(out[i].offset, s.tids[first + i].offset) << "row " << first + i;
         }
-        // A scan's prefix, up to its last candidate (past the group: all of it).
-        const uint32_t want = 1 + g % 70;
-        HeapTid prefix[64];
-        ASSERT_EQ(tid_page_group(s.header, page, g, prefix, want), std::min(want, n)) << "group " << g;
-        for (uint32_t i = 0; i < std::min(want, n); i++)
-            ASSERT_EQ(prefix[i].offset, s.tids[first + i].offset) << "row " << first + i;
     }
 }
 

@@ -64,18 +64,6 @@ void expect_round_trip(const std::vector<HeapTid> &tids)
             << "group " << g;
         for (uint32_t i = 0; i < n; i++)
             ASSERT_TRUE(same(out[i], tids[first + i])) << "group " << g << " row " << i;
-        // Every prefix (a scan's decode up to its last candidate) gives the
-        // same TIDs and writes nothing past itself.
-        for (uint32_t want = 1; want <= n; want++) {
-            HeapTid prefix[kTidGroupRows + 1];
-            prefix[want] = HeapTid{0xDEAD, 7};
-            ASSERT_TRUE(tid_group_decode(bytes.data() + starts[g], starts[g + 1] - starts[g], n,
-                                         prefix, want))
-                << "group " << g << " prefix " << want;
-            for (uint32_t i = 0; i < want; i++)
-                ASSERT_TRUE(same(prefix[i], tids[first + i])) << "group " << g << " row " << i;
-            ASSERT_TRUE(same(prefix[want], HeapTid{0xDEAD, 7})) << "group " << g << " prefix " << want;
-        }
     }
 }
 
@@ -151,19 +139,6 @@ TEST(TidCodec, DamageIsRefusedOrShowsAsOtherTids)
     EXPECT_FALSE(tid_group_decode(longer, len + 1, kTidGroupRows, out));
     EXPECT_FALSE(tid_group_decode(buf, len, kTidGroupRows - 1, out));
     EXPECT_FALSE(tid_group_decode(buf, len, 0, out));
-    EXPECT_FALSE(tid_group_decode(buf, len, kTidGroupRows, out, 0));
-    // A prefix needs its own codes whole: a cut inside them is refused, a
-    // cut past them is not its business (the page's sums are).
-    for (uint32_t want = 2; want <= kTidGroupRows; want += 9) {
-        HeapTid whole[kTidGroupRows];
-        size_t need = 0;
-        while (need <= len && !tid_group_decode(buf, need, kTidGroupRows, whole, want))
-            need++;
-        ASSERT_LE(need, len) << "prefix " << want;
-        for (size_t cut = 0; cut < need; cut++)
-            EXPECT_FALSE(tid_group_decode(buf, cut, kTidGroupRows, out, want)) << "prefix " << want;
-        EXPECT_LT(need, len) << "prefix " << want << " reads the whole group";
-    }
 
     // Every flipped bit: refused, or decoded to TIDs that differ (which the
     // segment's sums then catch); never a crash or a read past the end.
@@ -185,25 +160,4 @@ TEST(TidCodec, DamageIsRefusedOrShowsAsOtherTids)
     // Many flips break the structure (a code's length, an offset's range,
     // the group's length): about a third of them here.
     EXPECT_GT(refused, flips / 4);
-
-    // A prefix: a flipped bit in its bytes is refused or decodes to other
-    // TIDs within it, never to a read past the group.
-    const uint32_t want = 20;
-    for (size_t byte = 0; byte < len; byte++)
-        for (int bit = 0; bit < 8; bit++) {
-            uint8_t damaged[sizeof buf];
-            std::copy(buf, buf + len, damaged);
-            damaged[byte] ^= static_cast<uint8_t>(1 << bit);
-            if (!tid_group_decode(damaged, len, kTidGroupRows, out, want))
-                continue;
-            bool differs = false;
-            for (uint32_t i = 0; i < want; i++)
-                differs |= !same(out[i], tids[i]);
-            // A flip past the prefix's bytes leaves it as it was.
-            HeapTid head[kTidGroupRows];
-            size_t need = 0;
-            while (!tid_group_decode(buf, need, kTidGroupRows, head, want))
-                need++;
-            EXPECT_TRUE(differs || byte >= need) << "byte " << byte << " bit " << bit;
-        }
 }
