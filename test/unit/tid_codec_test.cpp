@@ -161,3 +161,36 @@ TEST(TidCodec, DamageIsRefusedOrShowsAsOtherTids)
     // the group's length): about a third of them here.
     EXPECT_GT(refused, flips / 4);
 }
+
+// The decoder's own checks, one by one, on groups of two TIDs written by
+// hand (a head of block and offset, little-endian, then one code): each
+// must be refused, whatever a page's sum says of the bytes (the sum cannot
+// see every change, helper-68: two flips of bit 15 of 16-bit words).
+TEST(TidCodec, EachCheckRefusesItsDamage)
+{
+    auto group = [](uint32_t block, uint16_t offset, std::vector<uint8_t> code) {
+        std::vector<uint8_t> g = {static_cast<uint8_t>(block), static_cast<uint8_t>(block >> 8),
+                                  static_cast<uint8_t>(block >> 16), static_cast<uint8_t>(block >> 24),
+                                  static_cast<uint8_t>(offset), static_cast<uint8_t>(offset >> 8)};
+        g.insert(g.end(), code.begin(), code.end());
+        return g;
+    };
+    auto decodes = [](const std::vector<uint8_t> &g) {
+        HeapTid out[2];
+        return tid_group_decode(g.data(), g.size(), 2, out);
+    };
+    // Controls: the hand-written format is the codec's.
+    ASSERT_TRUE(decodes(group(1, 1, {0x02})));          // same block, offset + 1
+    ASSERT_TRUE(decodes(group(1, 1, {0x05, 0x01})));    // next block, offset 1
+    ASSERT_TRUE(decodes(group(1, 2047, {0x02})));       // up to the last offset
+    EXPECT_FALSE(decodes(group(1, 0, {0x02})));         // first offset 0
+    EXPECT_FALSE(decodes(group(1, kMaxHeapOffset + 1, {0x02}))); // first offset past the last
+    EXPECT_FALSE(decodes(group(1, kMaxHeapOffset, {0x02})));     // a step past the last offset
+    EXPECT_FALSE(decodes(group(1, 1, {0x00})));         // a step of 0 in the same block
+    EXPECT_FALSE(decodes(group(0, 1, {0x03, 0x01})));   // a block before block 0
+    EXPECT_FALSE(decodes(group(UINT32_MAX, 1, {0x05, 0x01}))); // a block past the last
+    EXPECT_FALSE(decodes(group(1, 1, {0x05, 0x00})));   // a new block's offset 0
+    EXPECT_FALSE(decodes(group(1, 1, {0x05, 0x81, 0x10}))); // ... past the last (2,049)
+    EXPECT_FALSE(decodes(group(1, 1, {0x82, 0x00})));   // a longer spelling of a code
+    EXPECT_FALSE(decodes(group(1, 1, {0x82})));         // a code cut short
+}
