@@ -230,9 +230,10 @@ add_keys(IndexScanDesc scan, ScanOpaque *so)
 	while (!bloomidx::build_query(state->meta, keys, nkeys, uses, memory, &so->query,
 								  bloomidx_interrupt_pending, NULL))
 		CHECK_FOR_INTERRUPTS();
-	/* Lists too long to ask the filters: their masks and positions are built. */
+	/* Lists not asked of the filters: their masks and positions are built. */
 	for (int k = 0; k < nkeys; k++)
-		if (uses[k] == bloomidx::KeyUse::List && keys[k].nhashes > bloomidx::kMaxFilterHashes)
+		if (uses[k] == bloomidx::KeyUse::List &&
+			bloomidx::list_mask_word(keys, nkeys, uses, k) == bloomidx::kListNotAsked)
 			pfree((void *) keys[k].hashes);
 	if (so->query.elements >= kCopyPageElements)
 		so->copy = (Page) palloc(BLCKSZ);
@@ -549,19 +550,19 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 	uint32		generation = so->dir.header.generation;
 	uint32		nsegments = so->dir.header.nsegments;
 	bool	   *skip = (bool *) bloomidx_scan_scratch(SCRATCH_SKIP, Max(nsegments, 1) * sizeof(bool));
-	int			nlists = so->query.nlists;
 	bool		lists_asked = false;
 
 	/*
-	 * Per segment and IN list, the elements its filters may hold, where
-	 * lists were asked of the filters and the masks fit in work_mem (a
-	 * query of thousands of lists over thousands of segments tests every
-	 * element, as before there were masks).
+	 * Per segment, the elements of each IN list asked of the filters that
+	 * its filters may hold (its element mask, element_words words), where
+	 * the masks fit in work_mem (else every element is tested, as before
+	 * there were masks).
 	 */
 	for (int k = 0; k < so->query.filter.nkeys; k++)
 		lists_asked |= so->query.filter.keys[k].list >= 0;
 
-	Size		mask_bytes = (Size) nsegments * nlists * sizeof(uint64);
+	uint32		nwords = so->query.filter.element_words;
+	Size		mask_bytes = (Size) nsegments * nwords * sizeof(uint64);
 	uint64	   *elements = NULL;
 	bool		elements_kept = mask_bytes <= SCRATCH_MAX_BYTES;
 
@@ -570,7 +571,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 							   : palloc(mask_bytes));
 	bool		ok = bloomidx_filter_segments(index, &so->query.filter, &so->dir,
 											  (uint32) so->state.ncolumns, nblocks, hints, &ra,
-											  skip, elements, nlists);
+											  skip, elements);
 
 	uint32		ahead = 0;		/* the next segment to ask for */
 	uint32		asked = 0;		/* segments asked for, not yet scanned */
@@ -589,7 +590,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 			if (skip[ahead])
 				continue;
 			bloomidx_prefetch_segment(index, &so->query.slices,
-									  elements ? &elements[(Size) ahead * nlists] : NULL,
+									  elements ? &elements[(Size) ahead * nwords] : NULL,
 									  &so->dir.entries[ahead], nblocks, hints);
 			asked++;
 		}
@@ -597,7 +598,7 @@ scan_pass(IndexScanDesc scan, ScanOpaque *so, const bloomidx::QueryMatcher *matc
 		if (so->work == NULL)
 			so->work = bloomidx_segment_scan_work();
 		ok = bloomidx_scan_segment(index, &so->query.slices,
-								   elements ? &elements[(Size) i * nlists] : NULL, so->work,
+								   elements ? &elements[(Size) i * nwords] : NULL, so->work,
 								   &so->dir.entries[i], so->state.meta.signature_bits,
 								   generation, nblocks, hints, reading_ahead, &so->sink);
 		/* Segment i was asked for when the asking had gone past it. */

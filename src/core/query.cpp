@@ -124,6 +124,25 @@ size_t plan_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, Key
     return bytes + arrays_bytes(list_count(uses, nkeys), nkeys);
 }
 
+uint32_t list_mask_word(const QueryKey *keys, int nkeys, const KeyUse *uses, int k) noexcept
+{
+    uint32_t words = 0;
+    for (int i = 0; i < nkeys && i <= k; i++) {
+        if (uses[i] != KeyUse::List)
+            continue;
+        const uint32_t need = keys[i].nhashes / 64 + (keys[i].nhashes % 64 != 0);
+        if (words + need > kMaxFilterElementWords) {
+            if (i == k)
+                return kListNotAsked;
+            continue;
+        }
+        if (i == k)
+            return words;
+        words += need;
+    }
+    return k >= nkeys ? words : kListNotAsked;
+}
+
 bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, const KeyUse *uses,
                  void *memory, Query *query, Interrupted interrupted, void *arg) noexcept
 {
@@ -137,11 +156,12 @@ bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, cons
     int nfilter = 0;
     for (int k = 0, lists_before = 0; k < nkeys; k++) {
         const bool is_list = uses[k] == KeyUse::List;
+        const uint32_t mask_word = is_list ? list_mask_word(keys, nkeys, uses, k) : kListNotAsked;
         lists_before += is_list;
-        if (uses[k] == KeyUse::TooCommon || (is_list && keys[k].nhashes > kMaxFilterHashes))
+        if (uses[k] == KeyUse::TooCommon || (is_list && mask_word == kListNotAsked))
             continue;
         l.filter_keys[nfilter++] = FilterKey{keys[k].column, keys[k].nhashes, keys[k].hashes,
-                                             is_list ? lists_before - 1 : -1};
+                                             is_list ? lists_before - 1 : -1, mask_word};
     }
 
     // The keys, from where the last call stopped.
@@ -184,7 +204,8 @@ bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, cons
                     return false;
             }
             l.lists[list] = ElementMasks{masks, key.nhashes, words};
-            l.slice_lists[list] = SliceList{positions, key.nhashes, bits};
+            l.slice_lists[list] =
+                SliceList{positions, key.nhashes, bits, list_mask_word(keys, nkeys, uses, k)};
             list++;
         }
         query->next_key = k + 1;
@@ -204,6 +225,7 @@ bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, cons
     query->slices.nlists = nlists;
     query->filter.keys = l.filter_keys;
     query->filter.nkeys = nfilter;
+    query->filter.element_words = list_mask_word(keys, nkeys, uses, nkeys);
     return true;
 }
 

@@ -49,12 +49,21 @@ enum class KeyUse : uint8_t {
     TooCommon // an IN list so long that most rows pass one element: not tested
 };
 
-// An IN list of more elements than this is not asked of the segment
-// filters: each element may take a page per filter group, and a long list
-// passes most segments anyway.  A list asked of them has its elements'
-// answers in one 64-bit mask a segment.
-constexpr uint32_t kMaxFilterHashes = 64;
-static_assert(kMaxFilterHashes <= 64, "a list's elements are answered in 64 bits");
+// IN lists are asked of the segment filters element by element, and each
+// segment is told which of a list's elements its filters may hold: a bit
+// an element in the segment's element mask, a list taking whole 64-bit
+// words of it.  Asking costs an element a region page a filter group;
+// not asking costs it its slices in every segment its other keys let
+// through (over 150 segments on 10 M rows, each element held in about 14
+// of them): so every list is asked, in the keys' order, while the
+// segment's mask words stay within kMaxFilterElementWords (4,096 elements
+// in all), which bounds the masks a scan keeps at 512 bytes a segment
+// (16 MB at the format's 32,228 segments).  A list past that tests every
+// element wherever its other keys pass.
+constexpr uint32_t kMaxFilterElementWords = 64;
+constexpr uint32_t kMaxFilterElements = 64 * kMaxFilterElementWords;
+// A list not asked of the filters (its mask_word).
+constexpr uint32_t kListNotAsked = UINT32_MAX;
 
 // Elements of IN lists built between two Interrupted checks.
 constexpr uint32_t kQueryElementsPerCheck = 4096;
@@ -65,6 +74,7 @@ struct SliceList {
     const uint16_t *positions;
     uint32_t count; // elements
     uint32_t per_element;
+    uint32_t mask_word; // its first word in a segment's element mask; kListNotAsked
 };
 
 // The query as bit positions, for a segment's slices: every base position,
@@ -85,13 +95,24 @@ struct FilterKey {
     uint32_t nhashes;
     const uint64_t *hashes;
     int list;
+    uint32_t mask_word; // a list's first word in a segment's element mask
 };
 
-// The keys asked of the filters, in the order of the query's keys.
+// The keys asked of the filters, in the order of the query's keys, and
+// the words of a segment's element mask (its lists' answers).
 struct FilterQuery {
     const FilterKey *keys;
     int nkeys;
+    uint32_t element_words;
 };
+
+// Whether bit e of a list's answers in a segment's element mask
+// (`elements`, nullptr: not asked) is set: element e may be held there.
+inline bool element_may_hold(const uint64_t *elements, const SliceList &list, uint32_t e) noexcept
+{
+    return elements == nullptr || list.mask_word == kListNotAsked ||
+           ((elements[list.mask_word + e / 64] >> (e % 64)) & 1) != 0;
+}
 
 // Everything a scan tests.  Plain data; what it points to lies in the
 // memory the caller gave build_query, and in the keys' hashes.
@@ -133,5 +154,10 @@ size_t plan_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, Key
 bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, const KeyUse *uses,
                  void *memory, Query *query, Interrupted interrupted = nullptr,
                  void *arg = nullptr) noexcept;
+
+// Where key k's answers lie in a segment's element mask when it is a list
+// asked of the filters (kMaxFilterElementWords), else kListNotAsked; with
+// k = nkeys, the words of the mask.  build_query asks exactly these.
+uint32_t list_mask_word(const QueryKey *keys, int nkeys, const KeyUse *uses, int k) noexcept;
 
 } // namespace bloomidx

@@ -33,18 +33,28 @@
 /* Segments a key must pass, every one, before its filters are not asked further. */
 #define KEY_USELESS_AFTER 16
 
-/* Per query key: the segments it was asked for, and those it passed. */
+/*
+ * Per query key: the segments it was asked for, and those it passed;
+ * elements: an IN list whose elements' answers the segments get.
+ */
 typedef struct KeyProbeStats
 {
 	uint32		tested;
 	uint32		passed;
+	bool		elements;
 } KeyProbeStats;
 
-/* Whether the key's filters are still asked (their counts stop once not). */
+/*
+ * Whether the key's filters are still asked (their counts stop once not).
+ * An IN list's are, however many segments it passes: each segment tests
+ * only the elements its filters may hold, and a long list passes nearly
+ * every segment (one of its elements does) while each element passes few.
+ */
 static inline bool
 key_asked(const KeyProbeStats *stats)
 {
-	return stats->tested < KEY_USELESS_AFTER || stats->passed < stats->tested;
+	return stats->elements || stats->tested < KEY_USELESS_AFTER ||
+		stats->passed < stats->tested;
 }
 
 /* An entry of the group order (bloomidx::group_order_key): its group's header block, its index. */
@@ -255,7 +265,7 @@ static bool
 every_group_read(const bloomidx::FilterQuery *query, const KeyProbeStats *stats)
 {
 	for (int k = 0; k < query->nkeys; k++)
-		if (stats[k].passed < stats[k].tested)
+		if (stats[k].elements || stats[k].passed < stats[k].tested)
 			return true;
 	return false;
 }
@@ -324,8 +334,9 @@ read_ahead(Relation index, const bloomidx::FilterQuery *query, const DirectoryCo
  * that may hold rows the query wants, among `wanted`; seg_slots[0..nsegs)
  * span the slots of each of the group's segments (segs[0..nsegs), their
  * directory entries), by which each key's stats count segments asked and
- * passed.  For each list key asked, elements[segment * nlists + list]
- * gets the elements the segment's filters may hold (left alone, all ones,
+ * passed.  For each list key asked, the list's words of the segment's
+ * element mask (elements[segment * nwords + the key's mask_word ..]) get
+ * the elements the segment's filters may hold (left alone, all ones,
  * where the filters were not asked).  may_prefetch: the region pages of
  * every key are asked for first if the scan reads ahead by now (ra) and
  * read_ahead has not asked for them.  False when a page was recycled.
@@ -335,10 +346,24 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			const char *header_copy, bloomidx::SlotMask wanted, BlockNumber nblocks,
 			uint32 generation, BufferHints *hints, bool may_prefetch, ReadAhead *ra,
 			const bloomidx::SlotRange *seg_slots, const uint64 *segs, uint32 nsegs,
-			KeyProbeStats *stats, uint64 *elements, int nlists, bloomidx::SlotMask *passed)
+			KeyProbeStats *stats, uint64 *elements, uint32 nwords, bloomidx::SlotMask *passed)
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header((const uint8 *) header_copy);
 	bloomidx::SlotMask mask = wanted;
+
+	/*
+	 * The segment (index into segs) of each slot, for the IN lists'
+	 * elements: an element's answer is a few slots (its filters' rate), and
+	 * a list of thousands of elements over a group of a thousand segments
+	 * would otherwise look up every segment's range for every element.
+	 * Only where no two segments' ranges share a slot (a range spans its
+	 * segment's lowest to highest slot; damage may repeat an id), else
+	 * every segment's range is looked up, as a slot must answer for each
+	 * segment whose range holds it.
+	 */
+	int16		owner[bloomidx::kGroupSlots];
+	bool		owners_made = false;
+	bool		owners_apart = true;
 
 	if (may_prefetch && bloomidx_read_ahead_on(ra))
 		prefetch_region_pages(index, query, (const uint8 *) header_copy, e->filter_block, stats,
@@ -353,14 +378,32 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 
 		/* A list's elements are each asked; another key's hashes until every slot passed. */
 		bool		per_element = key->list >= 0 && elements != NULL;
+		uint32		list_words = key->nhashes / 64 + (key->nhashes % 64 != 0);
 
 		if (!key_asked(&stats[k]))
 			continue;
 		if (fc->blocks == 0)
 			key_mask = mask;	/* no filter for the column: every slot passes */
 		else if (per_element)
+		{
 			for (uint32 j = 0; j < nsegs; j++)
-				elements[(Size) order_index(segs[j]) * nlists + key->list] = 0;
+				memset(&elements[(Size) order_index(segs[j]) * nwords + key->mask_word], 0,
+					   list_words * sizeof(uint64));
+			if (!owners_made)
+			{
+				static_assert(bloomidx::kGroupSlots <= PG_INT16_MAX, "slot owners fit int16");
+				for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
+					owner[s] = -1;
+				for (uint32 j = 0; j < nsegs && owners_apart; j++)
+					for (uint32 s = seg_slots[j].first;
+						 s <= seg_slots[j].last && s < bloomidx::kGroupSlots; s++)
+					{
+						owners_apart &= owner[s] < 0;
+						owner[s] = (int16) j;
+					}
+				owners_made = true;
+			}
+		}
 		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes &&
 			 (per_element || (mask & ~key_mask).any()); i++)
 		{
@@ -373,7 +416,8 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			{
 				key_mask = mask;	/* no row to ask (the header was checked): pass */
 				for (uint32 j = 0; per_element && j < nsegs; j++)
-					elements[(Size) order_index(segs[j]) * nlists + key->list] = ~UINT64CONST(0);
+					memset(&elements[(Size) order_index(segs[j]) * nwords + key->mask_word], 0xFF,
+						   list_words * sizeof(uint64));
 				break;
 			}
 			if (!bloomidx_lock_region(index, (const uint8 *) header_copy, e->filter_block,
@@ -382,9 +426,24 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			holds = bloomidx::group_row_probe((const uint8 *) BufferGetPage(region) + offset,
 											  fc->probes, h->slots_taken, fkey);
 			key_mask |= holds;
-			for (uint32 j = 0; per_element && j < nsegs; j++)
+			for (uint32 j = 0; per_element && !owners_apart && j < nsegs; j++)
 				if (holds.any_in(seg_slots[j].first, seg_slots[j].last))
-					elements[(Size) order_index(segs[j]) * nlists + key->list] |= UINT64CONST(1) << i;
+					elements[(Size) order_index(segs[j]) * nwords + key->mask_word + i / 64] |=
+						UINT64CONST(1) << (i % 64);
+			for (uint32 w = 0; per_element && owners_apart && w < bloomidx::SlotMask::kWords; w++)
+			{
+				uint64		bits = holds.bits[w];
+
+				while (bits != 0)
+				{
+					uint32		s = w * 64 + (uint32) pg_rightmost_one_pos64(bits);
+
+					bits &= bits - 1;
+					if (s < bloomidx::kGroupSlots && owner[s] >= 0)
+						elements[(Size) order_index(segs[owner[s]]) * nwords + key->mask_word +
+								 i / 64] |= UINT64CONST(1) << (i % 64);
+				}
+			}
 		}
 		if (BufferIsValid(region))
 			UnlockReleaseBuffer(region);
@@ -438,23 +497,25 @@ bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir, BlockN
 
 /*
  * Sets skip[i] for each segment of the directory copy whose filters rule
- * the query out, and (when elements is not NULL) elements[i * nlists + l]
- * to the elements of the query's list l that segment i may hold (all ones
- * where its filters were not asked of them).  False when a group page was
+ * the query out, and (when elements is not NULL) segment i's element
+ * mask, elements[i * query->element_words ..], to the elements of each
+ * list asked that it may hold (all ones where its filters were not asked
+ * of them).  False when a group page was
  * recycled since the copy (the caller starts again).
  */
 bool
 bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, const DirectoryCopy *dir,
 						 uint32 ncolumns, BlockNumber nblocks, BufferHints *hints, ReadAhead *ra,
-						 bool *skip, uint64 *elements, int nlists)
+						 bool *skip, uint64 *elements)
 {
+	uint32		nwords = query->element_words;
 	uint32		n = dir->header.nsegments;
 	uint32		generation = dir->header.generation;
 	uint32		ngrouped = 0;
 
 	memset(skip, 0, n * sizeof(bool));
 	if (elements != NULL)
-		memset(elements, 0xFF, (Size) n * nlists * sizeof(uint64));
+		memset(elements, 0xFF, (Size) n * nwords * sizeof(uint64));
 	if (query->nkeys == 0 || n == 0)
 		return true;
 
@@ -473,6 +534,9 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	KeyProbeStats *stats = (KeyProbeStats *) palloc0(query->nkeys * sizeof(KeyProbeStats));
 	int			nasked = query->nkeys;
 	bool		ok = true;
+
+	for (int k = 0; k < query->nkeys; k++)
+		stats[k].elements = elements != NULL && query->keys[k].list >= 0;
 
 	for (uint32 i = 0; i < n; i++)
 		if (dir->entries[i].filter_block != 0)
@@ -537,7 +601,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 
 		if (ok && !probe_group(index, query, e, header_copy, wanted, nblocks, generation, hints,
 							   ahead != NULL && ahead[first] != AHEAD_REGIONS, ra, slot_range,
-							   &order[first], last - first, stats, elements, nlists, &passed))
+							   &order[first], last - first, stats, elements, nwords, &passed))
 			ok = false;
 		for (uint32 j = first; ok && j < last; j++)
 			skip[order_index(order[j])] =
@@ -552,7 +616,7 @@ bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query, con
 	{
 		memset(skip, 0, n * sizeof(bool));
 		if (elements != NULL)
-			memset(elements, 0xFF, (Size) n * nlists * sizeof(uint64));
+			memset(elements, 0xFF, (Size) n * nwords * sizeof(uint64));
 	}
 	return ok;
 }

@@ -233,16 +233,14 @@ and_slices(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry *
 
 /*
  * Whether element i of list l is tested in this segment: all are, but
- * those of a list asked of the filters (at most 64 elements) that the
- * segment's filters ruled out (filter_scan.cpp): a row holding such an
- * element would have passed its filter.
+ * those of a list asked of the filters that the segment's filters ruled
+ * out (filter_scan.cpp; `elements`, the segment's element mask): a row
+ * holding such an element would have passed its filter.
  */
 static inline bool
 element_tested(const uint64 *elements, const bloomidx::SliceQuery *query, int l, uint32 i)
 {
-	/* A longer list was not asked (its mask would not hold it): all tested. */
-	return elements == NULL || query->lists[l].count > bloomidx::kMaxFilterHashes ||
-		((elements[l] >> i) & 1) != 0;
+	return bloomidx::element_may_hold(elements, query->lists[l], i);
 }
 
 /*
@@ -317,12 +315,22 @@ list_slices(const bloomidx::SliceQuery *query, const uint64 *elements)
 	{
 		const bloomidx::SliceList *list = &query->lists[l];
 
-		if (elements == NULL || list->count > bloomidx::kMaxFilterHashes)
+		if (elements == NULL || list->mask_word == bloomidx::kListNotAsked)
 			n += (uint64) list->count * list->per_element;
 		else
-			n += (uint64) pg_popcount64(elements[l] & (list->count == 64 ? ~UINT64CONST(0) :
-													   (UINT64CONST(1) << list->count) - 1)) *
-				list->per_element;
+		{
+			/* The list's words, the last one's bits past its elements out. */
+			const uint64 *words = elements + list->mask_word;
+			uint32		full = list->count / 64;
+			uint64		tested = 0;
+
+			for (uint32 w = 0; w < full; w++)
+				tested += (uint64) pg_popcount64(words[w]);
+			if (list->count % 64 != 0)
+				tested += (uint64) pg_popcount64(words[full] &
+												 ((UINT64CONST(1) << (list->count % 64)) - 1));
+			n += tested * list->per_element;
+		}
 	}
 	return n;
 }

@@ -553,7 +553,7 @@ void		bloomidx_header_cache_init(void);
 bool		bloomidx_filter_segments(Relation index, const bloomidx::FilterQuery *query,
 									 const DirectoryCopy *dir, uint32 ncolumns,
 									 BlockNumber nblocks, BufferHints *hints, ReadAhead *ra,
-									 bool *skip, uint64 *elements, int nlists);
+									 bool *skip, uint64 *elements);
 void		bloomidx_prefetch_filter_groups(Relation index, const DirectoryCopy *dir,
 											BlockNumber nblocks, const BufferHints *hints,
 											int distance);

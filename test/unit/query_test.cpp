@@ -186,9 +186,66 @@ TEST(Query, ListsGetOneMaskAndOneSetOfPositionsPerElement)
         // The element's own bits pass its list; the base is the equality's.
         ASSERT_TRUE(any_element_matches(b.query.lists[0], sig.data(), meta.signature_bytes));
     }
-    // A list of more than kMaxFilterHashes elements is not asked of the filters.
-    ASSERT_EQ(b.query.filter.nkeys, 1);
-    EXPECT_EQ(b.query.filter.keys[0].column, 0);
+    // Both asked of the filters, the list's 300 answers in a segment's
+    // first 5 mask words.
+    ASSERT_EQ(b.query.filter.nkeys, 2);
+    EXPECT_EQ(b.query.filter.keys[0].column, 1);
+    EXPECT_EQ(b.query.filter.keys[0].nhashes, 300u);
+    EXPECT_EQ(b.query.filter.keys[0].mask_word, 0u);
+    EXPECT_EQ(sl.mask_word, 0u);
+    EXPECT_EQ(b.query.filter.keys[1].column, 0);
+    EXPECT_EQ(b.query.filter.element_words, 5u);
+}
+
+// Lists are asked in the keys' order while their mask words fit in
+// kMaxFilterElementWords; one that does not fit is not asked, and a later
+// one that fits still is.  A segment's answers then say which elements
+// are tested there.
+TEST(Query, ListsAreAskedWhileTheirMasksFit)
+{
+    MetaPageData meta = make_meta(256, {4, 4, 4, 4});
+    auto make_list = [](uint32_t n, uint64_t seed) {
+        std::vector<uint64_t> v(n);
+        for (uint32_t i = 0; i < n; i++)
+            v[i] = seed + 0x9E3779B97F4A7C15ull * (i + 1);
+        return v;
+    };
+    std::vector<uint64_t> a = make_list(64 * 40 + 1, 1), b = make_list(64 * 30, 2),
+                          c = make_list(64 * 22, 3), d = make_list(2, 4);
+    std::vector<QueryKey> keys = {{0, a.data(), static_cast<uint32_t>(a.size())},
+                                  {1, b.data(), static_cast<uint32_t>(b.size())},
+                                  {2, c.data(), static_cast<uint32_t>(c.size())},
+                                  {3, d.data(), 2}};
+    std::vector<double> rates(kMaxColumns, 1e-12); // every list worth testing
+    Built built;
+    build(meta, keys, &built, rates.data());
+    for (int k = 0; k < 4; k++)
+        ASSERT_EQ(built.uses[k], KeyUse::List) << k;
+    // a takes 41 words, b's 30 would pass 64, c's 22 fit after a, d's 1 after c.
+    EXPECT_EQ(list_mask_word(keys.data(), 4, built.uses.data(), 0), 0u);
+    EXPECT_EQ(list_mask_word(keys.data(), 4, built.uses.data(), 1), kListNotAsked);
+    EXPECT_EQ(list_mask_word(keys.data(), 4, built.uses.data(), 2), 41u);
+    EXPECT_EQ(list_mask_word(keys.data(), 4, built.uses.data(), 3), 63u);
+    EXPECT_EQ(list_mask_word(keys.data(), 4, built.uses.data(), 4), 64u);
+    EXPECT_EQ(built.query.filter.element_words, 64u);
+    ASSERT_EQ(built.query.filter.nkeys, 3);
+    EXPECT_EQ(built.query.filter.keys[0].column, 0);
+    EXPECT_EQ(built.query.filter.keys[1].column, 2);
+    EXPECT_EQ(built.query.filter.keys[1].mask_word, 41u);
+    EXPECT_EQ(built.query.filter.keys[2].mask_word, 63u);
+    EXPECT_EQ(built.query.slices.lists[1].mask_word, kListNotAsked);
+    EXPECT_EQ(built.query.slices.lists[2].mask_word, 41u);
+
+    // A segment's mask: element e of list 2 tested only where its bit is set;
+    // list 1 (not asked) always.
+    std::vector<uint64_t> mask(64, 0);
+    mask[41 + 1] = uint64_t{1} << 5; // element 69 of list 2
+    const SliceList &l1 = built.query.slices.lists[1], &l2 = built.query.slices.lists[2];
+    EXPECT_TRUE(element_may_hold(mask.data(), l2, 69));
+    EXPECT_FALSE(element_may_hold(mask.data(), l2, 68));
+    EXPECT_FALSE(element_may_hold(mask.data(), l2, 5));
+    EXPECT_TRUE(element_may_hold(mask.data(), l1, 5));
+    EXPECT_TRUE(element_may_hold(nullptr, l2, 68));
 }
 
 // What the scan budgets per element (list_element_bytes, against
@@ -222,19 +279,22 @@ TEST(Query, ShortListsAreAskedOfTheFilters)
 {
     MetaPageData meta = make_meta(96, {5, 5});
     std::vector<uint64_t> list = {11, 22, 33};
-    std::vector<uint64_t> many(kMaxFilterHashes);
-    for (uint32_t i = 0; i < kMaxFilterHashes; i++)
+    std::vector<uint64_t> many(kMaxFilterElements - 64);
+    for (uint32_t i = 0; i < many.size(); i++)
         many[i] = 1000 + i;
-    std::vector<QueryKey> keys = {{0, list.data(), 3}, {1, many.data(), kMaxFilterHashes}};
+    std::vector<QueryKey> keys = {{0, list.data(), 3},
+                                  {1, many.data(), static_cast<uint32_t>(many.size())}};
     std::vector<double> rates = no_rates();
-    rates[1] = 1e-9; // so that the 64 elements are worth testing
+    rates[1] = 1e-12; // so that the many elements are worth testing
     Built b;
     build(meta, keys, &b, rates.data());
     ASSERT_EQ(b.uses[0], KeyUse::List);
     ASSERT_EQ(b.uses[1], KeyUse::List);
     ASSERT_EQ(b.query.filter.nkeys, 2);
     EXPECT_EQ(b.query.filter.keys[0].nhashes, 3u);
-    EXPECT_EQ(b.query.filter.keys[1].nhashes, kMaxFilterHashes);
+    EXPECT_EQ(b.query.filter.keys[1].nhashes, kMaxFilterElements - 64);
+    EXPECT_EQ(b.query.filter.keys[1].mask_word, 1u);
+    EXPECT_EQ(b.query.filter.element_words, kMaxFilterElementWords);
     // Each names its list, whose element e is its hash e: a segment told
     // which hashes its filters may hold tests those elements' positions.
     for (int k = 0; k < 2; k++) {
