@@ -16,12 +16,7 @@
  * The heap rows sent to recheck are the true matches plus the false
  * positives the signature lets through in the segments and pending rows
  * read, which core/sizing.cpp predicts for the columns the query tests
- * (once per combination of the IN lists' elements tested).  Before
- * 2026-12-07 the estimate took them from every row of the table, every
- * element tested: on 10 M rows of data set A a 1-column lookup expected
- * 2,464 rows from the index where 264 came (now 241), an IN of 30 values
- * 73,915 where 6,833 came (now 7,597), and got a sequential scan of
- * 1.8 s instead of the index's 19 ms.  An IN list whose distinct elements do not fit in work_mem,
+ * (once per combination of the IN lists' elements tested).  An IN list whose distinct elements do not fit in work_mem,
  * or so many that most rows would pass one of them, tests no bits at run
  * time (scan.cpp): it is costed so, as keeping every row.
  *
@@ -255,10 +250,30 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		rows_per_segment = dir.segments > 0 ? dir.segment_rows / dir.segments : 0;
 	double		filtered = shape.filter_keys > 0 ? dir.filtered_segments : 0;
 	double		groups = shape.filter_keys > 0 ? dir.filter_groups : 0;
-	double		chance = std::pow(filter_rate, shape.filter_keys - shape.lists);
+	double		holding = -std::expm1(rows_per_segment * std::log1p(-Min(costs.indexSelectivity, 0.999999)));
+	double		plain_chance = std::pow(filter_rate, shape.filter_keys - shape.lists);
+	double		chance = plain_chance;
 	double		tested_alternatives = shape.alternatives;	/* in a filtered segment read */
 	double		tested_slices = shape.slices;
-	double		element_pages = 0;
+	double		element_pages = 0;	/* a group's, beyond a page a key */
+
+	/*
+	 * The element masks a scan keeps only where they fit in work_mem
+	 * (scan.cpp); else a list is asked as one key, every element tested.
+	 * A list is asked after the keys of one value (filter_scan.cpp), in the
+	 * groups they let through (taken as at the query's own rate), each
+	 * element a region page of its column there, those of a group's few
+	 * pages shared (a group's slots times a segment's blocks, a block row
+	 * of 1,016 slots a page).
+	 */
+	bool		masks = (double) dir.segments * shape.element_words * sizeof(uint64) <=
+		(double) work_mem * 1024;
+	double		slots_per_group = groups > 0 ? filtered / groups : 0;
+	double		column_pages = Max(1.0, std::ceil(rows_per_segment * Max(bits_per_key, 1.0) /
+												  bloomidx::kFilterBlockBits * slots_per_group /
+												  bloomidx::kGroupSlots));
+	double		lists_reached = shape.filter_keys > shape.lists
+		? Min(1.0, slots_per_group * Min(1.0, holding + plain_chance)) : 1.0;
 
 	for (int l = 0; l < shape.lists; l++)
 	{
@@ -269,14 +284,16 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		double		some = -std::expm1(n * std::log1p(-p));	/* one element or more passes */
 		double		tested = some > 0 ? Max(1.0, Min(n, n * p / some)) : n;
 
+		chance *= -std::expm1(n * std::log1p(-Min(filter_rate, 0.999999)));
+		if (!masks)
+			continue;
 		tested_alternatives *= tested / n;
 		tested_slices -= (n - tested) * shape.list_bits[l];
-		chance *= -std::expm1(n * std::log1p(-Min(filter_rate, 0.999999)));
-		element_pages += n - 1;
+		element_pages += lists_reached *
+			Max(0.0, -column_pages * std::expm1(n * std::log1p(-1.0 / column_pages)) - 1);
 	}
 
 	double		filter_pages = groups * (1 + shape.filter_keys + element_pages);
-	double		holding = -std::expm1(rows_per_segment * std::log1p(-Min(costs.indexSelectivity, 0.999999)));
 	double		passing = Min(1.0, holding + chance);
 	double		unfiltered = dir.segments - filtered;
 	double		filtered_read = filtered * passing;
@@ -318,10 +335,12 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		filtered_slices = Min(tested_slices, (double) meta.signature_bits);
 	double		tid_pages = std::ceil(rows_per_segment * bloomidx::kTypicalTidBytes / BLCKSZ);
 	double		matches = costs.indexSelectivity * index->tuples / Max(segments, 1.0);
-	double		candidates = Min(rows_per_segment, matches + rows_per_segment * chance_in_filtered);
+	double		candidates = Min(rows_per_segment, matches + rows_per_segment * chance_elsewhere);
+	double		filtered_candidates = Min(rows_per_segment,
+										  matches + rows_per_segment * chance_in_filtered);
 	double		segment_pages = filter_pages +
 		unfiltered * (2 + slices + Min(tid_pages, std::ceil(candidates))) +
-		filtered_read * (2 + filtered_slices + Min(tid_pages, std::ceil(candidates)));
+		filtered_read * (2 + filtered_slices + Min(tid_pages, std::ceil(filtered_candidates)));
 
 	/*
 	 * Pending groups (storage/pending_filters.cpp), where the metapage names

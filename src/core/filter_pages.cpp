@@ -187,6 +187,20 @@ void group_segments_slot_ranges(const FilterGroupHeader &h, const uint32_t *ids,
             ranges[j] = ranges[table_find(table, mask, ids, n, ids[j])];
 }
 
+bool group_slot_owners(const SlotRange *ranges, uint32_t n, int16_t *owner) noexcept
+{
+    for (uint32_t s = 0; s < kGroupSlots; s++)
+        owner[s] = -1;
+    for (uint32_t j = 0; j < n; j++)
+        for (uint32_t s = ranges[j].first; s <= ranges[j].last && s < kGroupSlots; s++) {
+            // (A directory's entries are fewer than 32,767; more is refused.)
+            if (owner[s] >= 0 || j > 32767)
+                return false;
+            owner[s] = static_cast<int16_t>(j);
+        }
+    return true;
+}
+
 void sort_group_order(uint64_t *keys, uint32_t n) noexcept
 {
     std::sort(keys, keys + n);

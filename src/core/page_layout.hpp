@@ -1137,6 +1137,17 @@ uint32_t group_slot_table_size(uint32_t n) noexcept;
 void group_segments_slot_ranges(const FilterGroupHeader &h, const uint32_t *ids, uint32_t n,
                                 uint32_t *table, SlotRange *ranges) noexcept;
 
+// The owner of each slot of a group, among n segments' ranges (as
+// group_segments_slot_ranges gives them): owner[s] = j for each slot s of
+// ranges[j], -1 for a slot no range holds (owner: kGroupSlots entries).
+// A query's IN list answers are a few slots an element, and a slot's
+// owner is then its one lookup, where every range would be looked up for
+// every element.  False when two ranges share a slot (a range spans its
+// segment's lowest to highest slot; damage may repeat an id): a slot
+// must then answer for each range that holds it, and owner is not to be
+// used.
+bool group_slot_owners(const SlotRange *ranges, uint32_t n, int16_t *owner) noexcept;
+
 // A directory's entries in group order, as the filter scan takes them:
 // keys[i] = (filter block << 32) | entry index, sorted in place (by
 // block, then index).

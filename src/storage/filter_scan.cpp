@@ -220,12 +220,17 @@ prefetch_region_pages(Relation index, const bloomidx::FilterQuery *query, const 
 {
 	const bloomidx::FilterGroupHeader *h = bloomidx::filter_group_header(header);
 	BlockNumber last = InvalidBlockNumber;
+	bool		plain_keys = false; /* asked before the lists (probe_group) */
 
+	for (int k = 0; k < query->nkeys; k++)
+		plain_keys |= query->keys[k].list < 0 && key_asked(&stats[k]);
 	for (int k = 0; k < query->nkeys; k++)
 	{
 		const bloomidx::FilterKey *key = &query->keys[k];
 
-		if (!key_asked(&stats[k]) || h->columns[key->column].blocks == 0)
+		/* A list's pages only where no other key may rule the group out first. */
+		if (!key_asked(&stats[k]) || h->columns[key->column].blocks == 0 ||
+			(key->list >= 0 && plain_keys))
 			continue;
 		for (uint32 i = 0; i < key->nhashes; i++)
 		{
@@ -353,24 +358,29 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 
 	/*
 	 * The segment (index into segs) of each slot, for the IN lists'
-	 * elements: an element's answer is a few slots (its filters' rate), and
-	 * a list of thousands of elements over a group of a thousand segments
-	 * would otherwise look up every segment's range for every element.
-	 * Only where no two segments' ranges share a slot (a range spans its
-	 * segment's lowest to highest slot; damage may repeat an id), else
-	 * every segment's range is looked up, as a slot must answer for each
-	 * segment whose range holds it.
+	 * elements (bloomidx::group_slot_owners), where no two ranges share a
+	 * slot; else every segment's range is looked up for every element.
 	 */
 	int16		owner[bloomidx::kGroupSlots];
 	bool		owners_made = false;
-	bool		owners_apart = true;
+	bool		owners_apart = false;
 
 	if (may_prefetch && bloomidx_read_ahead_on(ra))
 		prefetch_region_pages(index, query, (const uint8 *) header_copy, e->filter_block, stats,
 							  nblocks, hints);
-	for (int k = 0; k < query->nkeys && mask.any(); k++)
+	/*
+	 * Keys of one value first, then the IN lists: a list asks every element
+	 * (each segment must learn which it may hold), where one equality may
+	 * rule the whole group out with a page.
+	 */
+	for (int step = 0; step < 2 * query->nkeys && mask.any(); step++)
 	{
+		int			k = step % query->nkeys;
 		const bloomidx::FilterKey *key = &query->keys[k];
+
+		if ((key->list >= 0) != (step >= query->nkeys))
+			continue;			/* not in this pass */
+
 		const bloomidx::FilterColumn *fc = &h->columns[key->column];
 		bloomidx::SlotMask key_mask = bloomidx::SlotMask::none();
 		int64		loaded = -1;	/* the region page locked in `region` */
@@ -390,19 +400,8 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 				memset(&elements[(Size) order_index(segs[j]) * nwords + key->mask_word], 0,
 					   list_words * sizeof(uint64));
 			if (!owners_made)
-			{
-				static_assert(bloomidx::kGroupSlots <= PG_INT16_MAX, "slot owners fit int16");
-				for (uint32 s = 0; s < bloomidx::kGroupSlots; s++)
-					owner[s] = -1;
-				for (uint32 j = 0; j < nsegs && owners_apart; j++)
-					for (uint32 s = seg_slots[j].first;
-						 s <= seg_slots[j].last && s < bloomidx::kGroupSlots; s++)
-					{
-						owners_apart &= owner[s] < 0;
-						owner[s] = (int16) j;
-					}
-				owners_made = true;
-			}
+				owners_apart = bloomidx::group_slot_owners(seg_slots, nsegs, owner);
+			owners_made = true;
 		}
 		for (uint32 i = 0; fc->blocks != 0 && i < key->nhashes &&
 			 (per_element || (mask & ~key_mask).any()); i++)

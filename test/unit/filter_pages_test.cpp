@@ -822,3 +822,51 @@ TEST(FilterPages, PendingGroupSlotsHoldTheirPagesKeys)
     EXPECT_EQ(check_pending_group_page(header.b, gid(4), ncols, 100, 1000), PageProblem::BadFilter)
         << "another group's id: recycled";
 }
+
+// A group's slot owners: each slot of a range owned by that range's
+// segment and no slot of none, as any_in over every range answers, when
+// the ranges are apart (a build's group, 60 segments in runs of slots,
+// one with none); refused when two share a slot (interleaved slots make
+// overlapping ranges, and damage repeats an id: the same range twice).
+TEST(FilterPages, SlotOwnersWhereRangesAreApart)
+{
+    FilterGroupHeader h;
+    const uint32_t distinct[1] = {100};
+    filter_group_init(&h, kFirstGroupId + 6, 1, distinct, 9, kGroupSlots);
+    h.slots_taken = 600;
+    for (uint32_t s = 0; s < h.slots_taken; s++)
+        h.slot_segment[s] = 2000 + s / 10; // 60 segments of 10 slots each
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < 60; i++)
+        ids.push_back(2000 + (i * 37) % 60);
+    ids.push_back(7); // not in the group
+    std::vector<uint32_t> table(group_slot_table_size(static_cast<uint32_t>(ids.size())));
+    std::vector<SlotRange> ranges(ids.size());
+    group_segments_slot_ranges(h, ids.data(), static_cast<uint32_t>(ids.size()), table.data(),
+                               ranges.data());
+    int16_t owner[kGroupSlots];
+    ASSERT_TRUE(group_slot_owners(ranges.data(), static_cast<uint32_t>(ids.size()), owner));
+    for (uint32_t s = 0; s < kGroupSlots; s++) {
+        int16_t want = -1;
+        for (uint32_t j = 0; j < ids.size(); j++)
+            if (SlotMask::one(s).any_in(ranges[j].first, ranges[j].last))
+                want = static_cast<int16_t>(j);
+        ASSERT_EQ(owner[s], want) << "slot " << s;
+    }
+
+    // Interleaved: segment 3000 in slots 0 and 2, 3001 in slot 1.
+    h.slot_segment[0] = 3000;
+    h.slot_segment[1] = 3001;
+    h.slot_segment[2] = 3000;
+    std::vector<uint32_t> two = {3000, 3001};
+    std::vector<SlotRange> r2(2);
+    group_segments_slot_ranges(h, two.data(), 2, table.data(), r2.data());
+    EXPECT_FALSE(group_slot_owners(r2.data(), 2, owner));
+    // A repeated id: the same range at both places.
+    std::vector<uint32_t> twice = {2010, 2010};
+    group_segments_slot_ranges(h, twice.data(), 2, table.data(), r2.data());
+    EXPECT_FALSE(group_slot_owners(r2.data(), 2, owner));
+    // No ranges: no owners.
+    EXPECT_TRUE(group_slot_owners(r2.data(), 0, owner));
+    EXPECT_EQ(owner[0], -1);
+}
