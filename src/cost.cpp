@@ -172,13 +172,15 @@ key_shape(PlannerInfo *root, IndexPath *path, const bloomidx::MetaPageData *meta
 				/* Asked of the filters while the elements' masks have room (core/query.cpp). */
 				if (n <= 1)
 					shape.filter_keys++;
-				else if (shape.element_words + std::ceil(n / 64) <= bloomidx::kMaxFilterElementWords &&
+				else if (n <= bloomidx::kMaxFilterElements &&
+						 shape.element_words + bloomidx::list_mask_words((uint32) n) <=
+						 bloomidx::kMaxFilterElementWords &&
 						 shape.lists < INDEX_MAX_KEYS)
 				{
 					int			l = shape.lists++;
 
 					shape.filter_keys++;
-					shape.element_words += std::ceil(n / 64);
+					shape.element_words += bloomidx::list_mask_words((uint32) n);
 					shape.list_elements[l] = n;
 					shape.list_element_selectivity[l] =
 						clause_selectivity(root, (Node *) rinfo, 0, JOIN_INNER, NULL) / n;

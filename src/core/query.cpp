@@ -130,7 +130,7 @@ uint32_t list_mask_word(const QueryKey *keys, int nkeys, const KeyUse *uses, int
     for (int i = 0; i < nkeys && i <= k; i++) {
         if (uses[i] != KeyUse::List)
             continue;
-        const uint32_t need = keys[i].nhashes / 64 + (keys[i].nhashes % 64 != 0);
+        const uint32_t need = list_mask_words(keys[i].nhashes);
         if (words + need > kMaxFilterElementWords) {
             if (i == k)
                 return kListNotAsked;
@@ -141,6 +141,22 @@ uint32_t list_mask_word(const QueryKey *keys, int nkeys, const KeyUse *uses, int
         words += need;
     }
     return k >= nkeys ? words : kListNotAsked;
+}
+
+uint32_t elements_held(const uint64_t *elements, const SliceList &list) noexcept
+{
+    if (elements == nullptr || list.mask_word == kListNotAsked)
+        return list.count;
+    const uint64_t *words = elements + list.mask_word;
+    const uint32_t full = list.count / 64;
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < full; w++)
+        n += static_cast<uint32_t>(__builtin_popcountll(words[w]));
+    // The last word's bits past the list's elements are not its answers.
+    if (list.count % 64 != 0)
+        n += static_cast<uint32_t>(
+            __builtin_popcountll(words[full] & ((uint64_t{1} << (list.count % 64)) - 1)));
+    return n;
 }
 
 bool build_query(const MetaPageData &meta, const QueryKey *keys, int nkeys, const KeyUse *uses,

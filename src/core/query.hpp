@@ -64,6 +64,11 @@ constexpr uint32_t kMaxFilterElementWords = 64;
 constexpr uint32_t kMaxFilterElements = 64 * kMaxFilterElementWords;
 // A list not asked of the filters (its mask_word).
 constexpr uint32_t kListNotAsked = UINT32_MAX;
+// The words a list of `elements` elements takes in a segment's element mask.
+constexpr uint32_t list_mask_words(uint32_t elements)
+{
+    return elements / 64 + (elements % 64 != 0);
+}
 
 // Elements of IN lists built between two Interrupted checks.
 constexpr uint32_t kQueryElementsPerCheck = 4096;
@@ -113,6 +118,14 @@ inline bool element_may_hold(const uint64_t *elements, const SliceList &list, ui
     return elements == nullptr || list.mask_word == kListNotAsked ||
            ((elements[list.mask_word + e / 64] >> (e % 64)) & 1) != 0;
 }
+// Sets bit e of the list whose answers start at mask_word of a segment's
+// element mask `elements`.
+inline void element_mark(uint64_t *elements, uint32_t mask_word, uint32_t e) noexcept
+{
+    elements[mask_word + e / 64] |= uint64_t{1} << (e % 64);
+}
+// How many of a list's elements element_may_hold says yes to.
+uint32_t elements_held(const uint64_t *elements, const SliceList &list) noexcept;
 
 // Everything a scan tests.  Plain data; what it points to lies in the
 // memory the caller gave build_query, and in the keys' hashes.

@@ -388,7 +388,7 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 
 		/* A list's elements are each asked; another key's hashes until every slot passed. */
 		bool		per_element = key->list >= 0 && elements != NULL;
-		uint32		list_words = key->nhashes / 64 + (key->nhashes % 64 != 0);
+		uint32		list_words = bloomidx::list_mask_words(key->nhashes);
 
 		if (!key_asked(&stats[k]))
 			continue;
@@ -427,8 +427,8 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 			key_mask |= holds;
 			for (uint32 j = 0; per_element && !owners_apart && j < nsegs; j++)
 				if (holds.any_in(seg_slots[j].first, seg_slots[j].last))
-					elements[(Size) order_index(segs[j]) * nwords + key->mask_word + i / 64] |=
-						UINT64CONST(1) << (i % 64);
+					bloomidx::element_mark(&elements[(Size) order_index(segs[j]) * nwords],
+										   key->mask_word, i);
 			for (uint32 w = 0; per_element && owners_apart && w < bloomidx::SlotMask::kWords; w++)
 			{
 				uint64		bits = holds.bits[w];
@@ -439,8 +439,8 @@ probe_group(Relation index, const bloomidx::FilterQuery *query, const bloomidx::
 
 					bits &= bits - 1;
 					if (s < bloomidx::kGroupSlots && owner[s] >= 0)
-						elements[(Size) order_index(segs[owner[s]]) * nwords + key->mask_word +
-								 i / 64] |= UINT64CONST(1) << (i % 64);
+						bloomidx::element_mark(&elements[(Size) order_index(segs[owner[s]]) * nwords],
+											   key->mask_word, i);
 				}
 			}
 		}

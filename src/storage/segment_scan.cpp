@@ -315,22 +315,7 @@ list_slices(const bloomidx::SliceQuery *query, const uint64 *elements)
 	{
 		const bloomidx::SliceList *list = &query->lists[l];
 
-		if (elements == NULL || list->mask_word == bloomidx::kListNotAsked)
-			n += (uint64) list->count * list->per_element;
-		else
-		{
-			/* The list's words, the last one's bits past its elements out. */
-			const uint64 *words = elements + list->mask_word;
-			uint32		full = list->count / 64;
-			uint64		tested = 0;
-
-			for (uint32 w = 0; w < full; w++)
-				tested += (uint64) pg_popcount64(words[w]);
-			if (list->count % 64 != 0)
-				tested += (uint64) pg_popcount64(words[full] &
-												 ((UINT64CONST(1) << (list->count % 64)) - 1));
-			n += tested * list->per_element;
-		}
+		n += (uint64) bloomidx::elements_held(elements, *list) * list->per_element;
 	}
 	return n;
 }

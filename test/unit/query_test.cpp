@@ -246,6 +246,16 @@ TEST(Query, ListsAreAskedWhileTheirMasksFit)
     EXPECT_FALSE(element_may_hold(mask.data(), l2, 5));
     EXPECT_TRUE(element_may_hold(mask.data(), l1, 5));
     EXPECT_TRUE(element_may_hold(nullptr, l2, 68));
+    EXPECT_EQ(elements_held(mask.data(), l2), 1u);
+    EXPECT_EQ(elements_held(mask.data(), l1), l1.count);
+    // A list's words count whole, and no word of another list's.
+    mask[41 + 21] = ~uint64_t{0};
+    EXPECT_EQ(elements_held(mask.data(), l2), 1u + 64u);
+    mask[41 + 22] = ~uint64_t{0}; // list 3's word, of its 2 elements
+    EXPECT_EQ(elements_held(mask.data(), l2), 1u + 64u);
+    EXPECT_EQ(elements_held(mask.data(), built.query.slices.lists[3]), 2u);
+    element_mark(mask.data(), 41, 68);
+    EXPECT_TRUE(element_may_hold(mask.data(), l2, 68));
 }
 
 // What the scan budgets per element (list_element_bytes, against
