@@ -89,19 +89,16 @@ lock_region_page(Relation index, BlockNumber blkno, const bloomidx::FilterGroupH
 
 	LockBuffer(b, BUFFER_LOCK_SHARE);
 	Page		page = BufferGetPage(b);
-	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
 	bloomidx::PageProblem problem =
-		bloomidx::check_filter_page((const uint8 *) page, *h, region_page,
-									known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+		bloomidx_check_page(hints, blkno, page, [&](bloomidx::Sums sums) {
+			return bloomidx::check_filter_page((const uint8 *) page, *h, region_page, sums);
+		});
 
 	if (problem != bloomidx::PageProblem::None)
 	{
 		UnlockReleaseBuffer(b);
-		*buffer = InvalidBuffer;
-		return problem;
+		b = InvalidBuffer;
 	}
-	if (!known)
-		bloomidx_remember_sums_checked(hints, blkno, page);
 	*buffer = b;
 	return problem;
 }

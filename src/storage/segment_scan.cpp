@@ -140,14 +140,12 @@ lock_slice(Relation index, const bloomidx::SegmentEntry *e, uint16 j, BufferHint
 	buffers[(*nlocked)++] = buffer;
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	Page		page = BufferGetPage(buffer);
-	bool		known = bloomidx_sums_checked_at_lsn(hints, *blkno, page);
 	bloomidx::PageProblem problem =
-		bloomidx::check_slice_page((const uint8 *) page, e->rows, (uint16) spot.first,
-								   e->segment_id,
-								   known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+		bloomidx_check_page(hints, *blkno, page, [&](bloomidx::Sums sums) {
+			return bloomidx::check_slice_page((const uint8 *) page, e->rows, (uint16) spot.first,
+											  e->segment_id, sums);
+		});
 
-	if (problem == bloomidx::PageProblem::None && !known)
-		bloomidx_remember_sums_checked(hints, *blkno, page);
 	*words = bloomidx::slice_page_words((const uint8 *) page) + spot.word;
 	return problem;
 }
@@ -401,21 +399,18 @@ bloomidx_copy_segment_page(Relation index, BlockNumber blkno, BufferHints *hints
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
-	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, (Page) page);
-	bloomidx::Sums sums = known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify;
-	bloomidx::PageProblem problem;
+	int			natts = RelationGetNumberOfAttributes(index);
+	bloomidx::PageProblem problem =
+		bloomidx_check_page(hints, blkno, (Page) page, [&](bloomidx::Sums sums) {
+			if (kind == bloomidx::kPageSegment)
+				return bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
+													nslices, e->slices_per_page, natts, blkno,
+													nblocks, sums);
+			return bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
+		});
 
-	if (kind == bloomidx::kPageSegment)
-		problem = bloomidx::check_segment_page(page, e->segment_id, e->rows, e->first_slice,
-											   nslices, e->slices_per_page,
-											   RelationGetNumberOfAttributes(index), blkno,
-											   nblocks, sums);
-	else
-		problem = bloomidx::check_live_page(page, e->rows, e->segment_id, sums);
 	if (problem == bloomidx::PageProblem::None)
 	{
-		if (!known)
-			bloomidx_remember_sums_checked(hints, blkno, (Page) page);
 		if (kind == bloomidx::kPageSegment)
 			memcpy(dst, bloomidx::segment_header(page), sizeof(bloomidx::SegmentHeader));
 		else
@@ -464,10 +459,10 @@ decode_group(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry
 
 	if (first)
 	{
-		bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, (Page) page);
 		bloomidx::PageProblem problem =
-			bloomidx::check_tid_page(page, *h, (uint16) p,
-									 known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+			bloomidx_check_page(hints, blkno, (Page) page, [&](bloomidx::Sums sums) {
+				return bloomidx::check_tid_page(page, *h, (uint16) p, sums);
+			});
 
 		if (problem != bloomidx::PageProblem::None)
 		{
@@ -475,8 +470,6 @@ decode_group(Relation index, SegmentScanWork *work, const bloomidx::SegmentEntry
 			release_tid_page(work);
 			return !bloomidx_page_was_recycled(index, blkno, generation, problem);
 		}
-		if (!known)
-			bloomidx_remember_sums_checked(hints, blkno, (Page) page);
 		work->tid_page_index = p;
 	}
 

@@ -114,6 +114,25 @@ bool		bloomidx_prefetch_page(Relation index, BlockNumber blkno, BlockNumber nblo
 								   const BufferHints *hints);
 
 /*
+ * check(sums), a core check of page blkno (pinned and locked), given
+ * Sums::Trust where the hints remember the page's sums passing at its
+ * present LSN, else Sums::Verify; a page that passes is remembered.  (A
+ * template, not a callback: the checks take different arguments, and the
+ * lambda holds plain data only.)
+ */
+template <typename Check>
+inline bloomidx::PageProblem
+bloomidx_check_page(BufferHints *hints, BlockNumber blkno, Page page, Check check)
+{
+	bool		known = bloomidx_sums_checked_at_lsn(hints, blkno, page);
+	bloomidx::PageProblem problem = check(known ? bloomidx::Sums::Trust : bloomidx::Sums::Verify);
+
+	if (problem == bloomidx::PageProblem::None && !known)
+		bloomidx_remember_sums_checked(hints, blkno, page);
+	return problem;
+}
+
+/*
  * ---------------------------------------------------------------------
  * scratch.cpp: the memory a scan reuses from one query to the next, kept
  * by the backend: what it returns is the caller's until the amgetbitmap
