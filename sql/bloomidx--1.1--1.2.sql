@@ -1,12 +1,13 @@
 -- bloomidx 1.1 -> 1.2: bloomidx_stats gains a last column, key_pages
 -- (dropped and recreated below: a view that depends on it must be dropped
 -- first, and EXECUTE granted beyond pg_stat_scan_tables granted again);
--- the library that ships with it writes on-disk format 16 (filter groups
--- of up to 127 segments, so that a query reads one filter page a key for
--- 127 segments, where format 12 read one for 15; the slices of small
--- segments packed several a page; the filters of sealed segments gathered
--- into groups of many by VACUUM; small segments' filter keys kept for
--- their merges).  An index built in an older format is never read as
+-- the library that ships with it writes on-disk format 19 (filter groups
+-- of up to 1,016 segments in blocks of 8 bytes, so that a query reads one
+-- filter page a key for all of them, where format 12 read one for 15; the
+-- slices of small segments packed several a page; the filters of sealed
+-- segments gathered into groups of many by VACUUM; small segments' filter
+-- keys kept for their merges; filters over the pending pages; heap TIDs in
+-- runs).  An index built in an older format is never read as
 -- if it were current: every query, insert or VACUUM on it fails with
 -- XX002 until REINDEX rebuilds it.  So that no one learns that from a
 -- failed query, the update names each such index of this database in a
@@ -52,7 +53,7 @@ BEGIN
                     USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', name);
             WHEN OTHERS THEN
                 RAISE WARNING 'index % could not be checked for an older on-disk format: %', name, SQLERRM
-                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 16 is read, older ones need REINDEX.', name);
+                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 19 is read, older ones need REINDEX.', name);
         END;
     END LOOP;
     PERFORM pg_catalog.set_config('lock_timeout', lock_timeout_was, true);

@@ -160,7 +160,7 @@ ORDER BY col;
 -- IS NULL on each column (no row has a NULL).
 SELECT rate_verdict(miss_rate('fp_default', '{a IS NULL, b IS NULL, c IS NULL, d IS NULL}'),
                     bloomidx_false_positive_rate('fp_default_bl', '{1}'), 60000 * 4) AS is_null;
--- With the default segment filters (segment_filter_rate 0.0275) the same
+-- With the default segment filters (segment_filter_rate 0.025) the same
 -- misses read few segments: the rows they keep fall to a fifth of the
 -- signatures' rate or less (about 2 % of it, as 2 % of the segments pass).
 SELECT miss_rate('fp_filtered', array_agg(cond))

@@ -213,16 +213,16 @@ RESET bloomidx.debug_seal_stop;
 -- leaves keep their rows' keys, and the next VACUUM merges them into one
 -- with filters made from the keys; every answer stays a sequential scan's.
 CREATE TABLE vf (a int, b int, c int, d int) WITH (autovacuum_enabled = off);
-INSERT INTO vf SELECT i, i % 1000, i % 7, i % 13 FROM generate_series(1, 70000) i;
+INSERT INTO vf SELECT i, i % 1000, i % 7, i % 13 FROM generate_series(1, 75000) i;
 CREATE INDEX vf_bl ON vf USING bloomidx (a, b, c, d);
-INSERT INTO vf SELECT i, i % 1000, i % 7, i % 13 FROM generate_series(70001, 73000) i;
+INSERT INTO vf SELECT i, i % 1000, i % 7, i % 13 FROM generate_series(75001, 78000) i;
 SELECT pg_relation_size('vf_bl') / 8192 >= 128 AS large_enough;
 SELECT pending_pages > 10 AS pending_before FROM bloomidx_index_info('vf_bl');
 VACUUM vf;
 SELECT pending_pages <= 1 AS flushed, filtered_segments = segments AS all_filtered
 FROM bloomidx_index_info('vf_bl');
 SELECT index_buffers('SELECT * FROM vf WHERE a = -1 AND b = -1') <= 8 AS miss_few_pages;
-INSERT INTO vf SELECT i, i % 1000, i % 7, i % 13 FROM generate_series(73001, 76000) i;
+INSERT INTO vf SELECT i, i % 1000, i % 7, i % 13 FROM generate_series(78001, 81000) i;
 DELETE FROM vf WHERE a % 10 = 0;
 VACUUM vf;
 SELECT pending_pages <= 1 AS flushed_again, filtered_segments = segments AS all_filtered_again
@@ -236,8 +236,8 @@ FROM bloomidx_page_items('vf_bl', 0);
 SELECT key_pages > 0 AS keys_kept FROM bloomidx_stats('vf_bl');
 SELECT bloomidx_verify('vf_bl');
 SELECT q, index_vs_seqscan('SELECT * FROM vf WHERE ' || q)
-FROM (VALUES ('a = 70501'), ('a = 74001 AND b = 1'), ('b = 501 AND c = 3'), ('a = 72001'),
-             ('a IN (13, 71097, 75556) AND d = 0'), ('b = 999 AND d = 5')) AS t(q);
+FROM (VALUES ('a = 70501'), ('a = 79001 AND b = 1'), ('b = 501 AND c = 3'), ('a = 77001'),
+             ('a IN (13, 76097, 80556) AND d = 0'), ('b = 999 AND d = 5')) AS t(q);
 DROP TABLE vf;
 
 -- One-row INSERTs append to the pending list's tail while it has room,

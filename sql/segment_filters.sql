@@ -197,7 +197,7 @@ SELECT * FROM filter_random('sfs', 150, 3);
 -- answer stays right.  The index of segments without filters has nothing
 -- to gather.
 -- (Misses counted as the fewest of five values absent from the table:
--- a segment that lets one through by chance, 2.75 % of them, reads its
+-- a segment that lets one through by chance, 2.5 % of them, reads its
 -- slices too.)
 CREATE FUNCTION sfs_miss() RETURNS int LANGUAGE sql AS $$
     SELECT min(index_buffers(format('SELECT * FROM sfs WHERE u = %s', v)))

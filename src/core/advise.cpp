@@ -1,5 +1,6 @@
 #include "advise.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "page_layout.hpp"
@@ -370,9 +371,16 @@ double predicted_index_pages(double rows, int length, int ncolumns, const double
         if (filter_bits_per_key > 0) {
             double filter_bytes = 0;
             for (int i = 0; i < ncolumns; i++) {
-                // Distinct values a segment holds if they fall at random.
-                double d = distinct[i] < 1 ? 1 : distinct[i];
-                double in_segment = d <= 1 ? 1 : d * -std::expm1(seg_rows * std::log1p(-1.0 / d));
+                // Distinct values a segment holds if the table's rows
+                // fall at random, each value in rows / d of them: a value
+                // misses the segment's seg_rows with (1 - seg_rows / rows)
+                // to that power (every value of a unique column is in one
+                // segment; of a one-segment table, all of them).
+                double d = distinct[i] < 1 ? 1 : std::min(distinct[i], rows);
+                double in_segment =
+                    d <= 1 || seg_rows >= rows
+                        ? d
+                        : d * -std::expm1(rows / d * std::log1p(-seg_rows / rows));
                 double blocks = filter_blocks(static_cast<uint64_t>(std::ceil(in_segment)),
                                               filter_bits_per_key, kMaxFilterBlocks);
                 filter_bytes += blocks * kFilterBlockBytes;

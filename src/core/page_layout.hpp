@@ -109,7 +109,7 @@ constexpr uint32_t kPayloadBytes = kSpecialOffset - kPageHeaderSize; // 8,152
 
 // Metapage, right after the page header of block 0.
 constexpr uint32_t kMetaMagic = 0x626C6478; // "bldx"
-constexpr uint16_t kMetaVersion = 18;       // bump on any change to this file that
+constexpr uint16_t kMetaVersion = 19;       // bump on any change to this file that
                                             // indexes see (6: segments, pending list;
                                             // 7: the free-run list; 8: segments as
                                             // extents, the free list; 9: weighted
@@ -123,8 +123,9 @@ constexpr uint16_t kMetaVersion = 18;       // bump on any change to this file t
                                             // many segments, gathered by VACUUM;
                                             // 16: key pages of small segments;
                                             // 17: pending groups; 18: 8-byte filter
-                                            // blocks, groups of up to 1,016 slots)
-constexpr uint16_t kMetaVersionOldest = 18; // the oldest format read (13 to 17 were
+                                            // blocks, groups of up to 1,016 slots;
+                                            // 19: runs of TIDs, tid_codec.hpp)
+constexpr uint16_t kMetaVersionOldest = 19; // the oldest format read (13 to 18 were
                                             // never released: development builds of 1.2)
 constexpr uint16_t kFormatRowWise = 1;      // pending pages (and the metapage's format)
 constexpr uint16_t kFormatSliced = 2;       // pages of a segment

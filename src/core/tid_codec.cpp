@@ -54,9 +54,22 @@ constexpr bool offset_ok(uint64_t offset)
 }
 
 // Codes: a same-block step takes an offset delta below kMaxHeapOffset (2
-// bytes at most), a block step a 33-bit zigzagged delta and the flag.
+// bytes at most), a block step a 33-bit zigzagged delta and the flag, a
+// run's length less kMinRun one byte (a group's runs are shorter than 64).
 constexpr int kMaxCodeBytes = 5;
 constexpr int kMaxOffsetBytes = 2;
+constexpr int kMaxRunBytes = 1;
+
+// Rows from `from` on (from >= 1) that each follow the row before in its
+// block at the next offset: the run the encoder may write.
+uint32_t run_length(const HeapTid *tids, uint32_t n, uint32_t from) noexcept
+{
+    uint32_t k = 0;
+    while (from + k < n && tids[from + k].block == tids[from + k - 1].block &&
+           tids[from + k].offset == tids[from + k - 1].offset + 1)
+        k++;
+    return k;
+}
 
 } // namespace
 
@@ -78,7 +91,12 @@ size_t tid_group_encode(const HeapTid *tids, uint32_t n, uint8_t *out, size_t ca
     buf[len++] = static_cast<uint8_t>(tids[0].offset >> 8);
     for (uint32_t i = 1; i < n; i++) {
         const HeapTid &prev = tids[i - 1], &cur = tids[i];
-        if (cur.block == prev.block && cur.offset > prev.offset) {
+        const uint32_t run = run_length(tids, n, i);
+        if (run >= kTidMinRun) {
+            buf[len++] = 0;
+            len += put_varint(run - kTidMinRun, buf + len);
+            i += run - 1;
+        } else if (cur.block == prev.block && cur.offset > prev.offset) {
             len += put_varint(static_cast<uint64_t>(cur.offset - prev.offset) << 1, buf + len);
         } else {
             int64_t delta = static_cast<int64_t>(cur.block) - static_cast<int64_t>(prev.block);
@@ -109,9 +127,20 @@ bool tid_group_decode(const uint8_t *in, size_t size, uint32_t n, HeapTid *out) 
         uint64_t code;
         if (!get_varint(in, size, &pos, kMaxCodeBytes, &code))
             return false;
+        if (code == 0) {
+            // A run: each of its rows at the next offset of the same block.
+            uint64_t more;
+            if (n - i < kTidMinRun || !get_varint(in, size, &pos, kMaxRunBytes, &more) ||
+                more > n - i - kTidMinRun || offset + kTidMinRun + more > kMaxHeapOffset)
+                return false;
+            for (uint64_t j = 0; j < kTidMinRun + more; j++)
+                out[i + j] = HeapTid{block, static_cast<uint16_t>(++offset)};
+            i += static_cast<uint32_t>(kTidMinRun + more) - 1;
+            continue;
+        }
         if ((code & 1) == 0) {
             offset += code >> 1;
-            if (code == 0 || !offset_ok(offset))
+            if (!offset_ok(offset))
                 return false;
         } else {
             int64_t next = static_cast<int64_t>(block) + unzigzag(code >> 1);

@@ -3,14 +3,20 @@
 // A segment's rows are numbered 0..n-1 (row r is bit r of every slice);
 // a scan wants the TIDs of its few candidate rows only, so the TIDs are
 // stored in groups of kTidGroupRows consecutive rows, each group decodable
-// on its own: its first TID whole (6 bytes), then for each next row a
-// varint relative to the row before it:
-//   same heap block, offset up by d (d >= 1):  code = d << 1
+// on its own: its first TID whole (6 bytes), then for the next rows
+// varints relative to the row before:
+//   a run of k >= kTidMinRun rows, each in the same heap block at the
+//   offset after the row before's:  code = 0, then varint(k - kTidMinRun)
+//   one row, same heap block, offset up by d (d >= 1):  code = d << 1
 //   otherwise:  code = (zigzag(block delta) << 1) | 1, then varint(offset)
+// The encoder writes every run of kTidMinRun rows or more as one (a
+// shorter one as single steps), so each group has one spelling.
 // A build's rows come in heap order, where most steps are "same block,
-// offset + 1" (one byte) and a new block costs two or three, so a group of
-// 64 rows takes about 70-80 bytes; rows sealed from pending pages may come
-// in any order and cost more, never more than tid_group_bound().
+// offset + 1" and a new block costs two or three bytes: a group of 64 rows
+// of a table loaded in one go takes 8 to 12 bytes (one or two runs; format
+// 18 wrote a byte a row, 70 to 80), of a table whose rows were deleted or
+// updated a byte or two for each gap more; rows sealed from pending pages
+// may come in any order and cost more, never more than tid_group_bound().
 //
 // Where each group starts (a page and an offset) is the segment's
 // business (segment format); the codec sees one group's bytes.  Decoding
@@ -26,8 +32,9 @@
 namespace bloomidx {
 
 // A build's TID takes about this many bytes a row (a group of 64 rows in
-// heap order, 70-80 bytes, and the group's place): for estimates.
-constexpr double kTypicalTidBytes = 1.3;
+// heap order, 8 to 13 bytes: 0.15 a row with 157 rows a heap page, 0.2
+// with 60; pages end where a group would not fit): for estimates.
+constexpr double kTypicalTidBytes = 0.2;
 
 struct HeapTid {
     uint32_t block;
@@ -35,6 +42,9 @@ struct HeapTid {
 };
 
 constexpr uint32_t kTidGroupRows = 64;
+
+// The fewest rows a run code holds: it takes two bytes, a row's step one.
+constexpr uint32_t kTidMinRun = 3;
 
 // Offsets a heap page can hold, at most (8 kB pages: an item pointer takes
 // 4 bytes).  Offsets outside 1..kMaxHeapOffset are damage.

@@ -43,13 +43,12 @@ static_assert(MAXALIGN(sizeof(bloomidx::PageOpaque)) == sizeof(bloomidx::PageOpa
 #define BLOOMIDX_DEFAULT_FALSE_POSITIVE_RATE 0.0003
 /*
  * Of a segment filter: the fraction of segments without a value it lets
- * through (0: no filters).  2.75 %: 8.5 bits a value in blocks of one
- * word (2.73 % by the formula), where 2.5 % took 9 and put a 10 M-row
- * index of data set A at 1.42 times contrib/bloom's size, past the 1.4
- * the project keeps to (a build's group of 155 segments fills its region
- * pages to 92 %: storage/README.md, *Sizing again*); 2 % took 9.5.
+ * through (0: no filters).  2.5 %: 9 bits a value in blocks of one word
+ * (2.3 % measured), where 2 % took 9.5 and the index passed 1.4 times
+ * contrib/bloom's size on data set A (format 18; 64-byte blocks gave 2 %
+ * at 8.5 bits).
  */
-#define BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE 0.0275
+#define BLOOMIDX_DEFAULT_SEGMENT_FILTER_RATE 0.025
 
 /*
  * Reloptions as parsed (varlena, as build_reloptions makes them):

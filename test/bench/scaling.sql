@@ -54,7 +54,7 @@ END $$;
 -- The queries of one table: a 2-column hit (a row at a third of the
 -- table), a 2-column miss (values outside the data), the mean of 20 such
 -- misses (each of other values: a segment that lets a miss's two values
--- through by chance, 1 in 1,300 at 2.75 % a column, reads its slices, and
+-- through by chance, 1 in 1,600 at 2.5 % a column, reads its slices, and
 -- one miss alone shows it or not), an IN list of 10
 -- values of i2 (rows at half the table) and the 10 lookups of those values
 -- one by one (their sums).

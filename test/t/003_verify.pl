@@ -386,16 +386,16 @@ with_corruption(
 # server went back to this one): every use says so and what to do; the
 # file put back, it answers again.
 with_corruption(
-	label  => 'metapage of format version 19',
-	mutate => sub { set_u16($_[0], 24 + 4, 19) },
+	label  => 'metapage of format version 20',
+	mutate => sub { set_u16($_[0], 24 + 4, 20) },
 	check  => sub {
 		my $new_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 19, newer than the version 18 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 20, newer than the version 19 this bloomidx writes\n.*DETAIL:  A later bloomidx built it; the server now runs an older one\.\n.*HINT:  Install the bloomidx release that built it, or run REINDEX INDEX public\.c_bl to rebuild the index in this one's format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
-		isnt($ret, 0, 'format version 19: a query through the index fails');
-		like($err, $new_format, 'format version 19: the query says why and what to do');
+		isnt($ret, 0, 'format version 20: a query through the index fails');
+		like($err, $new_format, 'format version 20: the query says why and what to do');
 		($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
-		like($err, $new_format, 'format version 19: so does bloomidx_verify');
+		like($err, $new_format, 'format version 20: so does bloomidx_verify');
 	});
 
 # An index of the previous on-disk format (12: filter groups of 15 slots,
@@ -408,7 +408,7 @@ with_corruption(
 	mutate => sub { set_u16($_[0], 24 + 4, 12) },
 	check  => sub {
 		my $old_format =
-		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 18 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
+		  qr/ERROR:  XX002: index "c_bl" has on-disk format version 12, older than the oldest version 19 this bloomidx reads\n.*DETAIL:  An earlier bloomidx built it\.\n.*HINT:  REINDEX INDEX public\.c_bl; rebuilds it in the current format\./;
 		my ($ret, $err) = psql_verbose("$BloomidxTAP::INDEX_GUCS $query");
 		isnt($ret, 0, 'format version 12: a query through the index fails');
 		like($err, $old_format, 'format version 12: the query says to REINDEX');

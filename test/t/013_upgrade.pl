@@ -119,7 +119,7 @@ $node->start;
 my ($update_ret, $update_out, $update_err) = $node->psql('postgres', 'ALTER EXTENSION bloomidx UPDATE');
 is($update_ret, 0, 'ALTER EXTENSION bloomidx UPDATE succeeds') or diag $update_err;
 like($update_err,
-	qr/WARNING:  index "o_bl" has on-disk format version 12, older than the oldest version 18 this bloomidx reads\n.*HINT:  REINDEX INDEX public\.o_bl; rebuilds it in the current format\./,
+	qr/WARNING:  index "o_bl" has on-disk format version 12, older than the oldest version 19 this bloomidx reads\n.*HINT:  REINDEX INDEX public\.o_bl; rebuilds it in the current format\./,
 	'the update names the index of the older format and says to REINDEX it');
 unlike($update_err, qr/WARNING:.*"(t_bl|u_bl|p1_a_b_c_d_idx|p2_a_b_c_d_idx)"/,
 	'and no index of the current format');
@@ -194,7 +194,7 @@ is($node->safe_psql('upd', "SELECT extversion FROM pg_extension WHERE extname = 
 $locker->query_safe('ROLLBACK');
 $locker->quit;
 $temp_owner->quit;
-is($node->safe_psql('upd', "SELECT format_version FROM bloomidx_index_info('lk_bl')"), '18',
+is($node->safe_psql('upd', "SELECT format_version FROM bloomidx_index_info('lk_bl')"), '19',
 	'the index, unlocked, is of the current format');
 
 # And back: an update to a version that does not exist says so.

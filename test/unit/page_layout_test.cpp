@@ -188,12 +188,12 @@ TEST(PageFormat, ConstantsArePinned)
     EXPECT_EQ(kPageMeta, 1);
     EXPECT_EQ(kPageData, 2);
     EXPECT_EQ(kFormatRowWise, 1);
-    EXPECT_EQ(kMetaVersion, 18) << "18: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 1,016 slots of 8-byte blocks, filter keys in pending rows, packed slices, listed groups of many segments, key pages of small segments, pending groups";
+    EXPECT_EQ(kMetaVersion, 19) << "19: runs of TIDs; 18: segments, the pending list, the directory and its pages, the free list, weighted page sums, filter groups of up to 1,016 slots of 8-byte blocks, filter keys in pending rows, packed slices, listed groups of many segments, key pages of small segments, pending groups";
     EXPECT_EQ(kPageKeys, 13);
     EXPECT_EQ(kMaxKeyPages, 259u);
     EXPECT_EQ(kKeyedRowsMax, 16256u);
     EXPECT_EQ(key_rows_per_page(6), 339u);
-    EXPECT_EQ(kMetaVersionOldest, 18) << "13 to 17 were never released";
+    EXPECT_EQ(kMetaVersionOldest, 19) << "13 to 18 were never released";
     EXPECT_EQ(kGroupPending, 2);
     EXPECT_EQ(kPendingFiltersOffset, 8112u);
     EXPECT_EQ(kPageFilterGroup, 11);

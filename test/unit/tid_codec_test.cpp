@@ -1,6 +1,6 @@
 // Unit tests of src/core/tid_codec.hpp: groups of heap TIDs round-trip in
 // any order, within the bound; a build's TIDs (heap order) take under 2
-// bytes each; damaged bytes are refused, or decode to other TIDs (which
+// bytes each, a loaded table's runs a fifth of a byte or less; damaged bytes are refused, or decode to other TIDs (which
 // the segment's sums are there to catch), never read past their group.
 #include <gtest/gtest.h>
 
@@ -82,6 +82,62 @@ TEST(TidCodec, HeapOrderRoundTripsUnderTwoBytesATid)
         EXPECT_LT(bytes / static_cast<double>(tids.size()), per_block == 1 ? 2.2 : 1.4)
             << per_block << " rows a block";
     }
+}
+
+// A table loaded in one go: every row of each heap block, in order.  Its
+// groups are runs (two bytes) and a block step (two or three): about a
+// tenth of format 18's byte a row.
+TEST(TidCodec, RowsOfALoadedTableAreRuns)
+{
+    for (uint32_t per_block : {1u, 2u, 3u, 4u, 60u, 157u, 291u, 2048u}) {
+        std::vector<HeapTid> tids;
+        for (uint32_t block = 7; tids.size() < 65024; block++)
+            for (uint32_t off = 1; off <= per_block && tids.size() < 65024; off++)
+                tids.push_back(HeapTid{block, static_cast<uint16_t>(off)});
+        expect_round_trip(tids);
+        std::vector<size_t> starts;
+        double bytes = static_cast<double>(encode_all(tids, &starts).size());
+        double bound = per_block == 1 ? 2.2 : per_block < 8 ? 1.6 : per_block < 100 ? 0.25 : 0.17;
+        EXPECT_LT(bytes / static_cast<double>(tids.size()), bound) << per_block << " rows a block";
+    }
+    // A group in one block is its head and one run.
+    HeapTid one[kTidGroupRows];
+    for (uint32_t i = 0; i < kTidGroupRows; i++)
+        one[i] = HeapTid{42, static_cast<uint16_t>(1000 + i)};
+    uint8_t buf[tid_group_bound(kTidGroupRows)];
+    EXPECT_EQ(tid_group_encode(one, kTidGroupRows, buf, sizeof buf), 8u);
+}
+
+// Runs of every length at every place of a group, among the other codes:
+// what a seal's rows look like (inserts in heap order, with gaps where
+// other rows went, and now and then a row from elsewhere).
+TEST(TidCodec, RunsOfAnyLengthRoundTrip)
+{
+    std::mt19937_64 rng(14);
+    for (int round = 0; round < 2000; round++) {
+        std::vector<HeapTid> tids;
+        uint32_t block = static_cast<uint32_t>(rng() % 100000);
+        uint16_t offset = static_cast<uint16_t>(1 + rng() % 100);
+        size_t n = 1 + rng() % 200;
+        while (tids.size() < n) {
+            uint64_t r = rng();
+            if (r % 4 == 0 || offset >= kMaxHeapOffset) {
+                block = static_cast<uint32_t>(block + r % 5); // the same block, or one after
+                offset = static_cast<uint16_t>(1 + (r >> 8) % 200);
+            } else if (r % 4 == 1 && offset + 3 <= kMaxHeapOffset) {
+                offset = static_cast<uint16_t>(offset + 2 + (r >> 8) % 2); // a gap
+            } else {
+                offset++;
+            }
+            tids.push_back(HeapTid{block, offset});
+        }
+        expect_round_trip(tids);
+    }
+    // A run that ends at the last offset a heap page can hold.
+    std::vector<HeapTid> last;
+    for (uint32_t i = 0; i < 10; i++)
+        last.push_back(HeapTid{3, static_cast<uint16_t>(kMaxHeapOffset - 9 + i)});
+    expect_round_trip(last);
 }
 
 TEST(TidCodec, AnyOrderRoundTripsWithinTheBound)
@@ -186,11 +242,36 @@ TEST(TidCodec, EachCheckRefusesItsDamage)
     EXPECT_FALSE(decodes(group(1, 0, {0x02})));         // first offset 0
     EXPECT_FALSE(decodes(group(1, kMaxHeapOffset + 1, {0x02}))); // first offset past the last
     EXPECT_FALSE(decodes(group(1, kMaxHeapOffset, {0x02})));     // a step past the last offset
-    EXPECT_FALSE(decodes(group(1, 1, {0x00})));         // a step of 0 in the same block
+    EXPECT_FALSE(decodes(group(1, 1, {0x00})));         // a run without its length
     EXPECT_FALSE(decodes(group(0, 1, {0x03, 0x01})));   // a block before block 0
     EXPECT_FALSE(decodes(group(UINT32_MAX, 1, {0x05, 0x01}))); // a block past the last
     EXPECT_FALSE(decodes(group(1, 1, {0x05, 0x00})));   // a new block's offset 0
     EXPECT_FALSE(decodes(group(1, 1, {0x05, 0x81, 0x10}))); // ... past the last (2,049)
     EXPECT_FALSE(decodes(group(1, 1, {0x82, 0x00})));   // a longer spelling of a code
     EXPECT_FALSE(decodes(group(1, 1, {0x82})));         // a code cut short
+}
+
+// The run's checks, on groups of n TIDs: a run of 3 + the byte after 0.
+TEST(TidCodec, EachRunCheckRefusesItsDamage)
+{
+    auto decodes = [](uint32_t n, uint16_t offset, std::vector<uint8_t> codes) {
+        std::vector<uint8_t> g = {9, 0, 0, 0, static_cast<uint8_t>(offset),
+                                  static_cast<uint8_t>(offset >> 8)};
+        g.insert(g.end(), codes.begin(), codes.end());
+        HeapTid out[kTidGroupRows];
+        bool ok = tid_group_decode(g.data(), g.size(), n, out);
+        for (uint32_t i = 0; ok && i < n; i++)
+            EXPECT_TRUE(same(out[i], HeapTid{9, static_cast<uint16_t>(offset + i)}));
+        return ok;
+    };
+    ASSERT_TRUE(decodes(4, 1, {0x00, 0x00}));                    // a run of 3
+    ASSERT_TRUE(decodes(64, 1, {0x00, 60}));                     // a run of 63, the most
+    ASSERT_TRUE(decodes(6, 1, {0x02, 0x02, 0x00, 0x00}));        // steps, then a run
+    ASSERT_TRUE(decodes(4, kMaxHeapOffset - 3, {0x00, 0x00}));   // up to the last offset
+    EXPECT_FALSE(decodes(4, kMaxHeapOffset - 2, {0x00, 0x00}));  // past the last offset
+    EXPECT_FALSE(decodes(3, 1, {0x00, 0x00}));                   // longer than the rows left
+    EXPECT_FALSE(decodes(2, 1, {0x00, 0x00}));                   // ... fewer than a run's fewest
+    EXPECT_FALSE(decodes(64, 1, {0x00, 61}));                    // ... past the group
+    EXPECT_FALSE(decodes(64, 1, {0x00, 0x80, 0x00}));            // a length of two bytes
+    EXPECT_FALSE(decodes(5, 1, {0x00, 0x00}));                   // rows left after the last code
 }
