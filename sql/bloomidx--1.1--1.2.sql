@@ -53,7 +53,7 @@ BEGIN
                     USING HINT = pg_catalog.format('REINDEX INDEX %s; rebuilds it in the current format.', name);
             WHEN OTHERS THEN
                 RAISE WARNING 'index % could not be checked for an older on-disk format: %', name, SQLERRM
-                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it; 19 is read, older ones need REINDEX.', name);
+                    USING HINT = pg_catalog.format('Once its build has ended or its lock is released, SELECT format_version FROM bloomidx_index_info(%L) shows it: an index of an older format than this bloomidx reads needs REINDEX.', name);
         END;
     END LOOP;
     PERFORM pg_catalog.set_config('lock_timeout', lock_timeout_was, true);

@@ -335,7 +335,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 */
 	double		slices = Min(shape.slices, (double) meta.signature_bits);
 	double		filtered_slices = Min(tested_slices, (double) meta.signature_bits);
-	double		tid_pages = std::ceil(rows_per_segment * bloomidx::kTypicalTidBytes / BLCKSZ);
+	double		tid_bytes = bloomidx::typical_tid_bytes(index->rel->tuples / Max(index->rel->pages, 1));
+	double		tid_pages = std::ceil(rows_per_segment * tid_bytes / BLCKSZ);
 	double		matches = costs.indexSelectivity * index->tuples / Max(segments, 1.0);
 	double		candidates = Min(rows_per_segment, matches + rows_per_segment * chance_elsewhere);
 	double		filtered_candidates = Min(rows_per_segment,

@@ -376,7 +376,7 @@ double predicted_index_pages(double rows, int length, int ncolumns, const double
                 // misses the segment's seg_rows with (1 - seg_rows / rows)
                 // to that power (every value of a unique column is in one
                 // segment; of a one-segment table, all of them).
-                double d = distinct[i] < 1 ? 1 : std::min(distinct[i], rows);
+                double d = distinct[i] >= 1 ? std::min(distinct[i], rows) : 1; // NaN: 1
                 double in_segment =
                     d <= 1 || seg_rows >= rows
                         ? d

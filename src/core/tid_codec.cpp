@@ -1,5 +1,7 @@
 #include "tid_codec.hpp"
 
+#include <algorithm>
+
 #include "core_guard.hpp"
 
 namespace bloomidx {
@@ -59,6 +61,7 @@ constexpr bool offset_ok(uint64_t offset)
 constexpr int kMaxCodeBytes = 5;
 constexpr int kMaxOffsetBytes = 2;
 constexpr int kMaxRunBytes = 1;
+static_assert(kTidGroupRows - 1 - kTidMinRun < 0x80, "a run's length fits one varint byte");
 
 // Rows from `from` on (from >= 1) that each follow the row before in its
 // block at the next offset: the run the encoder may write.
@@ -72,6 +75,14 @@ uint32_t run_length(const HeapTid *tids, uint32_t n, uint32_t from) noexcept
 }
 
 } // namespace
+
+double typical_tid_bytes(double rows_per_page) noexcept
+{
+    const double p = rows_per_page >= 1 ? std::min<double>(rows_per_page, kMaxHeapOffset) : 1;
+    const double blocks = kTidGroupRows / p;
+    const double rest = std::min<double>(p - 1, 2); // a run of the block's other rows
+    return (6 + 2 + blocks * (2 + rest)) / kTidGroupRows;
+}
 
 size_t tid_group_encode(const HeapTid *tids, uint32_t n, uint8_t *out, size_t cap) noexcept
 {

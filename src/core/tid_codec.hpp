@@ -10,13 +10,16 @@
 //   one row, same heap block, offset up by d (d >= 1):  code = d << 1
 //   otherwise:  code = (zigzag(block delta) << 1) | 1, then varint(offset)
 // The encoder writes every run of kTidMinRun rows or more as one (a
-// shorter one as single steps), so each group has one spelling.
+// shorter one as single steps); the decoder takes any spelling of the same
+// TIDs (a run split in two, or written as steps, as format 18 did).  A
+// change to the codes is a change of the on-disk format (kMetaVersion).
 // A build's rows come in heap order, where most steps are "same block,
 // offset + 1" and a new block costs two or three bytes: a group of 64 rows
-// of a table loaded in one go takes 8 to 12 bytes (one or two runs; format
-// 18 wrote a byte a row, 70 to 80), of a table whose rows were deleted or
-// updated a byte or two for each gap more; rows sealed from pending pages
-// may come in any order and cost more, never more than tid_group_bound().
+// of a table loaded in one go takes 8 to 12 bytes at 64 rows a heap page
+// or more (one or two runs; format 18 wrote a byte a row, 70 to 80), a
+// byte a row or more at 4 rows a page, and a byte or two more for each
+// gap deleted or updated rows left; rows sealed from pending pages may
+// come in any order and cost more, never more than tid_group_bound().
 //
 // Where each group starts (a page and an offset) is the segment's
 // business (segment format); the codec sees one group's bytes.  Decoding
@@ -31,10 +34,14 @@
 
 namespace bloomidx {
 
-// A build's TID takes about this many bytes a row (a group of 64 rows in
-// heap order, 8 to 13 bytes: 0.15 a row with 157 rows a heap page, 0.2
-// with 60; pages end where a group would not fit): for estimates.
-constexpr double kTypicalTidBytes = 0.2;
+// Bytes a build's TID takes, about, in a table of rows_per_page rows a
+// heap page (its tuples over its pages; below 1, 1): each group's head and
+// first run, then for each heap block it reaches a block step (two bytes)
+// and its rows' run (two bytes; one a row under kTidMinRun).  Measured on
+// whole segments: 0.149 a row at 157 rows a page (this gives 0.15), 0.188
+// at 60 (0.19), 1.06 to 1.18 at 4 (1.13), 2.06 at 1 (2.13); gaps deleted
+// or updated rows leave cost more (0.40 at 157 with one row in 10 gone).
+double typical_tid_bytes(double rows_per_page) noexcept;
 
 struct HeapTid {
     uint32_t block;

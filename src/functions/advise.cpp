@@ -344,7 +344,7 @@ predicted_pages(Relation rel, double rows, int length, int n, const double *dist
 
 	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
 		return bloomidx::predicted_index_pages(rows, length, n, distinct, bits_per_key,
-											   bloomidx::kTypicalTidBytes);
+											   bloomidx::typical_tid_bytes(rows / Max(rel->rd_rel->relpages, 1)));
 
 	List	   *tree = find_all_inheritors(RelationGetRelid(rel), AccessShareLock, NULL);
 	ListCell   *lc;
@@ -360,6 +360,7 @@ predicted_pages(Relation rel, double rows, int length, int n, const double *dist
 
 		Form_pg_class leaf = (Form_pg_class) GETSTRUCT(tuple);
 		double		leaf_rows = Max(leaf->reltuples, 0.0);
+		double		leaf_pages = leaf->relpages;
 		bool		indexed = leaf->relkind == RELKIND_RELATION || leaf->relkind == RELKIND_MATVIEW;
 
 		ReleaseSysCache(tuple);
@@ -371,7 +372,7 @@ predicted_pages(Relation rel, double rows, int length, int n, const double *dist
 		for (int i = 0; i < n; i++)
 			leaf_distinct[i] = Min(distinct[i], Max(leaf_rows, 1.0));
 		pages += bloomidx::predicted_index_pages(leaf_rows, length, n, leaf_distinct, bits_per_key,
-												 bloomidx::kTypicalTidBytes);
+												 bloomidx::typical_tid_bytes(leaf_rows / Max(leaf_pages, 1)));
 	}
 	return pages;
 }

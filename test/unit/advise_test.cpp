@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -13,6 +14,9 @@
 #include "core/positions.hpp"
 #include "core/signature.hpp"
 #include "core/sizing.hpp"
+#include "core/page_layout.hpp"
+#include "core/segment_filter.hpp"
+#include "core/tid_codec.hpp"
 
 using namespace bloomidx;
 
@@ -231,6 +235,32 @@ TEST(PredictedIndexPages, GrowsWithRowsAndLength)
     EXPECT_GT(predicted_index_pages(10 * 65024.0, 80, 2, distinct, 10, 1.3), 9.5 * small);
     EXPECT_GT(predicted_index_pages(65024, 160, 2, distinct, 10, 1.3), small + 79);
     EXPECT_EQ(predicted_index_pages(0, 80, 2, distinct, 10, 1.3), 1);
+}
+
+// A segment's distinct values: a unique column's are its rows, a column of
+// few values has them all, a table of one segment every value of it; no
+// count past the rows, none NaN.
+TEST(PredictedIndexPages, DistinctValuesOfASegment)
+{
+    const double tid = typical_tid_bytes(157);
+    double unique[1] = {10 * 65024.0};
+    double few[1] = {5};
+    // Ten full segments of a unique column: each filter of 65,024 keys.
+    double pages = predicted_index_pages(10 * 65024.0, 80, 1, unique, 9, tid);
+    double without = predicted_index_pages(10 * 65024.0, 80, 1, few, 0, tid);
+    double filter_pages = 10.0 * filter_blocks(65024, 9, kMaxFilterBlocks) * kFilterBlockBytes / kBlockSize;
+    EXPECT_NEAR(pages - without, filter_pages + 1, 1.5);
+    // More distinct values than rows count as the rows.
+    double more[1] = {1e12};
+    EXPECT_EQ(predicted_index_pages(10 * 65024.0, 80, 1, more, 9, tid), pages);
+    // One segment of 60,000 rows holds every value of a column of 20,000.
+    double some[1] = {20000};
+    double one = predicted_index_pages(60000, 80, 1, some, 9, tid);
+    double one_without = predicted_index_pages(60000, 80, 1, some, 0, tid);
+    EXPECT_NEAR(one - one_without, filter_blocks(20000, 9, kMaxFilterBlocks) * 8.0 / kBlockSize + 1, 1);
+    // NaN and infinite counts: a finite answer.
+    double odd[2] = {std::nan(""), std::numeric_limits<double>::infinity()};
+    EXPECT_TRUE(std::isfinite(predicted_index_pages(10 * 65024.0, 80, 2, odd, 9, tid)));
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 // Unit tests of src/core/tid_codec.hpp: groups of heap TIDs round-trip in
 // any order, within the bound; a build's TIDs (heap order) take under 2
-// bytes each, a loaded table's runs a fifth of a byte or less; damaged bytes are refused, or decode to other TIDs (which
+// bytes each, under a fifth of a byte at 60 rows a heap page or more; damaged bytes are refused, or decode to other TIDs (which
 // the segment's sums are there to catch), never read past their group.
 #include <gtest/gtest.h>
 
@@ -100,7 +100,8 @@ TEST(TidCodec, RowsOfALoadedTableAreRuns)
         double bound = per_block == 1 ? 2.2 : per_block < 8 ? 1.6 : per_block < 100 ? 0.25 : 0.17;
         EXPECT_LT(bytes / static_cast<double>(tids.size()), bound) << per_block << " rows a block";
     }
-    // A group in one block is its head and one run.
+    // A group in one block is its head and one run.  (Below, the same
+    // layouts against the estimate: typical_tid_bytes.)
     HeapTid one[kTidGroupRows];
     for (uint32_t i = 0; i < kTidGroupRows; i++)
         one[i] = HeapTid{42, static_cast<uint16_t>(1000 + i)};
@@ -138,6 +139,26 @@ TEST(TidCodec, RunsOfAnyLengthRoundTrip)
     for (uint32_t i = 0; i < 10; i++)
         last.push_back(HeapTid{3, static_cast<uint16_t>(kMaxHeapOffset - 9 + i)});
     expect_round_trip(last);
+}
+
+// The estimate the advisor and the planner use, against the bytes whole
+// segments of a table loaded in one go take: within a sixth.
+TEST(TidCodec, TypicalBytesFollowRowsAPage)
+{
+    for (uint32_t per_block : {1u, 2u, 3u, 4u, 7u, 20u, 60u, 157u, 291u}) {
+        std::vector<HeapTid> tids;
+        for (uint32_t block = 0; tids.size() < 65024; block++)
+            for (uint32_t off = 1; off <= per_block && tids.size() < 65024; off++)
+                tids.push_back(HeapTid{block, static_cast<uint16_t>(off)});
+        std::vector<size_t> starts;
+        double bytes = static_cast<double>(encode_all(tids, &starts).size()) / 65024;
+        EXPECT_NEAR(typical_tid_bytes(per_block), bytes, bytes / 6) << per_block << " rows a block";
+    }
+    // Out of range: as one row a page, or the most a page holds.
+    EXPECT_EQ(typical_tid_bytes(0), typical_tid_bytes(1));
+    EXPECT_EQ(typical_tid_bytes(-5), typical_tid_bytes(1));
+    EXPECT_EQ(typical_tid_bytes(1e12), typical_tid_bytes(kMaxHeapOffset));
+    EXPECT_GT(typical_tid_bytes(1), typical_tid_bytes(1e12));
 }
 
 TEST(TidCodec, AnyOrderRoundTripsWithinTheBound)
