@@ -578,6 +578,29 @@ void pending_slots_write(uint8_t *region_page, const FilterGroupHeader &h, uint3
         page_sum(region_page + kPageHeaderSize, page_row_bytes(h));
 }
 
+uint32_t pending_slots_ranges(const FilterGroupHeader &h, uint32_t i, uint32_t first, uint32_t n,
+                              PageRange out[kPendingSlotRanges]) noexcept
+{
+    const uint32_t per_page = group_rows_per_page(h);
+    const uint32_t row_bytes = group_row_bytes(h);
+    const uint32_t rows = group_region_rows(h);
+    const uint32_t slots = first >= h.slot_capacity ? 0 : std::min(n, h.slot_capacity - first);
+    uint32_t count = 0;
+    for (uint32_t r = i * per_page; r < (i + 1) * per_page && r < rows && slots > 0; r++) {
+        uint32_t start = 0;
+        if (column_of_row(h, r, &start) >= h.ncolumns)
+            continue;
+        const size_t offset = kPageHeaderSize + size_t{r - i * per_page} * row_bytes +
+                              size_t{first} * kFilterBlockBytes;
+        if (count + 1 >= kPendingSlotRanges || offset + slots * kFilterBlockBytes > kSpecialOffset)
+            return 0;
+        out[count++] = PageRange{static_cast<uint16_t>(offset),
+                                 static_cast<uint16_t>(slots * kFilterBlockBytes)};
+    }
+    out[count++] = PageRange{static_cast<uint16_t>(kSpecialOffset), sizeof(PageOpaque)};
+    return count;
+}
+
 PageProblem check_pending_group_page(const uint8_t *page, uint32_t group_id, uint32_t ncolumns,
                                      uint32_t header_block, uint32_t nblocks) noexcept
 {

@@ -1096,6 +1096,17 @@ void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolum
 // column_blocks[j * kMaxColumns + c] (nullptr: the column has none).
 void pending_slots_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,
                          uint32_t first, uint32_t n, const uint8_t *const *column_blocks) noexcept;
+// The bytes pending_slots_write changes on region page i for slots first
+// .. first + n - 1: each of the page's block rows' blocks of those slots,
+// then the special space (the page's sum), so that the glue WAL-logs them
+// without comparing the whole page before and after (page_delta.hpp).
+// Returns how many ranges (at most kPendingSlotRanges: a pending group's
+// 8 block rows a page and the sum), or 0 when h's rows do not fit that (a
+// header no pending group has).
+constexpr uint32_t kPendingSlotRanges =
+    kPayloadBytes / (kPendingGroupSlots * kFilterBlockBytes) + 1;
+uint32_t pending_slots_ranges(const FilterGroupHeader &h, uint32_t i, uint32_t first, uint32_t n,
+                              PageRange out[kPendingSlotRanges]) noexcept;
 
 // A group's block rows: their bytes, how many a region page holds, how
 // many in all, and its region pages.

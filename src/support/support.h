@@ -272,6 +272,12 @@ void		bloomidx_append_logged(Relation index, Buffer buffer,
 								   const bloomidx::RowPageGeometry *g, const uint8 *signature,
 								   const uint8 *tail);
 
+/* Room bloomidx_log_page_ranges needs for a page's delta (ranges of one page never overlap). */
+#define BLOOMIDX_PAGE_DELTA_ROOM (2 * BLCKSZ)
+void		bloomidx_log_page_ranges(Relation index, const Buffer *buffers, uint32 n,
+									 const bloomidx::PageRange *const *ranges,
+									 const uint32 *nranges, uint8 *room);
+
 /*
  * ---------------------------------------------------------------------
  * debug.cpp: the settings that exist for the tests of the seal protocol.

@@ -755,8 +755,23 @@ TEST(FilterPages, PendingGroupSlotsHoldTheirPagesKeys)
             }
         }
         for (uint32_t i = 0; i < h.region_pages; i++) {
+            // Every byte the write changes is in the ranges the WAL logs
+            // (pending_slots_ranges), which never leave the page.
+            Page before = region[i];
             pending_slots_write(region[i].b, h, i, first, n, column_blocks.data());
             ASSERT_EQ(check_filter_page(region[i].b, h, i), PageProblem::None);
+            PageRange ranges[kPendingSlotRanges];
+            uint32_t nranges = pending_slots_ranges(h, i, first, n, ranges);
+            ASSERT_GT(nranges, 0u);
+            std::vector<bool> logged(kBlockSize, false);
+            for (uint32_t k = 0; k < nranges; k++) {
+                ASSERT_LE(uint32_t{ranges[k].offset} + ranges[k].length, kBlockSize);
+                for (uint32_t b = 0; b < ranges[k].length; b++)
+                    logged[ranges[k].offset + b] = true;
+            }
+            for (uint32_t b = 0; b < kBlockSize; b++)
+                ASSERT_TRUE(logged[b] || before.b[b] == region[i].b[b])
+                    << "byte " << b << " of region page " << i << " changed, not logged";
         }
         for (uint32_t j = 0; j < n; j++)
             h.slot_segment[first + j] = 500 + first + j;
@@ -785,6 +800,12 @@ TEST(FilterPages, PendingGroupSlotsHoldTheirPagesKeys)
                                                     h.slots_taken, other).count();
             }
     EXPECT_LT(passed_by_chance, 0.05 * slots * (rows / 7 + 1) * ncols * slots);
+
+    // A header whose rows no pending group has (many rows a page): no ranges.
+    FilterGroupHeader narrow = h;
+    narrow.slot_capacity = 8;
+    PageRange few[kPendingSlotRanges];
+    EXPECT_EQ(pending_slots_ranges(narrow, 0, 0, 1, few), 0u);
 
     // Damage: a slot's page past the index or at the header, links out of place.
     auto with = [&](auto change) {
