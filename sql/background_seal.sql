@@ -134,7 +134,7 @@ SELECT count(*) FROM bs_owned WHERE a = 7;
 -- A seal drops the pending groups (their run must stay a run of the
 -- list), and gives the full pages it leaves pending theirs again: before,
 -- a query read those row by row until later inserts summarized them, 32
--- pages for every 4 they linked (a worker's seal after 100,000 rows into
+-- pages for every 4 (now every page) they linked (a worker's seal after 100,000 rows into
 -- a table of 10 M left 190 pages that a miss read).  Long signatures (99
 -- rows a page): 15,000 rows at the default segment size (no seal; the
 -- inserts summarize their pages), then, with segments of 10,000 rows, a

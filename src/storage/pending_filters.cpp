@@ -41,7 +41,7 @@
  * The work falls on the insert that links a new tail: it summarizes the
  * pages that filled since the last slot, PENDING_FILTERS_BATCH at most,
  * when the seal lock is free (else the next one does): a page's filters
- * cost about 1/4 of a page's WAL, a group's pages (about 20 for six
+ * cost about half a page's WAL, a group's pages (about 40 for six
  * columns) once per 127 pages.  And on a seal, which dropped the groups:
  * it gives the pages it left theirs again before it lets go of the lock.
  */
@@ -62,9 +62,11 @@
  * region page whole (60,000 rows of data set A: 0.31 s against 0.26 and
  * 0.22 without pending filters), a third of its time in perf; logged as
  * the slots' blocks (write_slots), a page at a time at twice the bits
- * costs what four at a time did (the backend's CPU for 40,000 rows into 2
- * M: 73 to 77 ms against 66 to 80 for four at a time at the segments' bits
- * before), and a query walks no filled page past the run.
+ * costs what four at a time did on data set A (the backend's CPU for
+ * 40,000 rows into 2 M: 73 to 75 ms against 71 to 80 for four at a time at
+ * the segments' bits before; an index of many columns, whose group has
+ * more region pages for fewer rows a page, was not measured), and a query
+ * walks no filled page past the run.
  */
 
 /*
@@ -99,6 +101,7 @@
 
 /* Region pages one Generic WAL record takes (MAX_GENERIC_XLOG_PAGES). */
 #define PAGES_A_RECORD 4
+StaticAssertDecl(PAGES_A_RECORD <= MAX_GENERIC_XLOG_PAGES, "a record's pages fit generic_redo");
 
 /* The metapage's pending filters and directory header, copied under a share lock. */
 static void
@@ -573,7 +576,14 @@ pending_shape(Relation index, const bloomidx::MetaPageData *meta, uint32 next_gr
 static bool
 pending_run_due(Relation index, uint32 pending_pages, const bloomidx::FilterGroupHeader *shape)
 {
-	uint32		group_pages = 1 + shape->region_pages;
+	/*
+	 * A group's pages at the segments' bits, as before pending groups took
+	 * PENDING_BITS_FACTOR times them: twice the pages a group costs an index
+	 * of 16 groups' pages little (a twelfth), where waiting for 82 pending
+	 * pages, not 44, or for an index of 656 pages, not 352, before the first
+	 * run would have every query walk them row by row.
+	 */
+	uint32		group_pages = 1 + (shape->region_pages + PENDING_BITS_FACTOR - 1) / PENDING_BITS_FACTOR;
 
 	if (pending_pages >= 2 * group_pages)
 		return true;

@@ -230,7 +230,8 @@ void		bloomidx_check_free_list(Relation index, const DirectoryCopy *dir, uint32 
  * a pass was skipped (the seal lock taken), a seal's pass is under way,
  * the run stopped at a page not yet full, or the scan's header is behind.
  * Every one: a pass logs only its slots' blocks (wal.cpp), so passes a
- * page apart cost a bulk INSERT no more than passes four apart did.
+ * page apart cost a bulk INSERT of data set A no more than passes four
+ * apart did (storage/README.md, *Every filled page, at twice the bits*).
  */
 #define PENDING_FILTERS_EVERY 1
 
