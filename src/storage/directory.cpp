@@ -198,6 +198,46 @@ bloomidx_directory_stats(Relation index, DirectoryStats *stats)
 }
 
 /*
+ * Where the pending list starts once the pages a seal took leave it: the
+ * page its walk stopped at, else (it took the tail) the page an insert
+ * linked behind that tail since (inserts skip a marked tail), or none: the
+ * list is then empty (*empty).  Read under the metapage's lock, which an
+ * insert holds to link a page, taking the two in its order: metapage, then
+ * old tail.
+ */
+static BlockNumber
+pending_head_after(Relation index, const uint8 *metapage, const DirectoryChange *change,
+				   bool *empty)
+{
+	const bloomidx::DirectoryHeader *d = bloomidx::directory_header(metapage);
+
+	*empty = false;
+	if (change->new_head != bloomidx::kMetaBlock)
+		return change->new_head;
+	if (d->pending_tail == change->unlinked_last)
+	{
+		if (d->pending_pages != change->unlinked_pages)
+			bloomidx_report_page_problem(index, bloomidx::kMetaBlock,
+										 bloomidx::PageProblem::BadDirectory);
+		*empty = true;
+		return bloomidx::kMetaBlock;
+	}
+
+	Buffer		buffer = ReadBuffer(index, change->unlinked_last);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	const uint8 *page = (const uint8 *) BufferGetPage(buffer);
+	BlockNumber next = bloomidx::page_opaque(page)->flags == bloomidx::kPageSealing
+		? bloomidx::pending_next(page) : bloomidx::kMetaBlock;
+
+	UnlockReleaseBuffer(buffer);
+	if (next == bloomidx::kMetaBlock || next >= RelationGetNumberOfBlocks(index))
+		bloomidx_report_corrupted_page(index, change->unlinked_last,
+									   "The pending list's tail that a seal took leads nowhere, though the metapage names another.");
+	return next;
+}
+
+/*
  * Publishes a change of the directory in one WAL record of the metapage
  * and returns the directory's new generation (one more).  The added
  * segment's blocks (or a gathered group's run: taken_first) leave the free
@@ -345,6 +385,10 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 		elog(ERROR, "bloomidx: the directory of index \"%s\" changed under its seal lock",
 			 RelationGetRelationName(index));
 
+	bool		list_emptied = false;
+	BlockNumber new_head = change->move_head
+		? pending_head_after(index, current, change, &list_emptied) : bloomidx::kMetaBlock;
+
 	GenericXLogState *xlog = GenericXLogStart(index);
 	uint8	   *page = (uint8 *) GenericXLogRegisterBuffer(xlog, meta, 0);
 	bloomidx::DirectoryHeader *d = bloomidx::directory_header(page);
@@ -360,8 +404,10 @@ bloomidx_publish(Relation index, DirectoryChange *change)
 	d->next_group_id += change->new_groups;
 	if (change->move_head)
 	{
-		d->pending_head = change->new_head;
+		d->pending_head = new_head;
 		d->pending_pages -= change->unlinked_pages;
+		if (list_emptied)
+			d->pending_tail = bloomidx::kMetaBlock;
 	}
 	d->generation++;
 	d->check = bloomidx::directory_check(*d);

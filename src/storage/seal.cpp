@@ -5,15 +5,17 @@
  *
  * One sealer at a time: the seal lock is a heavyweight lock on the
  * metapage's block, as GIN's pending-list cleanup takes; VACUUM holds it
- * too.  The pages sealed are a prefix of the pending list (from its head,
- * never its tail, where the list grows), each first marked as being
- * sealed, so that no insert adds a row to it after the seal read it.  The
+ * too.  The pages sealed are a prefix of the pending list (from its head;
+ * its tail, where the list grows, only when VACUUM empties the list of a
+ * large index, as GIN's VACUUM does), each first marked as being
+ * sealed, so that no insert adds a row to it after the seal read it (an
+ * insert that finds the tail marked links a new one behind it).  The
  * segment's pages are written where nothing points at them; one WAL record
  * of the metapage then publishes the segment's directory entry and moves
- * the list's head past the sealed pages, bumping the directory's
- * generation; last, the sealed pages are freed, stamped with that
- * generation, so that a scan still holding an older directory copy that
- * meets one starts again.
+ * the list's head past the sealed pages (past the tail: the page linked
+ * behind it since, else none), bumping the directory's generation; last,
+ * the sealed pages are freed, stamped with that generation, so that a scan
+ * still holding an older directory copy that meets one starts again.
  */
 #include "storage/storage.h"
 
@@ -68,18 +70,20 @@ mark_sealing(Relation index, BlockNumber blkno, const BloomidxState *state, Segm
 }
 
 /*
- * The rows of the pending pages a seal would take, up to cap: a pass of
- * share locks, so that pages are not marked for a seal that will not
- * happen.  (Rows only come in meanwhile: VACUUM waits for the seal lock.)
+ * The rows of the pending pages a seal would take, up to cap (the tail's
+ * too with through_tail): a pass of share locks, so that pages are not
+ * marked for a seal that will not happen.  (Rows only come in meanwhile:
+ * VACUUM waits for the seal lock.)
  */
 static uint32
-count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockNumber nblocks)
+count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockNumber nblocks,
+					bool through_tail)
 {
 	PendingWalk walk;
 	uint32		rows = 0;
 
 	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
-	while (walk.blkno != dir->header.pending_tail && rows < cap &&
+	while ((through_tail || walk.blkno != dir->header.pending_tail) && rows < cap &&
 		   bloomidx_pending_walk_more(&walk))
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -98,16 +102,16 @@ count_sealable_rows(Relation index, const DirectoryCopy *dir, uint32 cap, BlockN
 }
 
 /*
- * Seals pending pages from the head of the list, never its tail, into one
- * segment of bloomidx.segment_rows rows at most (a page's rows more, to
- * reach min_rows, see below); only when they hold at
+ * Seals pending pages from the head of the list, not its tail unless
+ * through_tail, into one segment of bloomidx.segment_rows rows at most (a
+ * page's rows more, to reach min_rows, see below); only when they hold at
  * least min_rows rows (and at least one), with its segment filters
  * made from the filter keys the rows keep.  The caller holds the seal
  * lock; memory is the caller's context, which bloomidx_seal_once drops.
  * Returns the rows sealed (0: nothing to do).
  */
 static int64
-seal_rows(Relation index, uint32 min_rows)
+seal_rows(Relation index, uint32 min_rows, bool through_tail)
 {
 	BloomidxState *state = (BloomidxState *) palloc(sizeof(BloomidxState));
 	DirectoryCopy *dir = bloomidx_directory_copy_new();
@@ -119,7 +123,7 @@ seal_rows(Relation index, uint32 min_rows)
 
 	/* No room in the directory (2 billion rows in segments): the rows stay pending. */
 	if (dir->header.nsegments >= bloomidx::kMaxSegments ||
-		dir->header.pending_head == dir->header.pending_tail)
+		dir->header.pending_head == (through_tail ? bloomidx::kMetaBlock : dir->header.pending_tail))
 		return 0;
 
 	/*
@@ -129,10 +133,12 @@ seal_rows(Relation index, uint32 min_rows)
 	 */
 	uint32		page_rows = state->geometry.capacity;
 	uint32		cap = bloomidx_segment_capacity(page_rows);
-	uint64		available = (uint64) (dir->header.pending_pages - 1) * page_rows;
+	uint64		available = through_tail ? (uint64) dir->header.pending_pages * page_rows
+		: bloomidx_pending_rows_sealable(dir->header.pending_pages, page_rows);
 
 	min_rows = Min(Max(min_rows, 1), bloomidx_seal_threshold(page_rows));
-	if (available < min_rows || count_sealable_rows(index, dir, cap, nblocks) < min_rows)
+	if (available < min_rows ||
+		count_sealable_rows(index, dir, cap, nblocks, through_tail) < min_rows)
 		return 0;
 
 	/*
@@ -157,8 +163,8 @@ seal_rows(Relation index, uint32 min_rows)
 	if (state->geometry.keys > 0 && state->filter_bits_per_key > 0)
 		bloomidx_segment_rows_keep_keys(&rows, state->geometry.keys);
 	bloomidx_pending_walk_init(&walk, index, dir->header.pending_head, nblocks);
-	while (walk.blkno != dir->header.pending_tail && npages < dir->header.pending_pages &&
-		   bloomidx_pending_walk_more(&walk))
+	while ((through_tail || walk.blkno != dir->header.pending_tail) &&
+		   npages < dir->header.pending_pages && bloomidx_pending_walk_more(&walk))
 	{
 		bool		fits;
 
@@ -174,7 +180,7 @@ seal_rows(Relation index, uint32 min_rows)
 	int64		nrows = rows.nrows;
 
 	/*
-	 * The walk stops short of min_rows only at the tail (rows are never
+	 * The walk stops short of min_rows only at the tail or the list's end (rows are never
 	 * removed under the seal lock, which VACUUM takes too).  Pages marked
 	 * are sealed whatever they hold, never left marked: marked pages take
 	 * no more rows, so a seal that gave up on them would leave them so.
@@ -197,8 +203,9 @@ seal_rows(Relation index, uint32 min_rows)
 								has_filters ? &filters : NULL, true, &entry, &change);
 	bloomidx_seal_step(SEAL_STEP_WRITTEN);
 	change.move_head = true;
-	change.new_head = walk.blkno;
+	change.new_head = walk.blkno;	/* kMetaBlock: the seal took the tail */
 	change.unlinked_pages = npages;
+	change.unlinked_last = sealed[npages - 1];
 	uint32		generation = bloomidx_publish_dropping_pending_filters(index, &change);
 
 	bloomidx_seal_step(SEAL_STEP_PUBLISHED);
@@ -213,13 +220,13 @@ seal_rows(Relation index, uint32 min_rows)
 
 /* seal_rows in a memory context of its own. */
 int64
-bloomidx_seal_once(Relation index, uint32 min_rows)
+bloomidx_seal_once(Relation index, uint32 min_rows, bool through_tail)
 {
 	/* Its own context: a seal may run inside an INSERT, row after row. */
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx seal",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	int64		nrows = seal_rows(index, min_rows);
+	int64		nrows = seal_rows(index, min_rows, through_tail);
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
@@ -228,17 +235,18 @@ bloomidx_seal_once(Relation index, uint32 min_rows)
 
 /*
  * Seals while the pending list holds at least min_rows rows beyond its
- * tail; the caller holds the seal lock.  Returns the rows sealed.  With
- * build_progress (CREATE INDEX sealing what its participants left), the
- * rows sealed so far are its progress's tuples done.
+ * tail (with through_tail, in all); the caller holds the seal lock.
+ * Returns the rows sealed.  With build_progress (CREATE INDEX sealing what
+ * its participants left), the rows sealed so far are its progress's tuples
+ * done.
  */
 int64
-bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress)
+bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress, bool through_tail)
 {
 	int64		total = 0;
 	int64		n;
 
-	while ((n = bloomidx_seal_once(index, min_rows)) > 0)
+	while ((n = bloomidx_seal_once(index, min_rows, through_tail)) > 0)
 	{
 		total += n;
 		if (build_progress)
@@ -289,11 +297,16 @@ bloomidx_vacuum_seal_threshold(const bloomidx::MetaPageData *meta)
  * segment for every page they link), where the index keeps filter keys
  * (format 16): the small segment keeps its rows' keys, and the next VACUUM
  * merges it with filters made from them (merge.cpp), so it lives until
- * then.  Not in an index of fewer than VACUUM_FLUSH_MIN_BLOCKS blocks,
- * where pending pages are most of what a query reads either way and a
- * small segment with its filter group would double the file, nor in one
- * without filter keys (merges of many small segments would keep no
- * filters).
+ * then.  The tail too, whatever it holds, once the segments hold a
+ * segment's worth of live rows: queries then read no pending page until
+ * inserts link one, as GIN's VACUUM empties its pending list, for a small
+ * segment that the next VACUUM merges (in a smaller index the pending page
+ * is much of what a query reads either way, and the segment with its
+ * filter group would outgrow it).  Not in an index of fewer than
+ * VACUUM_FLUSH_MIN_BLOCKS blocks, where pending pages are most of what a
+ * query reads either way and a small segment with its filter group would
+ * double the file, nor in one without filter keys (merges of many small
+ * segments would keep no filters).
  */
 #define VACUUM_FLUSH_MIN_BLOCKS 128
 
@@ -302,8 +315,16 @@ bloomidx_vacuum_flush(Relation index)
 {
 	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
 
-	if (bloomidx_packs_slices() && meta->filter_keys &&
-		RelationGetNumberOfBlocks(index) >= VACUUM_FLUSH_MIN_BLOCKS)
+	if (!bloomidx_packs_slices() || !meta->filter_keys ||
+		RelationGetNumberOfBlocks(index) < VACUUM_FLUSH_MIN_BLOCKS)
+		return;
+
+	DirectoryStats stats;
+
+	bloomidx_directory_stats(index, &stats);
+	if (stats.live_rows >= bloomidx_segment_capacity(meta->capacity))
+		bloomidx_seal_once(index, 1, true);
+	else
 		bloomidx_seal_once(index, Max(meta->capacity, 1));
 }
 

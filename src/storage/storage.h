@@ -197,8 +197,9 @@ struct DirectoryChange
 													 * short for a segment */
 	uint32		nextents_to_unlist;
 	bool		move_head;		/* the pending head becomes new_head */
-	BlockNumber new_head;
+	BlockNumber new_head;		/* kMetaBlock: what follows unlinked_last now */
 	uint32		unlinked_pages; /* pending pages that left the list */
+	BlockNumber unlinked_last;	/* the last of them */
 	const bloomidx::SegmentEntry *refiled;	/* segments whose filters moved
 											 * to a new group: their ids and
 											 * filter fields */
@@ -424,8 +425,9 @@ void		bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strateg
  * seal.cpp: pending rows sealed into a segment.
  * ---------------------------------------------------------------------
  */
-int64		bloomidx_seal_once(Relation index, uint32 min_rows);
-int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
+int64		bloomidx_seal_once(Relation index, uint32 min_rows, bool through_tail = false);
+int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false,
+							  bool through_tail = false);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 
 /* The rows a seal may take of pending_pages pages of capacity rows: all but the tail's. */
