@@ -566,16 +566,27 @@ void pending_slots_write(uint8_t *region_page, const FilterGroupHeader &h, uint3
         uint32_t c = column_of_row(h, r, &start);
         if (c >= h.ncolumns)
             continue;
-        uint8_t *row = region_page + kPageHeaderSize + size_t{r - i * per_page} * row_bytes;
+        const size_t row_offset = size_t{r - i * per_page} * row_bytes;
         for (uint32_t j = 0; j < n && first + j < h.slot_capacity; j++) {
             const uint8_t *blocks = column_blocks[size_t{j} * kMaxColumns + c];
-            if (blocks != nullptr)
-                std::memcpy(row + size_t{first + j} * kFilterBlockBytes,
-                            blocks + size_t{r - start} * kFilterBlockBytes, kFilterBlockBytes);
+            if (blocks == nullptr)
+                continue;
+            // The page's sum follows the block's words (page_sum_change), not
+            // summed again over the page: a sum damage left wrong stays so,
+            // for scans and bloomidx_verify to find, as an append's does.
+            const size_t at = row_offset + size_t{first + j} * kFilterBlockBytes;
+            uint8_t *dst = region_page + kPageHeaderSize + at;
+            const uint8_t *src = blocks + size_t{r - start} * kFilterBlockBytes;
+            uint16_t gain = 0;
+            for (uint32_t w = 0; w < kFilterBlockBytes / 2; w++)
+                gain = static_cast<uint16_t>(
+                    gain + page_sum_change(static_cast<uint32_t>(at / 2 + w), read_u16(dst + 2 * w),
+                                           read_u16(src + 2 * w)));
+            std::memcpy(dst, src, kFilterBlockBytes);
+            page_opaque(region_page)->signature_sum =
+                static_cast<uint16_t>(page_opaque(region_page)->signature_sum + gain);
         }
     }
-    page_opaque(region_page)->signature_sum =
-        page_sum(region_page + kPageHeaderSize, page_row_bytes(h));
 }
 
 uint32_t pending_slots_ranges(const FilterGroupHeader &h, uint32_t i, uint32_t first, uint32_t n,

@@ -1091,7 +1091,7 @@ void pending_group_page_fill(uint8_t *page, const FilterGroupHeader &h,
 void pending_group_init(FilterGroupHeader *h, uint32_t group_id, uint32_t ncolumns,
                         uint32_t rows, double bits_per_key) noexcept;
 // Writes the blocks of slots first .. first + n - 1 into region page i (a
-// page of the group's) and sets its sum once: slot first + j's filter of
+// page of the group's), its sum moved by what each block changes: slot first + j's filter of
 // column c is h.columns[c].blocks blocks back to back at
 // column_blocks[j * kMaxColumns + c] (nullptr: the column has none).
 void pending_slots_write(uint8_t *region_page, const FilterGroupHeader &h, uint32_t i,

@@ -425,7 +425,8 @@ write_slots(Relation index, BlockNumber header_block, char *hcopy, const SlotBat
 {
 	bloomidx::FilterGroupHeader h = *bloomidx::filter_group_header((const uint8 *) hcopy);
 	uint32		first = h.slots_taken;
-	uint8	   *room = (uint8 *) palloc((Size) PAGES_A_RECORD * BLOOMIDX_PAGE_DELTA_ROOM);
+	uint8	   *room = RelationNeedsWAL(index)
+		? (uint8 *) palloc((Size) PAGES_A_RECORD * BLOOMIDX_PAGE_DELTA_ROOM) : NULL;
 
 	for (uint32 i = 0; i < h.region_pages;)
 	{
@@ -467,13 +468,15 @@ write_slots(Relation index, BlockNumber header_block, char *hcopy, const SlotBat
 										  b->blocks);
 			MarkBufferDirty(buffers[j]);
 		}
-		bloomidx_log_page_ranges(index, buffers, k, range_lists, nranges, room);
+		bloomidx_log_page_ranges(index, buffers, k, range_lists, nranges, room,
+								 BLOOMIDX_PAGE_DELTA_ROOM);
 		END_CRIT_SECTION();
 		for (uint32 j = 0; j < k; j++)
 			UnlockReleaseBuffer(buffers[j]);
 		i += k;
 	}
-	pfree(room);
+	if (room != NULL)
+		pfree(room);
 	bloomidx_seal_step(SEAL_STEP_PENDING_SLOTS_WRITTEN);
 	bloomidx_debug_pause(PAUSE_PENDING_SLOTS);
 
@@ -534,27 +537,31 @@ find_last_group(Relation index, const bloomidx::PendingFilters *pf, char *hcopy,
 }
 
 /*
- * The shape of a pending group of this index now, in *shape; false where
- * the index keeps no filter keys or pending groups cannot be (a region
- * too large to list).
+ * The shape of a pending group of this index now, in *shape, and the pages
+ * (header and region) a group of the segments' bits a key would take, in
+ * *base_pages (pending_run_due); false where the index keeps no filter
+ * keys or pending groups cannot be (a region too large to list).
  */
 static bool
 pending_shape(Relation index, const bloomidx::MetaPageData *meta, uint32 next_group_id,
-			  bloomidx::FilterGroupHeader *shape)
+			  bloomidx::FilterGroupHeader *shape, uint32 *base_pages)
 {
 	const bloomidx::RowPageGeometry geometry = bloomidx::meta_row_geometry(*meta);
 	const bloomidx::RowPageGeometry *g = &geometry;
+	bloomidx::FilterGroupHeader base;
 	double		bits_per_key;
 
 	if (g->keys == 0 || !meta->filter_keys ||
 		(bits_per_key = bloomidx_filter_bits_per_key(index)) <= 0)
 		return false;
+	bloomidx::pending_group_init(&base, next_group_id, (uint32) meta->ncolumns, g->capacity,
+								 bits_per_key);
+	*base_pages = 1 + base.region_pages;
 	/* PENDING_BITS_FACTOR times the bits where the region can still be listed. */
 	bloomidx::pending_group_init(shape, next_group_id, (uint32) meta->ncolumns, g->capacity,
 								 PENDING_BITS_FACTOR * bits_per_key);
 	if (shape->region_pages > bloomidx::group_listed_pages_max(shape->slot_capacity, true))
-		bloomidx::pending_group_init(shape, next_group_id, (uint32) meta->ncolumns, g->capacity,
-									 bits_per_key);
+		*shape = base;
 	return shape->region_pages > 0 &&
 		shape->region_pages <= bloomidx::group_listed_pages_max(shape->slot_capacity, true);
 }
@@ -574,17 +581,16 @@ pending_shape(Relation index, const bloomidx::MetaPageData *meta, uint32 next_gr
  * index buffers, now 24 / 7; 29 / 4 with none pending).
  */
 static bool
-pending_run_due(Relation index, uint32 pending_pages, const bloomidx::FilterGroupHeader *shape)
+pending_run_due(Relation index, uint32 pending_pages, uint32 group_pages)
 {
 	/*
-	 * A group's pages at the segments' bits, as before pending groups took
-	 * PENDING_BITS_FACTOR times them: twice the pages a group costs an index
-	 * of 16 groups' pages little (a twelfth), where waiting for 82 pending
-	 * pages, not 44, or for an index of 656 pages, not 352, before the first
-	 * run would have every query walk them row by row.
+	 * group_pages: a group's pages at the segments' bits (pending_shape's
+	 * base_pages), as before pending groups took PENDING_BITS_FACTOR times
+	 * them: twice the pages a group costs an index of 16 groups' pages
+	 * little (a twelfth), where waiting for 82 pending pages, not 44, or for
+	 * an index of 656 pages, not 352, before the first run would have every
+	 * query walk them row by row.
 	 */
-	uint32		group_pages = 1 + (shape->region_pages + PENDING_BITS_FACTOR - 1) / PENDING_BITS_FACTOR;
-
 	if (pending_pages >= 2 * group_pages)
 		return true;
 	return pending_pages >= PENDING_FILTERS_START &&
@@ -606,10 +612,11 @@ summarize_filled(Relation index, const bloomidx::MetaPageData *meta, BlockNumber
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
 	bloomidx::FilterGroupHeader shape;
+	uint32		base_pages;
 
 	/* Under the seal lock: only its holders change the groups. */
 	read_pending_filters(index, &pf, &d);
-	if (!pending_shape(index, meta, d.next_group_id, &shape))
+	if (!pending_shape(index, meta, d.next_group_id, &shape, &base_pages))
 		return;
 
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "bloomidx pending filters",
@@ -632,7 +639,7 @@ summarize_filled(Relation index, const bloomidx::MetaPageData *meta, BlockNumber
 	if (next == bloomidx::kMetaBlock)
 	{
 		next = filled;
-		if (!pending_run_due(index, d.pending_pages, &shape))
+		if (!pending_run_due(index, d.pending_pages, base_pages))
 			next = bloomidx::kMetaBlock;	/* not yet: read_filled_page says no */
 		else if (read_filled_page(index, d.pending_head, g, keys, &count, &after))
 			next = d.pending_head;
@@ -699,6 +706,7 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
 	bloomidx::FilterGroupHeader shape;
+	uint32		base_pages;
 
 	if (pending_pages % PENDING_FILTERS_EVERY != 0 || state->geometry.keys == 0 ||
 		!state->meta.filter_keys)
@@ -706,8 +714,9 @@ bloomidx_pending_filters_add(Relation index, const BloomidxState *state, BlockNu
 
 	/* Nothing to do yet (most inserts): no chain and a short list. */
 	read_pending_filters(index, &pf, &d);
-	if (!pending_shape(index, &state->meta, d.next_group_id, &shape) ||
-		(pf.first_group == bloomidx::kMetaBlock && !pending_run_due(index, d.pending_pages, &shape)))
+	if (!pending_shape(index, &state->meta, d.next_group_id, &shape, &base_pages) ||
+		(pf.first_group == bloomidx::kMetaBlock &&
+		 !pending_run_due(index, d.pending_pages, base_pages)))
 		return;
 	if (!ConditionalLockPage(index, bloomidx::kMetaBlock, ExclusiveLock))
 		return;

@@ -276,7 +276,7 @@ void		bloomidx_append_logged(Relation index, Buffer buffer,
 #define BLOOMIDX_PAGE_DELTA_ROOM (2 * BLCKSZ)
 void		bloomidx_log_page_ranges(Relation index, const Buffer *buffers, uint32 n,
 									 const bloomidx::PageRange *const *ranges,
-									 const uint32 *nranges, uint8 *room);
+									 const uint32 *nranges, uint8 *room, Size room_a_page);
 
 /*
  * ---------------------------------------------------------------------

@@ -34,10 +34,9 @@ bloomidx_append_logged(Relation index, Buffer buffer, const bloomidx::RowPageGeo
 {
 	uint8	   *page = (uint8 *) BufferGetPage(buffer);
 	bloomidx::PageRange ranges[bloomidx::kAppendRanges];
+	const bloomidx::PageRange *range_list = ranges;
+	const uint32 nranges = bloomidx::kAppendRanges;
 	uint8		delta[APPEND_DELTA_ROOM];
-	bool		needs_wal = RelationNeedsWAL(index);
-	uint32		len;
-	XLogRecPtr	lsn;
 
 	Assert(bloomidx::append_delta_size(*g) <= sizeof(delta));
 	bloomidx::row_page_append_ranges(*g, bloomidx::page_opaque(page)->count, ranges);
@@ -45,21 +44,7 @@ bloomidx_append_logged(Relation index, Buffer buffer, const bloomidx::RowPageGeo
 	START_CRIT_SECTION();
 	bloomidx::row_page_append(page, *g, signature, tail);
 	MarkBufferDirty(buffer);
-	if (needs_wal)
-	{
-		len = bloomidx::write_page_delta(page, ranges, bloomidx::kAppendRanges, delta,
-										 sizeof(delta));
-		/* An empty delta would lose the row on replay, silently. */
-		if (len == 0)
-			elog(PANIC, "bloomidx: the WAL record of an append to index \"%s\" does not fit",
-				 RelationGetRelationName(index));
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buffer, REGBUF_STANDARD);
-		XLogRegisterBufData(0, (char *) delta, len);
-		lsn = XLogInsert(RM_GENERIC_ID, 0);
-		/* Not PageSetLSN(page, XLogInsert(...)): in PostgreSQL 15 a macro that reads it twice. */
-		PageSetLSN((Page) page, lsn);
-	}
+	bloomidx_log_page_ranges(index, &buffer, 1, &range_list, &nranges, delta, sizeof(delta));
 	END_CRIT_SECTION();
 }
 
@@ -67,13 +52,14 @@ bloomidx_append_logged(Relation index, Buffer buffer, const bloomidx::RowPageGeo
  * WAL-logs the changes of buffers[0 .. n) (n <= MAX_GENERIC_XLOG_PAGES),
  * each exclusively locked, changed and marked dirty by the caller within
  * its critical section, in no byte outside its ranges[k][0 .. nranges[k]),
- * as one Generic WAL record; room: n * BLOOMIDX_PAGE_DELTA_ROOM bytes the
- * caller allocated before it.  Nothing for a relation without WAL.
+ * as one Generic WAL record; room: n * room_a_page bytes the caller
+ * allocated before it (BLOOMIDX_PAGE_DELTA_ROOM a page holds any ranges).
+ * Nothing for a relation without WAL.
  */
 void
 bloomidx_log_page_ranges(Relation index, const Buffer *buffers, uint32 n,
 						 const bloomidx::PageRange *const *ranges, const uint32 *nranges,
-						 uint8 *room)
+						 uint8 *room, Size room_a_page)
 {
 	XLogRecPtr	lsn;
 
@@ -83,10 +69,9 @@ bloomidx_log_page_ranges(Relation index, const Buffer *buffers, uint32 n,
 	XLogBeginInsert();
 	for (uint32 k = 0; k < n; k++)
 	{
-		uint8	   *delta = room + (Size) k * BLOOMIDX_PAGE_DELTA_ROOM;
+		uint8	   *delta = room + (Size) k * room_a_page;
 		uint32		len = bloomidx::write_page_delta((const uint8 *) BufferGetPage(buffers[k]),
-													 ranges[k], nranges[k], delta,
-													 BLOOMIDX_PAGE_DELTA_ROOM);
+													 ranges[k], nranges[k], delta, room_a_page);
 
 		/* An empty delta would lose the change on replay, silently. */
 		if (len == 0)
@@ -96,6 +81,7 @@ bloomidx_log_page_ranges(Relation index, const Buffer *buffers, uint32 n,
 		XLogRegisterBufData((uint8) k, (char *) delta, len);
 	}
 	lsn = XLogInsert(RM_GENERIC_ID, 0);
+	/* Not PageSetLSN(page, XLogInsert(...)): in PostgreSQL 15 a macro that reads it twice. */
 	for (uint32 k = 0; k < n; k++)
 		PageSetLSN(BufferGetPage(buffers[k]), lsn);
 }
