@@ -265,8 +265,8 @@ gather_groups(Relation index, GatherGroup *const *batch, uint32 n,
 	/*
 	 * Written where nothing names it, then named in its segments' entries:
 	 * in single free pages before the last segment's header where it can (a
-	 * run off the free list there, which the publish takes off it, if the
-	 * free space map has none: bloomidx_write_filter_group).  The directory
+	 * run off the free list, the lowest that fits, which the publish takes
+	 * off it, if the free space map has none: bloomidx_write_filter_group).  The directory
 	 * is read again for its list: an earlier batch's publish may have
 	 * changed it.
 	 */

@@ -225,8 +225,12 @@ write_block(Relation index, BlockNumber blkno, char *image, const BlockWriter *w
  * write_block, checked).  Without `spill`, a free page from the free space
  * map, else a new one.  With it (GroupSpill): the map's before its limit;
  * else the next block of a run taken off its free list for the `remaining`
- * pages (this one and those after it), if one fits before the limit; else
- * the map's anywhere; else a new page.
+ * pages (this one and those after it), the lowest that fits, before the
+ * limit or past it; else the map's anywhere; else a new page.  The run
+ * past the limit rather than the map's pages: those may lie anywhere, and
+ * the group's header at the index's end held a 10 M-row index, 99 %
+ * deleted, at 17,579 pages where its segments took 250 (VACUUM's
+ * truncation gives back only the free pages that end the index).
  */
 static Buffer
 group_single_page(Relation index, GroupSpill *spill, uint32 remaining, BlockNumber *blkno)
@@ -249,7 +253,7 @@ group_single_page(Relation index, GroupSpill *spill, uint32 remaining, BlockNumb
 		BlockNumber first = bloomidx::free_list_take(&list, remaining);
 
 		spill->first = InvalidBlockNumber;
-		if (first != 0 && (uint64) first + remaining <= spill->limit)
+		if (first != 0)
 		{
 			bloomidx_check_free_list(index, spill->dir, bloomidx_cached_meta(index)->signature_bits,
 									 RelationGetNumberOfBlocks(index));

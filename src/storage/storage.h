@@ -86,9 +86,9 @@ void		bloomidx_write_segment(Relation index, const BloomidxState *state, Segment
 /*
  * Where a filter group written in single free pages takes them: the free
  * space map's before `limit` (past the last segment's header, what VACUUM's
- * truncation may give back), else a run off the free list of `dir` before
- * it (its blocks taken by the publish that names the group: first,
- * nblocks), else the map's anywhere, else new pages at the end.
+ * truncation may give back), else a run off the free list of `dir`, the
+ * lowest that fits (its blocks taken by the publish that names the group:
+ * first, nblocks), else the map's anywhere, else new pages at the end.
  */
 typedef struct GroupSpill
 {
