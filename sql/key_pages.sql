@@ -48,8 +48,6 @@ SELECT * FROM kp_state();
 -- VACUUM merges the eight into one segment of 16,000 rows, its filters
 -- made from their keys (one slot; merging filters, it made two segments
 -- of four slots each, which never merged again), too large to keep keys.
--- (And seals the pending tail's rows, the index holding a segment's
--- worth: one small segment more after each VACUUM here, with its keys.)
 SELECT wait_for_older_xacts();
 VACUUM kp;
 SELECT * FROM kp_state();

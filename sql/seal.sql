@@ -207,7 +207,8 @@ RESET bloomidx.debug_seal_stop;
 
 -- VACUUM seals what is pending beyond the tail (a page's rows or more), as GIN's VACUUM
 -- flushes its pending list, where the index keeps filter keys and has 128
--- blocks or more: a query then reads no pending page but the tail.  (It
+-- blocks or more: a query then reads no pending page but the tail (nor
+-- that, once the segments hold a segment's worth of live rows).  (It
 -- sealed only an eighth of a segment's rows or more, 8,128 here: 3,000
 -- rows stayed pending, 17 pages every query read.)  The small segments it
 -- leaves keep their rows' keys, and the next VACUUM merges them into one
@@ -262,3 +263,21 @@ FROM (VALUES ('a = 40300'), ('b = 7 AND c = 0'), ('a = 40599 AND b = 99')) AS t(
 SELECT bloomidx_verify('sr_bl');
 DROP TABLE sr;
 RESET bloomidx.segment_rows;
+
+-- A VACUUM after every few inserts leaves them pending, tail and all, in
+-- an index of a segment's worth: sealing each handful as a small segment,
+-- which the next VACUUM merged into new blocks, grew the index from 166
+-- pages to 435 over 30 rounds of 5 rows.
+CREATE TABLE tk (id int, a int, b int) WITH (autovacuum_enabled = off);
+INSERT INTO tk SELECT i, i % 1000, i % 777 FROM generate_series(1, 200000) i;
+CREATE INDEX tk_bl ON tk USING bloomidx (a, b);
+VACUUM tk;
+SELECT pg_relation_size('tk_bl') / 8192 AS tk_before \gset
+SELECT format('INSERT INTO tk SELECT i, i %% 1000, i %% 777 FROM generate_series(%s, %s) i',
+              200001 + r * 5, 200005 + r * 5), 'VACUUM tk'
+FROM generate_series(1, 30) r \gexec
+SELECT pg_relation_size('tk_bl') / 8192 <= :tk_before + 2 AS no_growth, pending_rows
+FROM bloomidx_index_info('tk_bl');
+SELECT index_vs_seqscan('SELECT id FROM tk WHERE a = 6 AND b = ' || ((200006 + 5 * r) % 777))
+FROM generate_series(0, 2) r;
+DROP TABLE tk;

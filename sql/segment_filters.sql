@@ -435,13 +435,10 @@ DROP TABLE sfa;
 RESET bloomidx.background_seal;
 -- A gathered group that is not full takes more slots only once 16 more
 -- (or half its own) are due, not a VACUUM at a time: one seal more leaves
--- its segments' slots in a group beside the others, sixteen more are
--- gathered with them.  (Counts of segments a group: seals
+-- the groups as they were (its segments' slots in a group beside them),
+-- sixteen more are gathered with them.  (Counts of segments a group: seals
 -- of 2,000 rows at that segment size, each leaving its tail page's rows to
--- the next, and the small segment each VACUUM makes of the tail's rows,
--- which the next VACUUM merges; the segments that VACUUM's truncation
--- moves take their slots along to a group of their own, so one seal more
--- leaves as many groups, not the same ones.)
+-- the next.)
 SET bloomidx.segment_rows = 2000;
 SET bloomidx.background_seal = off;
 CREATE TABLE sfh (id int, u int) WITH (autovacuum_enabled = off);

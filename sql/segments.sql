@@ -158,8 +158,7 @@ LANGUAGE sql AS $$
 $$;
 SELECT * FROM seg_mix_check();
 SELECT bloomidx_verify('seg_mix_bl');
--- Two thirds deleted: VACUUM merges segments of both layouts into packed ones
--- (and seals the pending tail's rows into a small one, 127 slices a page).
+-- Two thirds deleted: VACUUM merges segments of both layouts into packed ones.
 DELETE FROM seg_mix WHERE id % 3 <> 0;
 SELECT wait_for_older_xacts();
 VACUUM seg_mix;

@@ -166,12 +166,8 @@ SELECT pg_relation_size('sd_bl') <= 2 * pg_relation_size('sd_fresh') AS within_t
        segments < 5 AS merged, filtered_segments = segments AS every_one_filtered,
        live_rows + pending_rows = (SELECT count(*) FROM sd) AS every_row_once
 FROM bloomidx_index_info('sd_bl');
-SELECT count(*) AS queries,
-       count(*) FILTER (WHERE index_vs_seqscan(q) NOT LIKE 'same %') AS differences
-FROM (SELECT format('SELECT * FROM sd WHERE i2 = %s AND i5 = %s', i2, i5) AS q
-      FROM (SELECT * FROM sd ORDER BY random() LIMIT 20) r
-      UNION ALL
-      SELECT format('SELECT * FROM sd WHERE i3 = %s', i3)
-      FROM (SELECT * FROM sd ORDER BY random() LIMIT 20) r) q;
+SELECT index_vs_seqscan(format('SELECT * FROM sd WHERE i2 = %s AND i5 = %s', i2, i5)),
+       index_vs_seqscan(format('SELECT * FROM sd WHERE i3 = %s', i3))
+FROM (SELECT * FROM sd ORDER BY random() LIMIT 8) r;
 SELECT bloomidx_verify('sd_bl');
 DROP TABLE sd;

@@ -2,7 +2,8 @@
  * insert.cpp: one row into an existing index.  Rows go to pending pages
  * (storage/README.md): the page this statement's previous row went to, else
  * one the free space map knows has room (space VACUUM freed), else the
- * pending list's last page (its tail); when that is full, a new page (a
+ * pending list's last page (its tail); when that is full (or marked for a
+ * seal: VACUUM may seal it), a new page (a
  * free one from the map, else a new one at the end of the file) is linked
  * behind it in one WAL record with the metapage, which names it the new
  * tail.  Locks are taken in one order, new page, metapage, old tail, so

@@ -387,7 +387,7 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	bloomidx_merge_segments(info->index, info->strategy);
 	/* Pending rows become segments (beyond the tail, an eighth of a segment's or more), */
 	bloomidx_seal_all(info->index, bloomidx_vacuum_seal_threshold(bloomidx_cached_meta(info->index)));
-	/* and the rest one more, but in a small index. */
+	/* and the rest one more (the tail too, in an index of a segment's worth), but in a small index. */
 	bloomidx_vacuum_flush(info->index);
 	/* No bulkdelete ran (nothing to remove): count and record free space. */
 	if (stats == NULL)

@@ -574,6 +574,7 @@ verify_check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 		ok = verify_collect_pending_groups(vs, dir, bas);
 
 	PendingWalk walk;
+	bool		tail_met = false;
 
 	bloomidx_pending_walk_init(&walk, vs->index, dir->header.pending_head, vs->index_blocks);
 	while (ok && bloomidx_pending_walk_more(&walk))
@@ -581,6 +582,7 @@ verify_check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 		BlockNumber blkno = walk.blkno;
 
 		CHECK_FOR_INTERRUPTS();
+		tail_met |= blkno == dir->header.pending_tail;
 		reserve_entries(vs);
 		verify_copy_page(vs, blkno, bas);
 
@@ -622,6 +624,27 @@ verify_check_pages_pass(VerifyState *vs, BufferAccessStrategy bas)
 	vs->index_blocks = walk.nblocks;
 	if (ok)
 		ok = bloomidx_check_pending_count(vs->index, dir, vs->pending_pages);
+
+	/*
+	 * The metapage's tail is on the list (pages linked since come after
+	 * it), and an empty list has neither head nor tail nor pages: an insert
+	 * links behind the tail the metapage names, so a stale one would lose
+	 * the rows linked there.
+	 */
+	bool		empty = dir->header.pending_head == bloomidx::kMetaBlock;
+
+	if (ok && (empty != (dir->header.pending_tail == bloomidx::kMetaBlock) ||
+			   empty != (dir->header.pending_pages == 0) || (!empty && !tail_met)))
+	{
+		if (bloomidx_directory_generation(vs->index) != generation)
+			ok = false;
+		else
+			bloomidx_report_corrupted_page(vs->index, bloomidx::kMetaBlock,
+										   psprintf("The metapage's pending list (head %u, tail %u, %u pages) does not end at its tail.",
+													dir->header.pending_head,
+													dir->header.pending_tail,
+													dir->header.pending_pages));
+	}
 	if (ok && vs->npending_slots > 0)
 		ok = verify_check_pending_run(vs, generation);
 	vs->segments = dir->header.nsegments;

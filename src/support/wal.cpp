@@ -66,6 +66,7 @@ bloomidx_log_page_ranges(Relation index, const Buffer *buffers, uint32 n,
 	Assert(CritSectionCount > 0 && n <= MAX_GENERIC_XLOG_PAGES);
 	if (!RelationNeedsWAL(index))
 		return;
+	Assert(room != NULL);
 	XLogBeginInsert();
 	for (uint32 k = 0; k < n; k++)
 	{
