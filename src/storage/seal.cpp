@@ -180,8 +180,9 @@ seal_rows(Relation index, uint32 min_rows, bool through_tail)
 	int64		nrows = rows.nrows;
 
 	/*
-	 * The walk stops short of min_rows only at the tail or the list's end (rows are never
-	 * removed under the seal lock, which VACUUM takes too).  Pages marked
+	 * The walk stops short of min_rows only at the tail, or the list's end
+	 * (rows are never removed under the seal lock, which VACUUM takes
+	 * too).  Pages marked
 	 * are sealed whatever they hold, never left marked: marked pages take
 	 * no more rows, so a seal that gave up on them would leave them so.
 	 */
@@ -235,18 +236,17 @@ bloomidx_seal_once(Relation index, uint32 min_rows, bool through_tail)
 
 /*
  * Seals while the pending list holds at least min_rows rows beyond its
- * tail (with through_tail, in all); the caller holds the seal lock.
- * Returns the rows sealed.  With build_progress (CREATE INDEX sealing what
- * its participants left), the rows sealed so far are its progress's tuples
- * done.
+ * tail; the caller holds the seal lock.  Returns the rows sealed.  With
+ * build_progress (CREATE INDEX sealing what its participants left), the
+ * rows sealed so far are its progress's tuples done.
  */
 int64
-bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress, bool through_tail)
+bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress)
 {
 	int64		total = 0;
 	int64		n;
 
-	while ((n = bloomidx_seal_once(index, min_rows, through_tail)) > 0)
+	while ((n = bloomidx_seal_once(index, min_rows)) > 0)
 	{
 		total += n;
 		if (build_progress)

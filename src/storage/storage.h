@@ -426,8 +426,7 @@ void		bloomidx_gather_filter_groups(Relation index, BufferAccessStrategy strateg
  * ---------------------------------------------------------------------
  */
 int64		bloomidx_seal_once(Relation index, uint32 min_rows, bool through_tail = false);
-int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false,
-							  bool through_tail = false);
+int64		bloomidx_seal_all(Relation index, uint32 min_rows, bool build_progress = false);
 void		bloomidx_seal_if_due(Relation index, uint32 pending_pages, uint32 capacity);
 
 /* The rows a seal may take of pending_pages pages of capacity rows: all but the tail's. */
