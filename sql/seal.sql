@@ -284,4 +284,34 @@ FROM bloomidx_index_info('tk_bl');
 SELECT index_vs_seqscan('SELECT id FROM tk WHERE a = 6 AND b = ' || ((200006 + 5 * r) % 777))
 FROM generate_series(0, 2) r;
 DROP TABLE tk;
+
+-- A trickle of rows, VACUUM after each batch of 600: VACUUM seals the
+-- batch and merges it into the small segment the batches before made, a
+-- few pages larger each time.  The sweep listed a free run for segments
+-- only whole, within what it keeps free for pending pages (a segment's
+-- worth of them), so the run the merges left, always longer, was never
+-- listed, and each merge wrote past the index's end: 341 pages grew to
+-- 1,999 over 30 rounds (4,472 over 70).  Now the run's first pages are
+-- listed, where the merges go: at most 938 (the pages kept for pending
+-- ones and a segment's run, then the truncation).
+CREATE TABLE trk (i1 int, i2 int, i3 int, i4 int, i5 int, i6 int) WITH (autovacuum_enabled = off);
+CREATE FUNCTION trk_rows(lo int, hi int) RETURNS SETOF trk LANGUAGE sql AS
+$$ SELECT (g * 7919 % 1000003)::int, (g * 104729 % 1000033)::int, (g * 1299709 % 999983)::int,
+          (g * 15485863 % 1000037)::int, (g * 32452843 % 999979)::int,
+          (g * 49979687 % 1000039)::int
+   FROM generate_series(lo::int8, hi::int8) g $$;
+INSERT INTO trk SELECT * FROM trk_rows(1, 100000);
+CREATE INDEX trk_bl ON trk USING bloomidx (i1, i2, i3, i4, i5, i6);
+SELECT pg_relation_size('trk_bl') / 8192 AS trk_before \gset
+CREATE TABLE trk_size (pages bigint);
+SELECT format('INSERT INTO trk SELECT * FROM trk_rows(%s, %s)', 100001 + r * 600, 100600 + r * 600),
+       'VACUUM trk', 'INSERT INTO trk_size SELECT pg_relation_size(''trk_bl'') / 8192'
+FROM generate_series(0, 29) r \gexec
+SELECT max(pages) <= 3.5 * :trk_before AS bounded, count(*) AS rounds FROM trk_size;
+SELECT index_vs_seqscan(format('SELECT * FROM trk WHERE i2 = %s AND i5 = %s', i2, i5)),
+       index_vs_seqscan(format('SELECT * FROM trk WHERE i4 = %s', i4))
+FROM trk_rows(100000, 118000) WHERE i1 % 3001 = 0;
+SELECT bloomidx_verify('trk_bl');
+DROP FUNCTION trk_rows;
+DROP TABLE trk, trk_size;
 RESET max_parallel_maintenance_workers;

@@ -292,12 +292,22 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 
 	for (uint32 r = 0; r < nruns && nnew_extents < room; r++)
 	{
-		if (runs[r].nblocks > budget)
+		/*
+		 * A run longer than the budget left gives its first blocks, if a
+		 * segment's worth: its end stays free, for pending pages or the
+		 * truncation.  Skipping it instead left the merges of small
+		 * segments (a trickle of rows, VACUUM after each) no extent, so
+		 * each wrote its segment past the end while the last one's blocks
+		 * joined the run: the run and the file grew by a segment a VACUUM.
+		 */
+		BlockNumber take = Min(runs[r].nblocks, (BlockNumber) Min(budget, (uint64) MaxBlockNumber));
+
+		if (take < min_run)
 			continue;
-		budget -= runs[r].nblocks;
+		budget -= take;
 		/* Page by page; an insert may have taken one since: the run splits there. */
 		BlockNumber start = runs[r].first;
-		BlockNumber end = runs[r].first + runs[r].nblocks;
+		BlockNumber end = runs[r].first + take;
 
 		for (BlockNumber b = start; b <= end; b++)
 		{
