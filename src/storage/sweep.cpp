@@ -158,8 +158,9 @@ longer_first(const void *a, const void *b)
 }
 
 /*
- * Puts the longest runs of free pages (a segment's worth or more) back on
- * the metapage's free list, where segments can take them: blocks that
+ * Puts the longest runs of free pages (a segment's worth or more), or the
+ * first pages of one longer than the budget below, back on the
+ * metapage's free list, where segments can take them: blocks that
  * removed segments gave back when the list had no room, or pages sealed
  * pending pages left.  Extents on the list too short for any segment go
  * the other way, to the free space map, where pending pages take them.
@@ -298,9 +299,13 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 		 * truncation.  Skipping it instead left the merges of small
 		 * segments (a trickle of rows, VACUUM after each) no extent, so
 		 * each wrote its segment past the end while the last one's blocks
-		 * joined the run: the run and the file grew by a segment a VACUUM.
+		 * joined the run: the run and the file grew by a segment a VACUUM,
+		 * without end.  Runs come longest first, so the longest takes the
+		 * budget where a shorter one would have fitted whole before.  (The
+		 * budget is spent on the run even where an insert took a page of
+		 * it meanwhile and less is claimed.)
 		 */
-		BlockNumber take = Min(runs[r].nblocks, (BlockNumber) Min(budget, (uint64) MaxBlockNumber));
+		BlockNumber take = (BlockNumber) Min((uint64) runs[r].nblocks, budget);
 
 		if (take < min_run)
 			continue;
