@@ -171,14 +171,14 @@ longer_first(const void *a, const void *b)
  * deleted and loaded again finds its pending pages there, not at the
  * index's end (gathering them grew the index by a load's pending pages
  * every cycle, while the list held blocks no segment needed), and none is
- * gathered while the list has blocks for a few segments already.
+ * gathered while the list has blocks for a few full segments already.
  * Claimed pages become
  * "listed" first, which no insert takes; a crash before the publish
  * leaves them unreferenced, and the next sweep frees them.  The caller
  * holds the seal lock: the list is the copy's.  Claimed blocks leave
  * *free_blocks.
  */
-/* Runs are gathered only while the list has blocks for fewer segments than this. */
+/* Runs are gathered only while the list has blocks for fewer full segments than this. */
 #define GATHER_BELOW_SEGMENTS 4
 
 static void
@@ -187,17 +187,28 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 {
 	uint32		min_run = bloomidx_segment_min_blocks(bloomidx_cached_meta(index));
 	bloomidx::FreeExtent short_extents[bloomidx::kMaxFreeExtents];
-	bloomidx::FreeExtent new_extents[bloomidx::kMaxFreeExtents];
+	/* Gaps joined to listed extents (two an extent at most), then runs. */
+	bloomidx::FreeExtent new_extents[3 * bloomidx::kMaxFreeExtents];
 	uint32		nshort_extents = 0,
-				nnew_extents = 0;
+				nnew_extents = 0,
+				nnew_runs = 0;	/* of them, runs: each takes a slot of the list */
 
-	uint64		segments_listed = 0;	/* segments the list has blocks for */
+	/*
+	 * Full segments the list has blocks for, in blocks (whatever
+	 * bloomidx.segment_rows this session has): extents for many small
+	 * segments are not blocks for a few full ones, and a load of a few
+	 * full segments' rows seals many small ones.
+	 */
+	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
+	const uint32 full_run = bloomidx::slice_page_count(meta->signature_bits, bloomidx::kSegmentRows,
+													   bloomidx_slices_per_page(bloomidx::kSegmentRows)) + 3;
+	uint64		listed_blocks = 0;
 
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
 	{
 		if (dir->free.extents[i].nblocks < min_run)
 			short_extents[nshort_extents++] = dir->free.extents[i];
-		segments_listed += dir->free.extents[i].nblocks / min_run;
+		listed_blocks += dir->free.extents[i].nblocks;
 	}
 
 	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + nshort_extents;
@@ -221,10 +232,14 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 	 * by page when VACUUM gathered the group (filter_gather.cpp), would
 	 * otherwise split the extent its removal gives back from the next one,
 	 * and the index would grow for want of runs.  Longer runs are gathered
-	 * below, by the rules for runs.
+	 * below, by the rules for runs, each in a slot of the list (`room`);
+	 * the gaps take none, so they must not count against it: with small
+	 * segments (bloomidx.segment_rows 1,000) they filled it, no run was
+	 * listed again, and a table deleted and loaded again grew by 540 pages
+	 * a cycle.
 	 */
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents &&
-		 nnew_extents + 2 <= bloomidx::kMaxFreeExtents; i++)
+		 nnew_extents + 2 <= 2 * bloomidx::kMaxFreeExtents; i++)
 	{
 		const bloomidx::FreeExtent x = dir->free.extents[i];
 
@@ -288,10 +303,10 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 	qsort(runs, nruns, sizeof(FreeRun), longer_first);
 
 	/* The list holds blocks for the next segments already: nothing more to gather. */
-	if (segments_listed >= GATHER_BELOW_SEGMENTS)
+	if (listed_blocks >= (uint64) GATHER_BELOW_SEGMENTS * full_run)
 		budget = 0;
 
-	for (uint32 r = 0; r < nruns && nnew_extents < room; r++)
+	for (uint32 r = 0; r < nruns && nnew_runs < room; r++)
 	{
 		/*
 		 * A run longer than the budget left gives its first blocks, if a
@@ -317,11 +332,14 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 		for (BlockNumber b = start; b <= end; b++)
 		{
 			bloomidx_vacuum_delay_point();
-			if (b < end && nnew_extents < room && claim_page(index, b, strategy))
+			if (b < end && nnew_runs < room && claim_page(index, b, strategy))
 				continue;
 			/* [start, b) claimed: listed if long enough, else free again. */
-			if (b - start >= min_run && nnew_extents < room)
+			if (b - start >= min_run && nnew_runs < room)
+			{
 				new_extents[nnew_extents++] = bloomidx::FreeExtent{start, b - start};
+				nnew_runs++;
+			}
 			else
 				for (BlockNumber u = start; u < b; u++)
 					bloomidx_free_page(index, u, dir->header.generation);
