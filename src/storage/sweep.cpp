@@ -206,9 +206,11 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
 	{
+		/* (Short extents leave the list below: not blocks for segments.) */
 		if (dir->free.extents[i].nblocks < min_run)
 			short_extents[nshort_extents++] = dir->free.extents[i];
-		listed_blocks += dir->free.extents[i].nblocks;
+		else
+			listed_blocks += dir->free.extents[i].nblocks;
 	}
 
 	uint32		room = bloomidx::kMaxFreeExtents - dir->free.count + nshort_extents;
