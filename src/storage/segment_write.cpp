@@ -45,17 +45,24 @@ bloomidx_slices_per_page(uint32 rows)
 }
 
 /*
- * Blocks a segment of this session's size takes at least: its slice
- * pages, the live page, a TID page and the header.  Free runs shorter
- * than this are left to pending pages (sweep.cpp).
+ * Blocks a segment of `rows` rows takes at least: its slice pages, the
+ * live page, a TID page and the header.
+ */
+uint32
+bloomidx_segment_blocks_min(const bloomidx::MetaPageData *meta, uint32 rows)
+{
+	return bloomidx::slice_page_count(meta->signature_bits, rows,
+									  bloomidx_slices_per_page(rows)) + 3;
+}
+
+/*
+ * Those of a segment of this session's size.  Free runs shorter than this
+ * are left to pending pages (sweep.cpp).
  */
 uint32
 bloomidx_segment_min_blocks(const bloomidx::MetaPageData *meta)
 {
-	uint32		rows = bloomidx_segment_capacity(meta->capacity);
-
-	return bloomidx::slice_page_count(meta->signature_bits, rows,
-									  bloomidx_slices_per_page(rows)) + 3;
+	return bloomidx_segment_blocks_min(meta, bloomidx_segment_capacity(meta->capacity));
 }
 
 /* Room for `capacity` rows (1..kSegmentRows) of signature_bytes each. */

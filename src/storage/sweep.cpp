@@ -199,9 +199,8 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 	 * segments are not blocks for a few full ones, and a load of a few
 	 * full segments' rows seals many small ones.
 	 */
-	const bloomidx::MetaPageData *meta = bloomidx_cached_meta(index);
-	const uint32 full_run = bloomidx::slice_page_count(meta->signature_bits, bloomidx::kSegmentRows,
-													   bloomidx_slices_per_page(bloomidx::kSegmentRows)) + 3;
+	const uint32 full_run = bloomidx_segment_blocks_min(bloomidx_cached_meta(index),
+														bloomidx::kSegmentRows);
 	uint64		listed_blocks = 0;
 
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
