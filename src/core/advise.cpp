@@ -365,9 +365,9 @@ double predicted_index_pages(double rows, int length, int ncolumns, const double
             segments += 1;
         // Header, slice pages (packed), live bits, compressed TIDs.
         const uint32_t nrows = static_cast<uint32_t>(seg_rows);
-        double per_segment = 1 + slice_page_count(static_cast<uint32_t>(length), nrows,
-                                                  packed_slices_per_page(nrows)) +
-                             1 + std::ceil(seg_rows * tid_bytes / kBlockSize);
+        double per_segment =
+            1 + slice_page_count(static_cast<uint32_t>(length), packed_slices_per_page(nrows)) + 1 +
+            std::ceil(seg_rows * tid_bytes / kBlockSize);
         if (filter_bits_per_key > 0) {
             double filter_bytes = 0;
             for (int i = 0; i < ncolumns; i++) {

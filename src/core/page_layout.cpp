@@ -67,7 +67,7 @@ uint32_t segment_entry_check(const SegmentEntry &e) noexcept
 
 bool segment_entry_ok(const SegmentEntry &e, uint32_t nslices, uint32_t nblocks) noexcept
 {
-    const uint32_t pages = slice_page_count(nslices, e.rows, e.slices_per_page);
+    const uint32_t pages = slice_page_count(nslices, e.slices_per_page);
     return e.check == segment_entry_check(e) && e.segment_id != 0 && e.rows >= 1 &&
            e.rows <= kSegmentRows && e.live_rows <= e.rows &&
            slices_per_page_ok(e.rows, e.slices_per_page) &&

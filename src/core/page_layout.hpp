@@ -361,8 +361,7 @@ constexpr bool slices_per_page_ok(uint32_t rows, uint16_t slices_per_page) noexc
     return slices_per_page == 0 || slices_per_page == packed_slices_per_page(rows);
 }
 // The slice pages of a segment of nslices slices and `rows` rows.
-constexpr uint32_t slice_page_count(uint32_t nslices, uint32_t rows,
-                                    uint16_t slices_per_page) noexcept
+constexpr uint32_t slice_page_count(uint32_t nslices, uint16_t slices_per_page) noexcept
 {
     return slices_per_page <= 1 ? nslices : (nslices + slices_per_page - 1) / slices_per_page;
 }
@@ -424,7 +423,7 @@ constexpr uint64_t tail_segment_rows(uint32_t signature_bits, uint32_t nsegments
             const uint64_t most = p * pending_capacity;
             const uint32_t r = static_cast<uint32_t>(most < segment_capacity ? most : segment_capacity);
             const uint64_t tid_pages = (uint64_t{r} * 2 + kPayloadBytes - 1) / kPayloadBytes;
-            if (slice_page_count(signature_bits, r, packed_slices_per_page(r)) + 2 + tid_pages > p)
+            if (slice_page_count(signature_bits, packed_slices_per_page(r)) + 2 + tid_pages > p)
                 break;
             from = p;
         }

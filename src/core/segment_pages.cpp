@@ -291,7 +291,7 @@ bool free_extent_ok(const FreeList &l, uint32_t extent, uint32_t nslices, uint32
     // A segment's extent: from its first slice to its header (the last block).
     for (uint32_t i = 0; i < nentries; i++)
         if (overlaps(x.first, x.nblocks, entries[i].first_slice,
-                     slice_page_count(nslices, entries[i].rows, entries[i].slices_per_page)) ||
+                     slice_page_count(nslices, entries[i].slices_per_page)) ||
             overlaps(x.first, x.nblocks, entries[i].header_block, 1) ||
             (entries[i].header_block > entries[i].first_slice &&
              overlaps(x.first, x.nblocks, entries[i].first_slice,
@@ -468,7 +468,7 @@ PageProblem check_segment_page(const uint8_t *page, uint32_t segment_id, uint16_
         return PageProblem::BadSegment;
     // One extent: the live page right after the slices, then the TID pages.
     if (h.live_block !=
-        static_cast<uint64_t>(first_slice) + slice_page_count(nslices, rows, slices_per_page))
+        static_cast<uint64_t>(first_slice) + slice_page_count(nslices, slices_per_page))
         return PageProblem::BadSegment;
     for (uint32_t i = 0; i < h.ntid_pages; i++)
         if (h.tid_blocks[i] != h.live_block + 1 + i || h.tid_blocks[i] >= nblocks)
@@ -583,7 +583,7 @@ uint32_t segment_extents(const SegmentHeader &h, uint32_t header_block, uint32_t
             out[at] = out[at - 1];
         out[at] = FreeExtent{first, nblocks};
     };
-    insert(h.first_slice, slice_page_count(h.nslices, h.rows, h.slices_per_page));
+    insert(h.first_slice, slice_page_count(h.nslices, h.slices_per_page));
     insert(h.live_block, 1);
     for (uint32_t p = 0; p < h.ntid_pages; p++)
         insert(h.tid_blocks[p], 1);

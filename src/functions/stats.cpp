@@ -153,7 +153,7 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 		return false;
 
 	memset(st->counts, 0, e->rows * sizeof(uint16));
-	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->rows, e->slices_per_page); p++)
+	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->slices_per_page); p++)
 	{
 		bloomidx::SliceRange on = bloomidx::slice_page_range(p, st->m, e->slices_per_page);
 		BlockNumber blkno = e->first_slice + p;
@@ -188,7 +188,7 @@ tally_segment(IndexStats *st, const bloomidx::SegmentEntry *e, uint32 generation
 	st->segments++;
 	count_visited(st, e->header_block, STATS_SEGMENT_HEADER);
 	count_visited(st, st->header->live_block, STATS_LIVE);
-	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->rows, e->slices_per_page); p++)
+	for (uint32 p = 0; p < bloomidx::slice_page_count(st->m, e->slices_per_page); p++)
 		count_visited(st, e->first_slice + p, STATS_SLICE);
 	for (uint32 p = 0; p < st->header->key_pages; p++)
 		count_visited(st, st->header->live_block + 1 + st->header->ntid_pages + p, STATS_KEYS);

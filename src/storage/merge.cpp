@@ -245,7 +245,7 @@ read_live_rows(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, 
 	}
 
 	/* Their signatures, bit j from slice j, page by page (packed slices share one). */
-	for (uint32 p = 0; ok && p < bloomidx::slice_page_count(nslices, e->rows, e->slices_per_page); p++)
+	for (uint32 p = 0; ok && p < bloomidx::slice_page_count(nslices, e->slices_per_page); p++)
 	{
 		bloomidx::SliceRange on = bloomidx::slice_page_range(p, nslices, e->slices_per_page);
 		uint32		j = on.first;
@@ -377,7 +377,7 @@ merge_group(MergeWork *w, const bloomidx::SegmentEntry *group, uint32 n, bool al
 		bool		all_kept = all_keyed;	/* from key pages, all of them */
 		bool		has_filters;
 		const bool	unfiltered = !alone &&
-			bloomidx::slice_page_count(w->state->meta.signature_bits, w->rows.nrows,
+			bloomidx::slice_page_count(w->state->meta.signature_bits,
 									   bloomidx_slices_per_page(w->rows.nrows)) <=
 			MERGE_UNFILTERED_PAGES;
 

@@ -51,8 +51,7 @@ bloomidx_slices_per_page(uint32 rows)
 uint32
 bloomidx_segment_blocks_min(const bloomidx::MetaPageData *meta, uint32 rows)
 {
-	return bloomidx::slice_page_count(meta->signature_bits, rows,
-									  bloomidx_slices_per_page(rows)) + 3;
+	return bloomidx::slice_page_count(meta->signature_bits, bloomidx_slices_per_page(rows)) + 3;
 }
 
 /*
@@ -442,7 +441,7 @@ bloomidx_write_segment(Relation index, const BloomidxState *state, SegmentRows *
 	 * table's index a third larger; not a merge's of sources that did not
 	 * all keep theirs (rows->keys then holds only some rows' keys).
 	 */
-	const uint32 slice_pages = bloomidx::slice_page_count(nslices, nrows, h->slices_per_page);
+	const uint32 slice_pages = bloomidx::slice_page_count(nslices, h->slices_per_page);
 	const uint32 slice_words = h->slices_per_page <= 1 ? bloomidx::kSliceWords :
 		bloomidx::slice_lines(nrows) * bloomidx::kSliceLineWords;
 	const uint32 nkeys = state->geometry.keys;

@@ -83,7 +83,7 @@ static bool
 mark_segment(Relation index, const bloomidx::SegmentEntry *e, uint32 nslices, UsedBlocks *used,
 			 BufferAccessStrategy strategy)
 {
-	mark_used(used, e->first_slice, bloomidx::slice_page_count(nslices, e->rows, e->slices_per_page));
+	mark_used(used, e->first_slice, bloomidx::slice_page_count(nslices, e->slices_per_page));
 	mark_used(used, e->header_block, 1);
 
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, e->header_block, RBM_NORMAL,

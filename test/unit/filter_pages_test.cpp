@@ -832,7 +832,7 @@ TEST(FilterPages, PendingGroupSlotsHoldTheirPagesKeys)
               }),
               PageProblem::BadFilter)
         << "a next group behind a group not full";
-    EXPECT_EQ(with([](FilterGroupHeader &hh, PendingGroupLinks &ll) {
+    EXPECT_EQ(with([](FilterGroupHeader &hh, PendingGroupLinks &) {
                   hh.flags = kGroupListed;
               }),
               PageProblem::BadFilter);

@@ -2004,7 +2004,7 @@ TEST(SegmentPages, PackedTailIsASegmentWhereItTakesNoMorePages)
         for (uint64_t rows = from; rows < unpacked; rows += 97) {
             const uint32_t r = static_cast<uint32_t>(rows);
             const uint64_t pending_pages = (rows + capacity - 1) / capacity;
-            ASSERT_LE(slice_page_count(m, r, packed_slices_per_page(r)) + 3 + r * 2 / kPayloadBytes,
+            ASSERT_LE(slice_page_count(m, packed_slices_per_page(r)) + 3 + r * 2 / kPayloadBytes,
                       pending_pages)
                 << m << " bits, " << rows << " rows";
         }

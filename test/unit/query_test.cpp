@@ -476,7 +476,8 @@ TEST(Query, NoRowHoldingTheKeysIsLost)
         }
         bool tested = std::any_of(b.uses.begin(), b.uses.begin() + keys.size(),
                                   [](KeyUse u) { return u != KeyUse::TooCommon; });
-        if (tested && length >= 128)
+        if (tested && length >= 128) {
             EXPECT_GT(dropped, 0) << "round " << round;
+        }
     }
 }

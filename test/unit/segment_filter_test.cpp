@@ -128,8 +128,9 @@ TEST(SegmentFilter, BlocksOnGrid)
             m /= 2;
             j++;
         }
-        if (b != own)
+        if (b != own) {
             ASSERT_TRUE(m >= 8 && m <= 15) << own << " -> " << b;
+        }
     }
     EXPECT_EQ(filter_blocks_on_grid(1080, kMaxFilterBlocks), 1152u);
     EXPECT_EQ(filter_blocks_on_grid(1070, kMaxFilterBlocks), 1152u);
@@ -295,8 +296,9 @@ TEST(SegmentFilter, WideningKeepsEveryKey)
             for (uint32_t k : added)
                 ASSERT_TRUE(filter_may_contain(to.data(), n_to, probes, k))
                     << n_from << " to " << n_to;
-            if (n_to == n_from)
+            if (n_to == n_from) {
                 EXPECT_EQ(from, to);
+            }
             // By a whole factor (VACUUM gathers slots of one family so), each
             // block lands whole: the widened filter answers every key as the
             // source does, so its rate is the source's.

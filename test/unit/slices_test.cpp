@@ -128,12 +128,14 @@ TEST(Slices, UntransposeGivesBackTheLiveRowsSignatures)
         for (uint32_t j = 0; j < kBits; j++)
             ASSERT_TRUE(untranspose_slice(s.slices[j].data(), s.live.data(), nrows, j, slot.data(),
                                           out.data(), s.sig_bytes));
-        for (uint32_t r = 0; r < nrows; r++)
-            if (live(s, r))
+        for (uint32_t r = 0; r < nrows; r++) {
+            if (live(s, r)) {
                 ASSERT_EQ(0, std::memcmp(&out[static_cast<size_t>(slot[r]) * s.sig_bytes],
                                          &s.signatures[static_cast<size_t>(r) * s.sig_bytes],
                                          s.sig_bytes))
                     << nrows << " rows, row " << r;
+            }
+        }
         // Nothing written past the live rows.
         for (uint32_t b = 0; b < s.sig_bytes; b++)
             ASSERT_EQ(out[static_cast<size_t>(nlive) * s.sig_bytes + b], 0);
@@ -327,7 +329,7 @@ TEST(Slices, PackedSlicesTileTheirPages)
         ASSERT_TRUE(slices_per_page_ok(nrows, k));
         ASSERT_TRUE(slices_per_page_ok(nrows, 0));
         for (uint32_t nslices : {1u, 4u, 64u, 104u, 1000u}) {
-            const uint32_t pages = slice_page_count(nslices, nrows, k);
+            const uint32_t pages = slice_page_count(nslices, k);
             uint32_t last_page = 0;
             for (uint32_t j = 0; j < nslices; j++) {
                 SliceSpot s = slice_spot(j, nrows, k);
@@ -339,7 +341,7 @@ TEST(Slices, PackedSlicesTileTheirPages)
             }
             ASSERT_EQ(last_page + 1, pages) << nrows << " rows, " << nslices << " slices";
             // One a page (format 13's layout).
-            ASSERT_EQ(slice_page_count(nslices, nrows, 0), nslices);
+            ASSERT_EQ(slice_page_count(nslices, 0), nslices);
             ASSERT_EQ(slice_spot(nslices - 1, nrows, 0).page, nslices - 1);
         }
     }
@@ -360,7 +362,7 @@ TEST(Slices, PackedSlicesAnswerAsOneSliceAPage)
         const uint16_t k = packed_slices_per_page(nrows);
         const uint32_t words = slice_lines(nrows) * kSliceLineWords;
         // The pages, their unused words garbage (a reader must not need them).
-        std::vector<std::vector<uint64_t>> pages(slice_page_count(kBits, nrows, k),
+        std::vector<std::vector<uint64_t>> pages(slice_page_count(kBits, k),
                                                  std::vector<uint64_t>(kSliceWords));
         for (auto &p : pages)
             for (auto &w : p)
@@ -400,8 +402,9 @@ TEST(Slices, PackedSlicesAnswerAsOneSliceAPage)
                 nlists, s.live.data(), nrows, packed_out.data());
             ASSERT_EQ(n, pn) << nrows << " rows, query " << q;
             ASSERT_EQ(out, packed_out) << nrows << " rows, query " << q;
-            if (live(s, pick))
+            if (live(s, pick)) {
                 ASSERT_TRUE((out[pick / 64] >> (pick % 64)) & 1) << nrows << " rows, query " << q;
+            }
         }
         // A merge reads the same signatures back.
         std::vector<uint32_t> slot(kSegmentRows, 0);
