@@ -12,6 +12,7 @@ use strict;
 use warnings;
 
 use IPC::Run;
+use Math::BigInt;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -380,6 +381,80 @@ with_corruption(
 	check => sub {
 		check_corrupted('pending link', 0,
 			"The pending list ends after 1 of the $npending pages the metapage counts: a link is damaged.");
+	});
+
+# The metapage's pending tail a page of the index that is not on its
+# list: an insert links its page behind the tail the metapage names, so a
+# stale tail would lose the rows linked there; only verification can tell
+# (a tail of none with pages on the list fails the metapage's own check).  The directory carries a check of its fields
+# (XXH3 of them, seeded: directory_check in core/segment_pages.cpp), put
+# back together here, so that it is the tail that verification finds.
+my $M64 = Math::BigInt->new(2)**64;
+
+sub le64
+{
+	my ($bytes, $off) = @_;
+	my ($lo, $hi) = unpack('VV', substr($bytes, $off, 8));
+	return Math::BigInt->new($hi) * 4294967296 + $lo;
+}
+
+# XXH3_64bits_withSeed of 32 bytes (xxhash.h, XXH3_len_17to128_64b).
+sub xxh3_64_32
+{
+	my ($input, $seed) = @_;
+	my $secret = pack('C*',
+		0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
+		0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f);
+	my $s = Math::BigInt->new($seed);
+	my $mix16 = sub {
+		my ($off) = @_;
+		my $lo = le64($input, $off) ^ ((le64($secret, $off) + $s) % $M64);
+		my $hi = le64($input, $off + 8) ^ ((le64($secret, $off + 8) - $s) % $M64);
+		my $product = $lo * $hi;
+		return ($product % $M64) ^ ($product >> 64);
+	};
+	my $acc = (Math::BigInt->new('0x9E3779B185EBCA87') * 32 + $mix16->(0) + $mix16->(16)) % $M64;
+	$acc ^= $acc >> 37;
+	$acc = ($acc * Math::BigInt->new('0x165667919E3779F9')) % $M64;
+	$acc ^= $acc >> 32;
+	return $acc;
+}
+
+# The directory's header: 32 bytes at 152, its check the last 4.
+sub directory_check
+{
+	my ($bytes) = @_;
+	my $header = substr($bytes, 152, 28) . "\0" x 4;
+	return (xxh3_64_32($header, 0x626C6478 ^ 0xD1) % 4294967296)->numify;
+}
+is(directory_check($orig), unpack('V', substr($orig, 180, 4)),
+	'the test computes the directory check as bloomidx does');
+with_corruption(
+	label  => 'pending tail',
+	mutate => sub {
+		my $b = shift;
+		my %listed;
+		for (my $blk = unpack('V', substr($$b, 160, 4)); $blk != 0;
+			$blk = unpack('V', substr($$b, $blk * $BLCKSZ + $SPECIAL + 10, 4)))
+		{
+			$listed{$blk} = 1;
+		}
+		my ($off_list) = grep { !$listed{$_} } 1 .. length($$b) / $BLCKSZ - 1;
+		ok(defined $off_list, 'pending tail: the index has a page off the pending list');
+		set_u32($b, 164, $off_list);    # pending_tail
+		set_u32($b, 180, directory_check($$b));
+	},
+	check => sub {
+		my ($ret, $err) = psql_verbose("SELECT bloomidx_verify('c_bl')");
+		isnt($ret, 0, 'pending tail: bloomidx_verify fails');
+		like($err,
+			qr/ERROR:  XX002: index "c_bl" contains a corrupted page at block 0\b/,
+			'pending tail: bloomidx_verify raises XX002 naming the metapage');
+		like($err, qr/DETAIL:  The metapage's pending list \(head \d+, tail \d+, \d+ pages\) does not end at its tail\./,
+			'pending tail: and says the list does not end at its tail');
+		is( $node->safe_psql('postgres', "$BloomidxTAP::INDEX_GUCS $query"),
+			$node->safe_psql('postgres', "$BloomidxTAP::SEQ_GUCS $query"),
+			'pending tail: a query still finds what a sequential scan finds');
 	});
 
 # An index of a newer on-disk format (a later bloomidx built it, then the
