@@ -46,7 +46,7 @@ ISOLATION_OPTS = --load-extension=bloomidx
 installcheck: export PGOPTIONS += -c bloomidx.background_seal=off
 
 # (Before PGXS, whose clean rule takes it only if set by then.)
-EXTRA_CLEAN = test/unit/core_tests $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench test/bench/filter_scaling results regression.diffs regression.out
+EXTRA_CLEAN = test/unit/core_tests test/unit/core_tests_sanitized $(UNIT_OBJS) test/unit/core test/bench/fpr_formula test/bench/sizing_table test/bench/slices_bench test/bench/filter_bench test/bench/filter_scaling results regression.diffs regression.out
 # make dist's archives, of this version or an older one.
 EXTRA_CLEAN += $(EXTENSION)-[0-9]*.zip
 
@@ -99,6 +99,18 @@ test/unit/core_tests: $(UNIT_OBJS) $(CORE_UNIT_OBJS)
 .PHONY: unittest
 unittest: test/unit/core_tests
 	test/unit/core_tests
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, any
+# finding fatal: one binary of its own (about 4 minutes to build here, so
+# not in the test suites; run it after changing the core).
+test/unit/core_tests_sanitized: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp test/unit/*.hpp)
+	$(CXX) -std=c++17 -Wall -Wextra -Isrc -O1 -g -fno-omit-frame-pointer \
+		-fsanitize=address,undefined -fno-sanitize-recover=all \
+		-o $@ $(UNIT_SRCS) $(CORE_SRCS) -lgtest -lgtest_main -pthread
+
+.PHONY: unittest-sanitized
+unittest-sanitized: test/unit/core_tests_sanitized
+	test/unit/core_tests_sanitized
 
 
 # Benchmark helper: the predicted false-positive rate, from the core.
