@@ -240,9 +240,10 @@ visit_segment(Relation index, const DirectoryCopy *dir, uint32 slot, uint32 nsli
 					if (me->live_rows != before.live_rows)
 						*page_entry_lowered = true;
 				}
+				/* Read before the finish, which frees the copy me points into. */
+				live = me->live_rows;
 				GenericXLogFinish(xlog);
 				stats->tuples_removed += cleared;
-				live = me->live_rows;
 			}
 			else if (lp != bloomidx::PageProblem::None)
 				problem = lp;
