@@ -360,7 +360,7 @@ constexpr bool slices_per_page_ok(uint32_t rows, uint16_t slices_per_page) noexc
 {
     return slices_per_page == 0 || slices_per_page == packed_slices_per_page(rows);
 }
-// The slice pages of a segment of nslices slices and `rows` rows.
+// The slice pages of a segment of nslices slices, slices_per_page a page.
 constexpr uint32_t slice_page_count(uint32_t nslices, uint16_t slices_per_page) noexcept
 {
     return slices_per_page <= 1 ? nslices : (nslices + slices_per_page - 1) / slices_per_page;
