@@ -139,15 +139,11 @@ CREATE TABLE dl (id int, a int, b text, c int) WITH (autovacuum_enabled = off);
 INSERT INTO dl SELECT g, (g * 8) % 42, 'v' || (g * 15) % 79, (g * 22) % 116 FROM generate_series(1, 60000) g;
 CREATE INDEX dl_bl ON dl USING bloomidx (a, b, c);
 CREATE TABLE dl_size (cycle int, pages bigint);
-\set cycle 'DELETE FROM dl; INSERT INTO dl SELECT g, (g * 8) % 42, ''v'' || (g * 15) % 79, (g * 22) % 116 FROM generate_series(1, 60000) g; SELECT wait_for_older_xacts(); VACUUM dl; INSERT INTO dl_size SELECT (SELECT count(*) FROM dl_size), pg_relation_size(''dl_bl'') / 8192;'
-:cycle
-:cycle
-:cycle
-:cycle
-:cycle
-:cycle
-:cycle
-:cycle
+SELECT 'DELETE FROM dl',
+       'INSERT INTO dl SELECT g, (g * 8) % 42, ''v'' || (g * 15) % 79, (g * 22) % 116 FROM generate_series(1, 60000) g',
+       'SELECT wait_for_older_xacts()', 'VACUUM dl',
+       'INSERT INTO dl_size SELECT (SELECT count(*) FROM dl_size), pg_relation_size(''dl_bl'') / 8192'
+FROM generate_series(1, 8) \gexec
 SELECT * FROM abc_check('dl', 8);
 SELECT bloomidx_verify('dl_bl');
 SELECT max(pages) <= 1.5 * min(pages) FILTER (WHERE cycle = 0) AS no_growth FROM dl_size;

@@ -49,7 +49,7 @@ bloomidx_slices_per_page(uint32 rows)
  * live page, a TID page and the header.
  */
 uint32
-bloomidx_segment_blocks_min(const bloomidx::MetaPageData *meta, uint32 rows)
+bloomidx_segment_blocks_for_rows(const bloomidx::MetaPageData *meta, uint32 rows)
 {
 	return bloomidx::slice_page_count(meta->signature_bits, bloomidx_slices_per_page(rows)) + 3;
 }
@@ -61,7 +61,7 @@ bloomidx_segment_blocks_min(const bloomidx::MetaPageData *meta, uint32 rows)
 uint32
 bloomidx_segment_min_blocks(const bloomidx::MetaPageData *meta)
 {
-	return bloomidx_segment_blocks_min(meta, bloomidx_segment_capacity(meta->capacity));
+	return bloomidx_segment_blocks_for_rows(meta, bloomidx_segment_capacity(meta->capacity));
 }
 
 /* Room for `capacity` rows (1..kSegmentRows) of signature_bytes each. */

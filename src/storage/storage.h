@@ -72,7 +72,7 @@ extern int	bloomidx_segment_rows;
 uint32		bloomidx_segment_capacity(uint32 page_capacity);
 bool		bloomidx_packs_slices(void);
 uint16		bloomidx_slices_per_page(uint32 rows);
-uint32		bloomidx_segment_blocks_min(const bloomidx::MetaPageData *meta, uint32 rows);
+uint32		bloomidx_segment_blocks_for_rows(const bloomidx::MetaPageData *meta, uint32 rows);
 uint32		bloomidx_segment_min_blocks(const bloomidx::MetaPageData *meta);
 void		bloomidx_segment_rows_init(SegmentRows *rows, uint32 signature_bytes, uint32 capacity);
 void		bloomidx_segment_rows_free(SegmentRows *rows);

@@ -199,8 +199,8 @@ gather_free_runs(Relation index, const DirectoryCopy *dir, UsedBlocks *free_bloc
 	 * segments are not blocks for a few full ones, and a load of a few
 	 * full segments' rows seals many small ones.
 	 */
-	const uint32 full_run = bloomidx_segment_blocks_min(bloomidx_cached_meta(index),
-														bloomidx::kSegmentRows);
+	const uint32 full_run =
+		bloomidx_segment_blocks_for_rows(bloomidx_cached_meta(index), bloomidx::kSegmentRows);
 	uint64		listed_blocks = 0;
 
 	for (uint32 i = 0; i < dir->free.count && i < bloomidx::kMaxFreeExtents; i++)
