@@ -136,7 +136,10 @@ bloomidx_check_index_ready(Relation index)
 /*
  * Opens a bloomidx index whose metapage a function reads or changes
  * (`what` it works on, for the error about a partitioned index), with
- * lockmode.
+ * lockmode.  Not an unlogged index during recovery: a standby has only
+ * its init fork, and reading the main fork would fail on a missing file
+ * (the planner refuses such a relation the same way; bloomidx_verify,
+ * which does not come here, says instead that it has nothing to verify).
  */
 Relation
 bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode)
@@ -145,5 +148,11 @@ bloomidx_open_metapage_reader(Oid indexoid, const char *what, LOCKMODE lockmode)
 
 	check_index_relkind(index->rd_rel->relkind, RelationGetRelationName(index));
 	bloomidx_check_index_argument(index, indexoid, what);
+	if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot read unlogged index \"%s\" during recovery",
+						RelationGetRelationName(index)),
+				 errdetail("Unlogged relations are not replicated: a standby has none of their pages.")));
 	return index;
 }

@@ -93,6 +93,20 @@ is($ret, 0, 'the standby verifies the replayed index') or diag $err;
 is($ret, 0, 'an unlogged index on the standby is no error');
 like($err, qr/NOTICE:  index "u_bl" is unlogged and the server is in recovery/,
 	'... and the standby says there is nothing to verify');
+# The functions that read its metapage refuse it as the planner does
+# (0A000), not with the error of a file the standby does not have.
+foreach my $call (
+	"bloomidx_index_info('u_bl')", "bloomidx_stats('u_bl')",
+	"bloomidx_page_items('u_bl', 0)", "bloomidx_false_positive_rate('u_bl', '{1}')")
+{
+	($ret, $out, $err) =
+	  $standby->psql('postgres', "\\set VERBOSITY verbose\nSELECT * FROM $call");
+	like($err, qr/ERROR:  0A000: cannot read unlogged index "u_bl" during recovery/,
+		"$call on the standby: unlogged, refused");
+}
+is($standby->safe_psql('postgres', "SELECT segments FROM bloomidx_index_info('t_bl')"),
+	$node->safe_psql('postgres', "SELECT segments FROM bloomidx_index_info('t_bl')"),
+	'... while a logged index reads there as on the primary');
 $standby->stop;
 
 # ------------------------------------------------------------------------
