@@ -8,6 +8,7 @@
 #   bash test/valgrind.sh                       helpers, basics, maintenance,
 #                                               segments, in_lists, verify
 #   bash test/valgrind.sh basics seal           those files (helpers first)
+#   bash test/valgrind.sh vacuum_scan           an isolation spec (specs/) too
 #
 # Not one of the suites: under Valgrind a file takes 20 to 100 times as
 # long (about 15 minutes for the default files here).  Run it after
@@ -31,10 +32,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 port=${BLOOMIDX_VALGRIND_PORT:-5495}
 files=()
+specs=()
 for f in "$@"; do
-	[ "$f" = helpers ] || files+=("$f")
+	if [ -f "$here/specs/$f.spec" ]; then
+		specs+=("$f")
+	elif [ "$f" != helpers ]; then
+		files+=("$f")
+	fi
 done
-[ ${#files[@]} -gt 0 ] || files=(basics maintenance segments in_lists verify)
+[ ${#files[@]} -gt 0 ] || [ ${#specs[@]} -gt 0 ] || files=(basics maintenance segments in_lists verify)
 
 if [ -z "${PG_CONFIG:-}" ]; then
 	PG_CONFIG=$(ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sort -V | tail -1 || true)
@@ -100,7 +106,7 @@ fi
 
 status=0
 make -C "$here" -s installcheck PG_CONFIG="$PG_CONFIG" PGHOST="$work" PGPORT="$port" \
-	PGUSER="$user" REGRESS="helpers ${files[*]}" ISOLATION= || status=$?
+	PGUSER="$user" REGRESS="helpers ${files[*]}" ISOLATION="${specs[*]}" || status=$?
 cleanup
 
 # Each report is a block of lines of one log (one process): its stack,
@@ -130,5 +136,5 @@ if [ "$status" != 0 ]; then
 	echo "valgrind: the regression files failed (logs in $work)"
 	exit "$status"
 fi
-echo "valgrind: no error through bloomidx in ${files[*]}"
+echo "valgrind: no error through bloomidx in ${files[*]} ${specs[*]}"
 rm -rf "$work"
