@@ -35,7 +35,7 @@ OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 # placement new.
 
 # pg_regress: inputs in sql/, expected outputs in expected/.
-REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages header_cache seal background_seal churn shrink segment_filters key_pages heap_keys pending_filters partitions advise inspect progress properties package
+REGRESS = helpers search_path basics nulls search in_lists maintenance unlogged options sizing false_positives validate types bool_columns equality_traps hash_families index_bytes memory verify planner stats randomized randomized_types parallel_build segments directory_pages header_cache seal background_seal churn shrink segment_limit segment_filters key_pages heap_keys pending_filters partitions advise inspect progress properties package
 REGRESS_OPTS = --load-extension=bloomidx
 ISOLATION = cic_inserts cic_seal vacuum_scan insert_vacuum alter_invalid seal_concurrency directory_copy vacuum_truncate vacuum_tail \
 	filter_gather broken_hot_chain pending_groups_scan pending_header_kept

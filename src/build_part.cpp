@@ -44,7 +44,7 @@ bloomidx_build_ids_init(BuildSegmentIds *ids)
 	SpinLockInit(&ids->mutex);
 	ids->next_id = 1;
 	ids->next_group_id = bloomidx::kFirstGroupId;
-	ids->room = bloomidx::kMaxSegments;
+	ids->room = bloomidx_max_segments();
 	ids->has_like = false;
 }
 

@@ -71,6 +71,11 @@ _PG_init(void)
 							 "copy what the backend kept of it, so that benchmarks and tests can compare.",
 							 NULL, &bloomidx_debug_group_header_cache, true, PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
+	DefineCustomIntVariable("bloomidx.debug_max_segments",
+							"Debugging only: the most segments an index's directory takes (0: the format's 32,228), "
+							"so that tests fill it with few rows.",
+							NULL, &bloomidx_debug_max_segments, 0, 0, bloomidx::kMaxSegments, PGC_SUSET,
+							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, bloomidx_debug_check, NULL, NULL);
 	DefineCustomEnumVariable("bloomidx.debug_pause_at",
 							 "Debugging only: where a seal, a pending pass or a scan waits until no session holds advisory lock 4242.",
 							 NULL, &bloomidx_debug_pause_at, PAUSE_NONE, debug_pause_options,

@@ -416,6 +416,8 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 * taken before (filter_gather.cpp), so as not to end the index.
 	 */
 	bloomidx_gather_filter_groups(info->index, info->strategy);
+	/* A full directory left rows pending, whose groups went before the seals. */
+	bloomidx_pending_filters_if_full(info->index);
 	UnlockPage(info->index, bloomidx::kMetaBlock, ExclusiveLock);
 	bloomidx_truncate_free_tail(info, stats);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);

@@ -38,6 +38,7 @@ bloomidx_seal(PG_FUNCTION_ARGS)
 	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	int64		rows = bloomidx_seal_all(index, 1);
 
+	bloomidx_pending_filters_if_full(index);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_INT64(rows);

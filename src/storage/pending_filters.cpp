@@ -747,10 +747,60 @@ bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool 
 	const bloomidx::MetaPageData meta = *bloomidx_cached_meta(index);
 
 	read_pending_filters(index, &pf, &d);
-	if (bloomidx_pending_rows_sealable(d.pending_pages, meta.capacity) >= seal_threshold)
+	if (bloomidx_pending_rows_sealable(d.pending_pages, meta.capacity) >= seal_threshold &&
+		d.nsegments < bloomidx_max_segments())
 		return;
 	summarize_filled(index, &meta, bloomidx::kMetaBlock,
 					 in_statement ? PENDING_FILTERS_AFTER_INSERT_SEAL : PENDING_FILTERS_AFTER_SEAL);
+}
+
+/*
+ * Where the directory is full (kMaxSegments segments: about 2 billion rows
+ * at the default segment size), no seal takes pending rows until VACUUM
+ * merges segments, and the pending list grows with every insert.  So a
+ * build, a VACUUM or bloomidx_seal() that leaves it so gives every full
+ * pending page its slot (a build past the limit left them all to be read
+ * row by row, a VACUUM had dropped their groups to seal), and warns: the
+ * user learns that the table has outgrown one index.  The caller holds the
+ * seal lock.
+ */
+void
+bloomidx_pending_filters_if_full(Relation index)
+{
+	bloomidx::PendingFilters pf;
+	bloomidx::DirectoryHeader d;
+	const bloomidx::MetaPageData meta = *bloomidx_cached_meta(index);
+
+	read_pending_filters(index, &pf, &d);
+	if (d.nsegments < bloomidx_max_segments() || d.pending_pages == 0)
+		return;
+
+	/*
+	 * A build's list starts with the page it filled last, partly: the run
+	 * starts at the first full page (a parallel build's stops at the next
+	 * participant's partly filled one, which inserts fill and extend).
+	 */
+	const bloomidx::RowPageGeometry g = bloomidx::meta_row_geometry(meta);
+	uint32	   *keys = (uint32 *) palloc((Size) Max(g.capacity * g.keys, 1) * sizeof(uint32));
+	BlockNumber start = d.pending_head;
+
+	for (uint32 i = 0; i < 8 && start != bloomidx::kMetaBlock; i++)
+	{
+		uint32		count;
+		BlockNumber after = bloomidx::kMetaBlock;
+
+		if (read_filled_page(index, start, &g, keys, &count, &after))
+			break;
+		start = after;
+	}
+	pfree(keys);
+	summarize_filled(index, &meta, start, d.pending_pages);
+	ereport(WARNING,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("index \"%s\" is full", RelationGetRelationName(index)),
+			 errdetail("It holds %u segments, the most an index can: its %u pending pages cannot be sealed, and rows inserted from now on stay pending too.",
+					   (unsigned) d.nsegments, d.pending_pages),
+			 errhint("Partition the table, or delete rows so that VACUUM can merge segments.")));
 }
 
 /*

@@ -122,7 +122,7 @@ seal_rows(Relation index, uint32 min_rows, bool through_tail)
 	bloomidx_read_directory(index, &nblocks, dir);
 
 	/* No room in the directory (2 billion rows in segments): the rows stay pending. */
-	if (dir->header.nsegments >= bloomidx::kMaxSegments ||
+	if (dir->header.nsegments >= bloomidx_max_segments() ||
 		dir->header.pending_head == (through_tail ? bloomidx::kMetaBlock : dir->header.pending_tail))
 		return 0;
 

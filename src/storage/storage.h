@@ -241,6 +241,7 @@ void		bloomidx_pending_filters_add(Relation index, const BloomidxState *state,
 										 BlockNumber filled, uint32 pending_pages);
 void		bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold,
 												bool in_statement);
+void		bloomidx_pending_filters_if_full(Relation index);
 bloomidx::PageProblem bloomidx_pending_group_copy(Relation index, BlockNumber blkno, uint32 id,
 												  BlockNumber *nblocks,
 												  BufferAccessStrategy strategy, char *copy);

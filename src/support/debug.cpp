@@ -8,6 +8,8 @@
  * Both are checked at points where the backend holds no buffer lock.
  * bloomidx.debug_unpacked_slices writes new segments with one slice a
  * page, as format 13 did, so that one index holds both layouts.
+ * bloomidx.debug_max_segments lowers the directory's limit, so that a test
+ * fills it with a few thousand rows, not two million.
  */
 #include "support/support.h"
 
@@ -16,6 +18,7 @@ int			bloomidx_debug_filter_batch_pages = 0;
 int			bloomidx_debug_unpacked_slices = 0;
 bool		bloomidx_debug_group_header_cache = true;
 int			bloomidx_debug_pause_at = PAUSE_NONE;
+int			bloomidx_debug_max_segments = 0;
 
 const struct config_enum_entry debug_pause_options[] = {
 	{"none", PAUSE_NONE, false},
@@ -77,4 +80,17 @@ bloomidx_debug_pause(DebugPause point)
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, BLOOMIDX_PAUSE_KEY, 1);
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	LockRelease(&tag, ShareLock, false);
+}
+
+/*
+ * The most segments an index's directory takes: the format's
+ * (kMaxSegments), or fewer under bloomidx.debug_max_segments.
+ */
+uint32
+bloomidx_max_segments(void)
+{
+	if (bloomidx_debug_max_segments > 0 &&
+		(uint32) bloomidx_debug_max_segments < bloomidx::kMaxSegments)
+		return (uint32) bloomidx_debug_max_segments;
+	return bloomidx::kMaxSegments;
 }

@@ -329,6 +329,9 @@ extern int	bloomidx_debug_filter_batch_pages;
 extern int	bloomidx_debug_unpacked_slices;
 extern bool bloomidx_debug_group_header_cache;
 extern int	bloomidx_debug_pause_at;
+extern int	bloomidx_debug_max_segments;
+
+uint32		bloomidx_max_segments(void);
 extern const struct config_enum_entry debug_pause_options[];
 bool		bloomidx_debug_check(int *newval, void **extra, GucSource source);
 void		bloomidx_seal_step(SealStep step);
