@@ -10,6 +10,8 @@
 --
 SET bloomidx.segment_rows = 64;
 SET bloomidx.debug_max_segments = 40;
+-- (A seal worker would not know the lowered limit.)
+SET bloomidx.background_seal = off;
 SET max_parallel_maintenance_workers = 0;
 SELECT setseed(0.5);
 CREATE TABLE tfull WITH (autovacuum_enabled = off) AS
@@ -46,9 +48,9 @@ SELECT index_buffers('SELECT * FROM tfull WHERE a = -1 AND b = -1')
        < (SELECT pending_pages / 4 FROM bloomidx_stats('tfull_bl')) AS miss_skips_pending;
 SELECT index_vs_seqscan('SELECT * FROM tfull WHERE a = ' || a || ' AND c = ' || c) FROM tfull WHERE id = 47000;
 
--- A parallel build past the limit warns too.  (Its pending pages have
--- filters up to the next participant's partly filled page, which inserts
--- fill.)
+-- A parallel build past the limit warns too (or a serial one, where no
+-- worker is free).  Its pending pages have filters up to the next
+-- participant's partly filled page, which inserts fill.
 SET max_parallel_maintenance_workers = 2;
 SET min_parallel_table_scan_size = 0;
 \set VERBOSITY terse
@@ -59,6 +61,7 @@ SELECT index_vs_seqscan('SELECT * FROM tfull WHERE c = ' || c) FROM tfull WHERE 
 SELECT bloomidx_verify('tfull_bl');
 
 RESET bloomidx.debug_max_segments;
+RESET bloomidx.background_seal;
 RESET bloomidx.segment_rows;
 RESET max_parallel_maintenance_workers;
 RESET min_parallel_table_scan_size;

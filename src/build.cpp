@@ -172,13 +172,13 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						  true);
 		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	}
-	/* Past about 2 billion rows: what the build left pending gets filters, and a WARNING. */
-	if (part->nentries >= bloomidx_max_segments())
-	{
-		LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
-		bloomidx_pending_filters_if_full(index);
-		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
-	}
+	/*
+	 * Past about 2 billion rows (the directory full, maybe by the seal
+	 * above): what the build left pending gets filters, and a WARNING.
+	 */
+	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
+	bloomidx_pending_filters_if_full(index);
+	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 
 	IndexBuildResult *result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 

@@ -27,8 +27,9 @@
  *    publish that moves the pending head drops them in its record; VACUUM
  *    drops them before it removes pending rows (bloomidx_pending_filters_drop).
  *    A new run starts at the list's head after a seal (the sealer writes
- *    it: bloomidx_pending_filters_after_seal), else at the next page that
- *    fills.
+ *    it: bloomidx_pending_filters_after_seal), at the first full page near
+ *    the head where the directory is full (bloomidx_pending_filters_if_full),
+ *    else at the next page that fills.
  *  - A slot's region blocks are written (whole blocks, not ORed: a crash
  *    may have left another page's there) before its header names it, so a
  *    scan that sees the slot sees its filters; a scan that copied the
@@ -98,6 +99,12 @@
  */
 #define PENDING_FILTERS_AFTER_SEAL 512
 #define PENDING_FILTERS_AFTER_INSERT_SEAL 128
+
+/*
+ * Partly filled pages a full directory's run may start after: a build's
+ * list starts with the one it filled last (a parallel build's leader's).
+ */
+#define FULL_START_SKIP 8
 
 /* Region pages one Generic WAL record takes (MAX_GENERIC_XLOG_PAGES). */
 #define PAGES_A_RECORD 4
@@ -761,7 +768,10 @@ bloomidx_pending_filters_after_seal(Relation index, uint32 seal_threshold, bool 
  * build, a VACUUM or bloomidx_seal() that leaves it so gives every full
  * pending page its slot (a build past the limit left them all to be read
  * row by row, a VACUUM had dropped their groups to seal), and warns: the
- * user learns that the table has outgrown one index.  The caller holds the
+ * user learns that the table has outgrown one index.  The run stops at the
+ * first page not full: after a parallel build, the next participant's last
+ * page; after a VACUUM that removed pending rows, the first page it
+ * thinned (inserts fill those, and the run goes on).  The caller holds the
  * seal lock.
  */
 void
@@ -769,11 +779,13 @@ bloomidx_pending_filters_if_full(Relation index)
 {
 	bloomidx::PendingFilters pf;
 	bloomidx::DirectoryHeader d;
-	const bloomidx::MetaPageData meta = *bloomidx_cached_meta(index);
 
 	read_pending_filters(index, &pf, &d);
 	if (d.nsegments < bloomidx_max_segments() || d.pending_pages == 0)
 		return;
+
+	/* A copy, as a BloomidxState keeps one: nothing points into rd_amcache meanwhile. */
+	const bloomidx::MetaPageData meta = *bloomidx_cached_meta(index);
 
 	/*
 	 * A build's list starts with the page it filled last, partly: the run
@@ -784,7 +796,7 @@ bloomidx_pending_filters_if_full(Relation index)
 	uint32	   *keys = (uint32 *) palloc((Size) Max(g.capacity * g.keys, 1) * sizeof(uint32));
 	BlockNumber start = d.pending_head;
 
-	for (uint32 i = 0; i < 8 && start != bloomidx::kMetaBlock; i++)
+	for (uint32 i = 0; i < FULL_START_SKIP && start != bloomidx::kMetaBlock; i++)
 	{
 		uint32		count;
 		BlockNumber after = bloomidx::kMetaBlock;
@@ -798,8 +810,9 @@ bloomidx_pending_filters_if_full(Relation index)
 	ereport(WARNING,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("index \"%s\" is full", RelationGetRelationName(index)),
-			 errdetail("It holds %u segments, the most an index can: its %u pending pages cannot be sealed, and rows inserted from now on stay pending too.",
-					   (unsigned) d.nsegments, d.pending_pages),
+			 errdetail_plural("It holds %u segments, its limit: its %u pending page cannot be sealed, and rows inserted from now on stay pending too.",
+							  "It holds %u segments, its limit: its %u pending pages cannot be sealed, and rows inserted from now on stay pending too.",
+							  d.pending_pages, (unsigned) d.nsegments, d.pending_pages),
 			 errhint("Partition the table, or delete rows so that VACUUM can merge segments.")));
 }
 

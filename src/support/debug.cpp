@@ -31,7 +31,7 @@ const struct config_enum_entry debug_pause_options[] = {
 };
 
 /*
- * Both settings only take a value from SET in a session (never from a
+ * These settings only take a value from SET in a session (never from a
  * configuration file, ALTER SYSTEM, ALTER DATABASE or ALTER ROLE): set
  * anywhere else, a crash switch would reach every backend, autovacuum's
  * included, and could keep the server in a crash loop.
