@@ -157,8 +157,11 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * their filters from the rows' filter keys).  Under the seal lock, as
 	 * every seal: no one inserts into the index yet, and bloomidx_seal()
 	 * refuses an index CREATE INDEX CONCURRENTLY is building, but a seal
-	 * never relies on that.
+	 * never relies on that.  Past about 2 billion rows (the directory
+	 * full, maybe by that seal), what the build left pending gets filters,
+	 * and a WARNING.
 	 */
+	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	if (nworkers > 0)
 	{
 		double		in_segments = 0;
@@ -166,17 +169,10 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		for (uint32 i = 0; i < part->nentries; i++)
 			in_segments += part->entries[i].rows;
 		bloomidx_build_progress(BUILD_PHASE_SEAL, part->index_tuples - in_segments, 0);
-		LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 		bloomidx_seal_all(index, Min(bloomidx_seal_threshold(part->state.geometry.capacity),
 									 bloomidx_tail_segment_rows(&part->state, part->nentries)),
 						  true);
-		UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	}
-	/*
-	 * Past about 2 billion rows (the directory full, maybe by the seal
-	 * above): what the build left pending gets filters, and a WARNING.
-	 */
-	LockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 	bloomidx_pending_filters_if_full(index);
 	UnlockPage(index, bloomidx::kMetaBlock, ExclusiveLock);
 

@@ -89,8 +89,7 @@ bloomidx_debug_pause(DebugPause point)
 uint32
 bloomidx_max_segments(void)
 {
-	if (bloomidx_debug_max_segments > 0 &&
-		(uint32) bloomidx_debug_max_segments < bloomidx::kMaxSegments)
-		return (uint32) bloomidx_debug_max_segments;
-	return bloomidx::kMaxSegments;
+	/* The setting's range ends at kMaxSegments. */
+	return bloomidx_debug_max_segments > 0 ? (uint32) bloomidx_debug_max_segments
+		: bloomidx::kMaxSegments;
 }
